@@ -1,0 +1,119 @@
+package chat
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// goldenCase is one case of testdata/qwen3_golden.json. The want strings were
+// produced by rendering the chat_template of Qwen3's tokenizer_config.json
+// (../shared/data/tokenizers/qwen3/) with jinja2 3.1.6 configured as Hugging
+// Face transformers configures it; testdata/qwen3_golden.py regenerates them.
+type goldenCase struct {
+	Name                string    `json:"name"`
+	Messages            []Message `json:"messages"`
+	Tools               []Tool    `json:"tools"`
+	AddGenerationPrompt bool      `json:"add_generation_prompt"`
+	EnableThinking      *bool     `json:"enable_thinking"`
+	Want                string    `json:"want"`
+}
+
+func TestRenderMatchesQwen3Template(t *testing.T) {
+	data, err := os.ReadFile("testdata/qwen3_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 8 {
+		t.Fatalf("golden file holds %d cases, want at least 8", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			opts := RenderOptions{
+				AddGenerationPrompt: c.AddGenerationPrompt,
+				DisableThinking:     c.EnableThinking != nil && !*c.EnableThinking,
+			}
+			got, err := Render(c.Messages, c.Tools, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.Want {
+				t.Errorf("rendered text differs from the Qwen3 template\n got: %q\nwant: %q", got, c.Want)
+			}
+		})
+	}
+}
+
+func TestRenderVerbatimArguments(t *testing.T) {
+	msgs := []Message{{Role: RoleUser, Content: "q"}, {Role: RoleAssistant, ToolCalls: []ToolCall{
+		{Name: "f", Arguments: json.RawMessage(`{"a":1.50}`)}}}}
+	got, err := Render(msgs, nil, RenderOptions{VerbatimArguments: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n" +
+		"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\":1.50}}\n</tool_call><|im_end|>\n"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	got, err = Render(msgs, nil, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, `"arguments": {"a": 1.5}}`) {
+		t.Errorf("default rendering should re-encode arguments as tojson does, got %q", got)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		messages []Message
+		tools    []Tool
+		wantErr  string
+	}{
+		{"unknown role", []Message{{Role: "developer", Content: "x"}}, nil, `message 0: unknown role "developer"`},
+		{"quote in call name", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: `a"b`, Arguments: json.RawMessage(`{}`)}}}}, nil, "needs JSON escaping"},
+		{"empty call name", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{Arguments: json.RawMessage(`{}`)}}}}, nil, "empty name"},
+		{"bad arguments", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "f", Arguments: json.RawMessage(`{"a":}`)}}}}, nil, `tool call 0 "f": arguments`},
+		{"bad schema", nil, []Tool{{Name: "f", Parameters: json.RawMessage(`{"type": "object"} x`)}}, `tool 0 "f": parameters`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Render(tt.messages, tt.tools, RenderOptions{})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestPyJSON checks the tojson re-encoding against outputs of Python's
+// json.dumps(json.loads(in), ensure_ascii=False).
+func TestPyJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":1E20,"b":0.000,"c":-0,"d":1e-5,"e":123456789012345678901234567890,"f":1.0e2,"g":0.0001,"h":1e16,"i":123456.789e3,"j":-2.50}`,
+			`{"a": 1e+20, "b": 0.0, "c": 0, "d": 1e-05, "e": 123456789012345678901234567890, "f": 100.0, "g": 0.0001, "h": 1e+16, "i": 123456789.0, "j": -2.5}`},
+		{`["\u0001\u2028é\ud83d\ude00<>&\/",true,false,null,[],{}]`, "[\"\\u0001\u2028é😀<>&/\", true, false, null, [], {}]"},
+		{` { "z" : { "y" : [ 1 , "\"\\\n\t" ] } } `, `{"z": {"y": [1, "\"\\\n\t"]}}`},
+	}
+	for _, tt := range tests {
+		got, err := appendPyJSON(nil, []byte(tt.in))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if string(got) != tt.want {
+			t.Errorf("appendPyJSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+	for _, bad := range []string{``, `{`, `{"a" 1}`, `[1,]`, `1 2`, `nul`} {
+		if _, err := appendPyJSON(nil, []byte(bad)); err == nil {
+			t.Errorf("appendPyJSON(%q) accepted invalid JSON", bad)
+		}
+	}
+}
