@@ -1,0 +1,400 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Error bounds. Every kernel sums k products in float32 in some order (with
+// or without FMA), so by the standard bound its error against the exact
+// result is at most γ·Σ|terms| with γ = (k+c)·u, u = 2⁻²⁴ the unit roundoff
+// and c a few extra roundings (alpha, beta, block scales). The tests use
+// γ = (k+4)·2⁻²³, twice that, and compute references in float64.
+func bound(k int, absSum float64) float64 {
+	return float64(k+4) * math.Ldexp(1, -23) * absSum
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(rng.NormFloat64())
+	}
+	return s
+}
+
+// refGemm returns alpha·op(A)·op(B) + beta·C in float64 and, per element,
+// the sum of magnitudes that bounds its rounding error.
+func refGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) (want, mag []float64) {
+	want = make([]float64, m*n)
+	mag = make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s, sa float64
+			for p := range k {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+				sa += math.Abs(float64(av) * float64(bv))
+			}
+			w := float64(alpha) * s
+			mg := math.Abs(float64(alpha)) * sa
+			if beta != 0 {
+				w += float64(beta) * float64(c[i*ldc+j])
+				mg += math.Abs(float64(beta) * float64(c[i*ldc+j]))
+			}
+			want[i*n+j], mag[i*n+j] = w, mg
+		}
+	}
+	return want, mag
+}
+
+var testShapes = []int{1, 5, 17, 63, 257}
+
+func TestSgemm(t *testing.T) {
+	pool := NewPool(2)
+	defer pool.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	type ab struct{ alpha, beta float32 }
+	scalars := []ab{{1, 0}, {0.5, 1}, {-1.5, 0.25}}
+	count := 0
+	for _, m := range testShapes {
+		for _, n := range testShapes {
+			for _, k := range testShapes {
+				count++
+				transA, transB := count%2 == 1, count%3 == 1
+				sc := scalars[count%len(scalars)]
+				checkSgemm(t, pool, rng, transA, transB, m, n, k, sc.alpha, sc.beta, 3)
+			}
+		}
+	}
+	// Shapes that cross every blocking boundary and the thread split, all
+	// four transposes, and the small-m path (transB, m ≤ smallM).
+	for _, s := range [][3]int{{300, 4100, 20}, {150, 33, 600}, {1, 3000, 70}, {16, 100, 300}, {17, 100, 300}, {7, 9, 1100}} {
+		for tr := range 4 {
+			checkSgemm(t, pool, rng, tr&1 == 1, tr&2 == 2, s[0], s[1], s[2], 0.75, -0.5, 5)
+		}
+	}
+}
+
+func checkSgemm(t *testing.T, pool *Pool, rng *rand.Rand, transA, transB bool, m, n, k int, alpha, beta float32, pad int) {
+	t.Helper()
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	lda, ldb, ldc := ac+pad, bc+pad, n+pad
+	a := randSlice(rng, (ar-1)*lda+ac)
+	b := randSlice(rng, (br-1)*ldb+bc)
+	c := randSlice(rng, m*ldc)
+	if beta == 0 {
+		for i := range c {
+			c[i] = float32(math.NaN()) // must not be read
+		}
+	}
+	want, mag := refGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	pool.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	for i := range m {
+		for j := range n {
+			got := float64(c[i*ldc+j])
+			if e := math.Abs(got - want[i*n+j]); !(e <= bound(k, mag[i*n+j])) {
+				t.Fatalf("Sgemm(tA=%v tB=%v m=%d n=%d k=%d α=%v β=%v)[%d,%d] = %v, want %v (error %.3g > bound %.3g)",
+					transA, transB, m, n, k, alpha, beta, i, j, got, want[i*n+j], e, bound(k, mag[i*n+j]))
+			}
+		}
+		for j := n; j < ldc && i*ldc+j < len(c); j++ {
+			if beta != 0 && c[i*ldc+j] != c[i*ldc+j] {
+				t.Fatalf("Sgemm wrote padding at [%d,%d]", i, j)
+			}
+		}
+	}
+}
+
+func TestSgemmDegenerate(t *testing.T) {
+	pool := NewPool(1)
+	defer pool.Close()
+	c := []float32{1, float32(math.NaN()), 3, 4}
+	pool.Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0, c, 2)
+	for i, v := range c {
+		if v != 0 {
+			t.Fatalf("k=0, beta=0: c[%d] = %v, want 0", i, v)
+		}
+	}
+	c = []float32{1, 2, 3, 4}
+	a := []float32{1, 2, 3, 4}
+	pool.Sgemm(false, false, 2, 2, 2, 0, a, 2, a, 2, 2, c, 2)
+	for i, v := range c {
+		if v != float32(2*(i+1)) {
+			t.Fatalf("alpha=0, beta=2: c[%d] = %v, want %v", i, v, 2*(i+1))
+		}
+	}
+	pool.Sgemm(false, false, 0, 5, 5, 1, nil, 5, make([]float32, 25), 5, 0, nil, 5)
+}
+
+func TestSgemmPanicsOnShortSlice(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a too short matrix")
+		}
+	}()
+	NewPool(1).Sgemm(false, false, 4, 4, 4, 1, make([]float32, 15), 4, make([]float32, 16), 4, 0, make([]float32, 16), 4)
+}
+
+// linearCase is one weight format under test: its fp32 values (exactly
+// what the kernel sees) and a call of the pool's kernel.
+type linearCase struct {
+	name string
+	w    []float32
+	mul  func(p *Pool, y, x []float32, batch int)
+}
+
+func linearCases(rng *rand.Rand, rows, cols int) []linearCase {
+	w := randSlice(rng, rows*cols)
+	wb := make([]uint16, len(w))
+	F32ToBF16(wb, w)
+	wbf := make([]float32, len(w))
+	BF16ToF32(wbf, wb)
+	q, err := QuantizeQ8(w, rows, cols)
+	if err != nil {
+		panic(err)
+	}
+	wq, _ := q.Dequantize()
+	return []linearCase{
+		{"f32", w, func(p *Pool, y, x []float32, batch int) {
+			if batch == 1 {
+				p.MatVec(y, w, rows, cols, x)
+				return
+			}
+			p.MatMul(y, w, rows, cols, x, batch)
+		}},
+		{"bf16", wbf, func(p *Pool, y, x []float32, batch int) {
+			if batch == 1 {
+				p.MatVecBF16(y, wb, rows, cols, x)
+				return
+			}
+			p.MatMulBF16(y, wb, rows, cols, x, batch)
+		}},
+		{"q8", wq, func(p *Pool, y, x []float32, batch int) {
+			if batch == 1 {
+				p.MatVecQ8(y, q, x)
+				return
+			}
+			p.MatMulQ8(y, q, x, batch)
+		}},
+	}
+}
+
+func TestMatMul(t *testing.T) {
+	pool := NewPool(2)
+	defer pool.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	shapes := [][2]int{{1, 1}, {5, 17}, {17, 63}, {63, 257}, {257, 5}, {8, 1100}, {130, 2100}, {1000, 96}}
+	for _, s := range shapes {
+		rows, cols := s[0], s[1]
+		for _, lc := range linearCases(rng, rows, cols) {
+			for _, batch := range []int{1, 2, 3, 4, 8, 16, 17, 40} {
+				x := randSlice(rng, batch*cols)
+				y := make([]float32, batch*rows)
+				for i := range y {
+					y[i] = float32(math.NaN())
+				}
+				lc.mul(pool, y, x, batch)
+				for b := range batch {
+					for r := range rows {
+						var want, mag float64
+						for i := range cols {
+							v := float64(lc.w[r*cols+i]) * float64(x[b*cols+i])
+							want += v
+							mag += math.Abs(v)
+						}
+						got := float64(y[b*rows+r])
+						if e := math.Abs(got - want); !(e <= bound(cols, mag)) {
+							t.Fatalf("%s %d×%d batch %d: y[%d,%d] = %v, want %v (error %.3g > bound %.3g)",
+								lc.name, rows, cols, batch, b, r, got, want, e, bound(cols, mag))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 70 {
+		a, b := randSlice(rng, n), randSlice(rng, n)
+		var want, mag float64
+		for i := range a {
+			want += float64(a[i]) * float64(b[i])
+			mag += math.Abs(float64(a[i]) * float64(b[i]))
+		}
+		if got := float64(Dot(a, b)); math.Abs(got-want) > bound(n, mag) {
+			t.Fatalf("Dot n=%d = %v, want %v", n, got, want)
+		}
+	}
+}
+
+func TestBF16(t *testing.T) {
+	cases := []struct {
+		in   uint32
+		want uint16
+	}{
+		{0x3f800000, 0x3f80}, // 1
+		{0x3f808000, 0x3f80}, // tie, even stays
+		{0x3f818000, 0x3f82}, // tie, odd rounds up
+		{0x3f808001, 0x3f81}, // above half
+		{0x3f807fff, 0x3f80}, // below half
+		{0x7f7fffff, 0x7f80}, // max float overflows to +Inf
+		{0xff800000, 0xff80}, // -Inf
+		{0x80000000, 0x8000}, // -0
+		{0x00000001, 0x0000}, // smallest subnormal rounds to 0
+	}
+	for _, c := range cases {
+		var dst [1]uint16
+		F32ToBF16(dst[:], []float32{math.Float32frombits(c.in)})
+		if dst[0] != c.want {
+			t.Errorf("F32ToBF16(%#08x) = %#04x, want %#04x", c.in, dst[0], c.want)
+		}
+	}
+	var nan [1]uint16
+	F32ToBF16(nan[:], []float32{math.Float32frombits(0x7f800001)})
+	if back := bf16(nan[0]); !math.IsNaN(float64(back)) {
+		t.Errorf("NaN became %v", back)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := randSlice(rng, 1000)
+	h := make([]uint16, len(src))
+	F32ToBF16(h, src)
+	back := make([]float32, len(src))
+	BF16ToF32(back, h)
+	for i, v := range src {
+		// Round-to-nearest: the error is at most half a bf16 ulp (2⁻⁸ relative).
+		if e := math.Abs(float64(back[i] - v)); e > math.Abs(float64(v))*math.Ldexp(1, -8) {
+			t.Fatalf("bf16 round trip of %v gave %v", v, back[i])
+		}
+	}
+}
+
+func TestQuantizeQ8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	rows, cols := 7, 70
+	w := randSlice(rng, rows*cols)
+	for i := range cols {
+		w[3*cols+i] = 0 // an all-zero row gets zero scales
+	}
+	q, err := QuantizeQ8(w, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.BlocksPerRow() != 3 || len(q.Scales) != rows*3 {
+		t.Fatalf("blocks per row %d, %d scales", q.BlocksPerRow(), len(q.Scales))
+	}
+	deq, err := q.Dequantize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range rows {
+		for c := range cols {
+			s := q.Scales[r*3+c/Q8Block]
+			if e := math.Abs(float64(deq[r*cols+c] - w[r*cols+c])); e > float64(s)*0.5001 {
+				t.Fatalf("[%d,%d]: %v quantized to %v, error %v > scale/2 = %v", r, c, w[r*cols+c], deq[r*cols+c], e, s/2)
+			}
+		}
+	}
+	if _, err := QuantizeQ8(w, rows, cols+1); err == nil {
+		t.Error("shape mismatch accepted")
+	}
+	w[5] = float32(math.Inf(1))
+	if _, err := QuantizeQ8(w, rows, cols); err == nil {
+		t.Error("infinite weight accepted")
+	}
+	if _, err := (Q8Matrix{Rows: 2, Cols: 40, Data: make([]int8, 80), Scales: make([]float32, 3)}).Dequantize(); err == nil {
+		t.Error("short Scales accepted")
+	}
+}
+
+func TestPool(t *testing.T) {
+	if n := NewPool(0).Threads(); n < 1 {
+		t.Fatalf("NewPool(0) has %d threads", n)
+	}
+	var nilPool *Pool
+	y := make([]float32, 2)
+	nilPool.MatVec(y, []float32{1, 2, 3, 4}, 2, 2, []float32{1, 1})
+	if y[0] != 3 || y[1] != 7 || nilPool.Threads() != 1 {
+		t.Fatalf("nil pool: y = %v", y)
+	}
+	p := NewPool(3)
+	rng := rand.New(rand.NewPCG(11, 12))
+	a, b := randSlice(rng, 200*300), randSlice(rng, 300*100)
+	want := make([]float32, 200*100)
+	NewPool(1).Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, want, 100)
+	// Concurrent callers share the pool safely (run with -race).
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			c := make([]float32, 200*100)
+			p.Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, c, 100)
+			for i := range c {
+				if c[i] != want[i] {
+					t.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, c[i], want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p.Close()
+	p.Close()
+	c := make([]float32, 200*100)
+	p.Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, c, 100)
+	if c[17] != want[17] {
+		t.Fatal("closed pool gave a different result")
+	}
+}
+
+func TestPhysicalCores(t *testing.T) {
+	if n := PhysicalCores(); n < 1 {
+		t.Fatalf("PhysicalCores() = %d", n)
+	}
+	dir := t.TempDir()
+	// Two packages × two cores × two hyper-threads.
+	var info string
+	for cpu := range 8 {
+		pkg, core := cpu/4, (cpu/2)%2
+		info += fmt.Sprintf("processor\t: %d\nphysical id\t: %d\ncore id\t\t: %d\n\n", cpu, pkg, core)
+		topo := filepath.Join(dir, "sys", fmt.Sprintf("cpu%d", cpu), "topology")
+		if err := os.MkdirAll(topo, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(topo, "core_id"), fmt.Appendf(nil, "%d\n", core), 0o644)
+		os.WriteFile(filepath.Join(topo, "physical_package_id"), fmt.Appendf(nil, "%d\n", pkg), 0o644)
+	}
+	cpuinfo := filepath.Join(dir, "cpuinfo")
+	os.WriteFile(cpuinfo, []byte(info), 0o644)
+	if n := coresFromCPUInfo(cpuinfo); n != 4 {
+		t.Errorf("coresFromCPUInfo = %d, want 4", n)
+	}
+	if n := coresFromSysfs(filepath.Join(dir, "sys")); n != 4 {
+		t.Errorf("coresFromSysfs = %d, want 4", n)
+	}
+	if n := coresFromSysfs(filepath.Join(dir, "missing")); n != 0 {
+		t.Errorf("coresFromSysfs(missing) = %d, want 0", n)
+	}
+}

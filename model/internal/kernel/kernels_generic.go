@@ -1,0 +1,118 @@
+package kernel
+
+// Portable Go versions of the inner kernels. They are the fallback where
+// the assembly is unavailable and the reference the assembly is tested
+// against; the assembly wrappers also use them for ragged tails.
+
+// gemmKernelGo computes the 6×16 tile C = alpha·A·B + beta·C from packed
+// panels (A: k columns of gemmMR, B: k rows of gemmNR). With beta zero, C
+// is not read.
+func gemmKernelGo(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	var acc [gemmMR][gemmNR]float32
+	a = a[:k*gemmMR]
+	b = b[:k*gemmNR]
+	for p := range k {
+		bp := (*[gemmNR]float32)(b[p*gemmNR:])
+		ap := (*[gemmMR]float32)(a[p*gemmMR:])
+		for i := range gemmMR {
+			ai := ap[i]
+			row := &acc[i]
+			for j := range gemmNR {
+				row[j] += ai * bp[j]
+			}
+		}
+	}
+	for i := range gemmMR {
+		row := c[i*ldc : i*ldc+gemmNR]
+		if beta == 0 {
+			for j := range row {
+				row[j] = alpha * acc[i][j]
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = alpha*acc[i][j] + beta*row[j]
+		}
+	}
+}
+
+// dotGo is a four-way unrolled dot product of equal-length slices.
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rows4F32Go sets out[b*4+r] = Σ_{i<k} w[r*ldw+i]·x[b*ldx+i], r < 4, b < nb.
+func rows4F32Go(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	for b := range nb {
+		xb := x[b*ldx : b*ldx+k]
+		for r := range 4 {
+			out[b*4+r] = dotGo(w[r*ldw:r*ldw+k], xb)
+		}
+	}
+}
+
+// rows4BF16Go is rows4F32Go for bf16 weights.
+func rows4BF16Go(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	for b := range nb {
+		xb := x[b*ldx : b*ldx+k]
+		for r := range 4 {
+			wr := w[r*ldw : r*ldw+k]
+			var s0, s1 float32
+			i := 0
+			for ; i+2 <= k; i += 2 {
+				s0 += bf16(wr[i]) * xb[i]
+				s1 += bf16(wr[i+1]) * xb[i+1]
+			}
+			for ; i < k; i++ {
+				s0 += bf16(wr[i]) * xb[i]
+			}
+			out[b*4+r] = s0 + s1
+		}
+	}
+}
+
+// dotQ8Go returns Σ_{i<k} scales[i/Q8Block]·w[i]·x[i], summing each block
+// before scaling it.
+func dotQ8Go(k int, w []int8, scales []float32, x []float32) float32 {
+	w = w[:k]
+	x = x[:k]
+	var sum float32
+	for c0 := 0; c0 < k; c0 += Q8Block {
+		wb := w[c0:min(c0+Q8Block, k)]
+		xb := x[c0:]
+		var s0, s1 float32
+		i := 0
+		for ; i+2 <= len(wb); i += 2 {
+			s0 += float32(wb[i]) * xb[i]
+			s1 += float32(wb[i+1]) * xb[i+1]
+		}
+		for ; i < len(wb); i++ {
+			s0 += float32(wb[i]) * xb[i]
+		}
+		sum += scales[c0/Q8Block] * (s0 + s1)
+	}
+	return sum
+}
+
+// rows4Q8Go is rows4F32Go for Q8 weights; w rows are ldw bytes apart and
+// their scales lds apart.
+func rows4Q8Go(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
+	for b := range nb {
+		xb := x[b*ldx : b*ldx+k]
+		for r := range 4 {
+			out[b*4+r] = dotQ8Go(k, w[r*ldw:], scales[r*lds:], xb)
+		}
+	}
+}

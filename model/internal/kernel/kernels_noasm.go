@@ -1,0 +1,24 @@
+package kernel
+
+// Without assembly every kernel is its portable Go version.
+
+func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	gemmKernelGo(k, a, b, c, ldc, alpha, beta)
+}
+
+func dotF32(a, b []float32) float32 { return dotGo(a, b) }
+
+func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4F32Go(k, w, ldw, x, ldx, nb, out)
+}
+
+func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4BF16Go(k, w, ldw, x, ldx, nb, out)
+}
+
+func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
+}
+
+// Accelerated reports whether the assembly kernels are in use.
+func Accelerated() bool { return false }

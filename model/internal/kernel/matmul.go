@@ -1,0 +1,237 @@
+package kernel
+
+import "fmt"
+
+// linearKC is the column chunk of the small-batch kernels when several
+// batch rows reuse the same weight rows: four rows of a 1024-column chunk
+// (16 KiB in fp32) stay in L1 while every batch row passes over them.
+const linearKC = 1024
+
+// MatVec computes y[i] = dot(W[i,:], x) for a row-major rows×cols W (the
+// Hugging Face Linear weight layout [out, in]); len(y) ≥ rows and
+// len(x) ≥ cols. It panics if a slice is too short.
+func (p *Pool) MatVec(y []float32, w []float32, rows, cols int, x []float32) {
+	p.MatMul(y, w, rows, cols, x, 1)
+}
+
+// MatMul computes Y = X·Wᵀ for batch rows of X (batch×cols, row-major) and
+// a rows×cols weight W, writing Y as batch×rows: the linear layer of several
+// sequences decoding together. Small batches stream W once through
+// multi-row mat-vec kernels; large ones use the packed GEMM driver.
+func (p *Pool) MatMul(y []float32, w []float32, rows, cols int, x []float32, batch int) {
+	checkLinear("MatMul", len(y), len(w), rows, cols, len(x), batch)
+	p.matMul(rowsF32{w: w, ldw: cols}, y, rows, cols, x, batch)
+}
+
+// MatVecBF16 is MatVec for bf16 weights (the upper halves of float32 bit
+// patterns), widened to fp32 in registers.
+func (p *Pool) MatVecBF16(y []float32, w []uint16, rows, cols int, x []float32) {
+	p.MatMulBF16(y, w, rows, cols, x, 1)
+}
+
+// MatMulBF16 is MatMul for bf16 weights.
+func (p *Pool) MatMulBF16(y []float32, w []uint16, rows, cols int, x []float32, batch int) {
+	checkLinear("MatMulBF16", len(y), len(w), rows, cols, len(x), batch)
+	p.matMul(rowsBF16{w: w, ldw: cols}, y, rows, cols, x, batch)
+}
+
+// MatVecQ8 is MatVec for an 8-bit quantized weight.
+func (p *Pool) MatVecQ8(y []float32, w Q8Matrix, x []float32) {
+	p.MatMulQ8(y, w, x, 1)
+}
+
+// MatMulQ8 is MatMul for an 8-bit quantized weight of w.Rows×w.Cols.
+func (p *Pool) MatMulQ8(y []float32, w Q8Matrix, x []float32, batch int) {
+	if err := w.check(); err != nil {
+		panic("kernel: MatMulQ8: " + err.Error())
+	}
+	checkLinear("MatMulQ8", len(y), len(w.Data), w.Rows, w.Cols, len(x), batch)
+	p.matMul(rowsQ8{q: w}, y, w.Rows, w.Cols, x, batch)
+}
+
+func checkLinear(fn string, ny, nw, rows, cols, nx, batch int) {
+	if rows < 0 || cols < 0 || batch < 0 {
+		panic(fmt.Sprintf("kernel: %s: negative dimension rows=%d cols=%d batch=%d", fn, rows, cols, batch))
+	}
+	if nw < rows*cols {
+		panic(fmt.Sprintf("kernel: %s: weight has %d elements, %d×%d needs %d", fn, nw, rows, cols, rows*cols))
+	}
+	if nx < batch*cols {
+		panic(fmt.Sprintf("kernel: %s: x has %d elements, %d×%d needs %d", fn, nx, batch, cols, batch*cols))
+	}
+	if ny < batch*rows {
+		panic(fmt.Sprintf("kernel: %s: y has %d elements, %d×%d needs %d", fn, ny, batch, rows, batch*rows))
+	}
+}
+
+func (p *Pool) matMul(src weightRows, y []float32, rows, cols int, x []float32, batch int) {
+	switch {
+	case batch == 0 || rows == 0:
+	case cols == 0:
+		clear(y[:batch*rows])
+	case batch <= smallM:
+		p.linear(src, y, rows, rows, cols, x, cols, batch, 1, 0)
+	default:
+		p.gemm(batch, rows, cols, 1, packerA{a: x, lda: cols}, src, 0, y, rows)
+	}
+}
+
+// weightRows is a rows×cols weight matrix in some storage format, read
+// either by the streaming small-batch kernels (dot4, dot1) or by the GEMM
+// driver as op(B) = Wᵀ (packB).
+type weightRows interface {
+	bPacker
+	// dot4 sets out[b*4+r] = Σ_{i<kb} W[r0+r, p0+i]·x[b*ldx+i] for r < 4
+	// and b < nb, nb being 1 or 2.
+	dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32)
+	// dot1 returns Σ_{i<kb} W[r, p0+i]·x[i].
+	dot1(r, p0, kb int, x []float32) float32
+}
+
+// linear computes Y = alpha·X·Wᵀ + beta·Y for batch ≤ smallM rows of X,
+// splitting the rows of W across threads in groups of four.
+func (p *Pool) linear(src weightRows, y []float32, ldy, rows, cols int, x []float32, ldx, batch int, alpha, beta float32) {
+	nt := p.acquire()
+	defer p.release()
+	if work := 2 * rows * cols * batch; work < nt*minParallelFlops/4 {
+		nt = max(1, min(nt, work/(minParallelFlops/4)))
+	}
+	step := roundUp(ceilDiv(rows, nt), 4)
+	nt = ceilDiv(rows, step)
+	p.run(nt, func(tid int) {
+		r0 := tid * step
+		linearRows(src, y, ldy, r0, min(r0+step, rows), cols, x, ldx, batch, alpha, beta)
+	})
+}
+
+func linearRows(src weightRows, y []float32, ldy, r0, r1, cols int, x []float32, ldx, batch int, alpha, beta float32) {
+	var acc [smallM * 4]float32
+	var out [8]float32
+	kc := cols
+	if batch > 2 {
+		kc = linearKC
+	}
+	r := r0
+	for ; r+4 <= r1; r += 4 {
+		clear(acc[:batch*4])
+		for p0 := 0; p0 < cols; p0 += kc {
+			kb := min(kc, cols-p0)
+			for b := 0; b < batch; b += 2 {
+				nb := min(2, batch-b)
+				src.dot4(r, p0, kb, x[b*ldx+p0:], ldx, nb, &out)
+				for i := range nb * 4 {
+					acc[b*4+i] += out[i]
+				}
+			}
+		}
+		for b := range batch {
+			dst := y[b*ldy+r : b*ldy+r+4]
+			a := acc[b*4 : b*4+4]
+			if beta == 0 {
+				for i := range dst {
+					dst[i] = alpha * a[i]
+				}
+				continue
+			}
+			for i := range dst {
+				dst[i] = alpha*a[i] + beta*dst[i]
+			}
+		}
+	}
+	for ; r < r1; r++ {
+		for b := range batch {
+			d := alpha * src.dot1(r, 0, cols, x[b*ldx:])
+			if beta != 0 {
+				d += beta * y[b*ldy+r]
+			}
+			y[b*ldy+r] = d
+		}
+	}
+}
+
+// rowsF32 is an fp32 weight.
+type rowsF32 struct {
+	w   []float32
+	ldw int
+}
+
+func (s rowsF32) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4F32(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, nb, out)
+}
+
+func (s rowsF32) dot1(r, p0, kb int, x []float32) float32 {
+	return Dot(s.w[r*s.ldw+p0:][:kb], x[:kb])
+}
+
+func (s rowsF32) packB(dst []float32, p0, j0, kb, nb int) {
+	packerF32{b: s.w, ldb: s.ldw, trans: true}.packB(dst, p0, j0, kb, nb)
+}
+
+// rowsBF16 is a bf16 weight.
+type rowsBF16 struct {
+	w   []uint16
+	ldw int
+}
+
+func (s rowsBF16) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4BF16(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, nb, out)
+}
+
+func (s rowsBF16) dot1(r, p0, kb int, x []float32) float32 {
+	w := s.w[r*s.ldw+p0:][:kb]
+	var sum float32
+	for i, v := range w {
+		sum += bf16(v) * x[i]
+	}
+	return sum
+}
+
+func (s rowsBF16) packB(dst []float32, p0, j0, kb, nb int) {
+	for jr := 0; jr < nb; jr += gemmNR {
+		panel := dst[jr*kb : (jr+gemmNR)*kb]
+		w := min(gemmNR, nb-jr)
+		if w < gemmNR {
+			clear(panel)
+		}
+		for j := range w {
+			src := s.w[(j0+jr+j)*s.ldw+p0:][:kb]
+			for p, v := range src {
+				panel[p*gemmNR+j] = bf16(v)
+			}
+		}
+	}
+}
+
+// rowsQ8 is an 8-bit quantized weight.
+type rowsQ8 struct {
+	q Q8Matrix
+}
+
+func (s rowsQ8) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
+	bpr := s.q.BlocksPerRow()
+	rows4Q8(kb, s.q.Data[r0*s.q.Cols+p0:], s.q.Cols, s.q.Scales[r0*bpr+p0/Q8Block:], bpr, x, ldx, nb, out)
+}
+
+func (s rowsQ8) dot1(r, p0, kb int, x []float32) float32 {
+	bpr := s.q.BlocksPerRow()
+	return dotQ8Go(kb, s.q.Data[r*s.q.Cols+p0:], s.q.Scales[r*bpr+p0/Q8Block:], x)
+}
+
+func (s rowsQ8) packB(dst []float32, p0, j0, kb, nb int) {
+	bpr := s.q.BlocksPerRow()
+	for jr := 0; jr < nb; jr += gemmNR {
+		panel := dst[jr*kb : (jr+gemmNR)*kb]
+		w := min(gemmNR, nb-jr)
+		if w < gemmNR {
+			clear(panel)
+		}
+		for j := range w {
+			row := j0 + jr + j
+			src := s.q.Data[row*s.q.Cols+p0:][:kb]
+			scales := s.q.Scales[row*bpr:]
+			for p, v := range src {
+				panel[p*gemmNR+j] = scales[(p0+p)/Q8Block] * float32(v)
+			}
+		}
+	}
+}

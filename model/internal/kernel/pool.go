@@ -1,0 +1,220 @@
+package kernel
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Pool runs kernels on a fixed set of worker goroutines, one per thread.
+// The calling goroutine acts as thread 0, so a Pool of n threads starts n-1
+// workers and a call never runs more than n goroutines at once.
+//
+// A Pool is safe for concurrent use: calls from several goroutines are
+// serialised, which keeps the machine from being oversubscribed. The zero
+// of *Pool (nil) and a closed Pool run every kernel on the calling
+// goroutine.
+type Pool struct {
+	threads int
+
+	mu      sync.Mutex // serialises calls; guards everything below
+	closed  bool
+	workers []chan func()
+	scratch []threadScratch
+}
+
+// threadScratch holds one thread's packing buffers, reused across calls.
+type threadScratch struct {
+	packA []float32
+	packB []float32
+}
+
+// NewPool starts a pool of the given number of threads. threads <= 0 means
+// one per physical core (hyper-threads share the core's FMA units, so they
+// only slow compute kernels down).
+func NewPool(threads int) *Pool {
+	if threads <= 0 {
+		threads = PhysicalCores()
+	}
+	p := &Pool{threads: threads, scratch: make([]threadScratch, threads)}
+	p.workers = make([]chan func(), threads-1)
+	for i := range p.workers {
+		ch := make(chan func())
+		p.workers[i] = ch
+		go func() {
+			for f := range ch {
+				f()
+			}
+		}()
+	}
+	return p
+}
+
+// Threads reports how many threads the pool runs kernels on.
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.threads
+}
+
+// Close stops the worker goroutines. Later calls run on the calling
+// goroutine alone. Close is idempotent.
+func (p *Pool) Close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	for _, ch := range p.workers {
+		close(ch)
+	}
+	p.workers = nil
+}
+
+// acquire locks the pool for one kernel call and reports how many threads
+// that call may use. The caller must call release.
+func (p *Pool) acquire() int {
+	if p == nil {
+		return 1
+	}
+	p.mu.Lock()
+	if p.closed {
+		return 1
+	}
+	return p.threads
+}
+
+func (p *Pool) release() {
+	if p != nil {
+		p.mu.Unlock()
+	}
+}
+
+// scratchFor returns thread tid's scratch buffers; the pool must be held.
+func (p *Pool) scratchFor(tid int) *threadScratch {
+	if p == nil {
+		return &threadScratch{}
+	}
+	return &p.scratch[tid]
+}
+
+// run calls f(0), …, f(n-1) concurrently, f(0) on the calling goroutine,
+// and returns when all have finished. The pool must be held with at least
+// n threads.
+func (p *Pool) run(n int, f func(tid int)) {
+	if n <= 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(n - 1)
+	for i := 1; i < n; i++ {
+		tid := i
+		p.workers[i-1] <- func() {
+			defer wg.Done()
+			f(tid)
+		}
+	}
+	f(0)
+	wg.Wait()
+}
+
+// PhysicalCores reports the number of physical cores this process may use:
+// the distinct (package, core) pairs in sysfs or /proc/cpuinfo, capped by
+// runtime.NumCPU (which honours the CPU affinity mask). It falls back to
+// runtime.NumCPU when the topology cannot be read.
+func PhysicalCores() int {
+	n := runtime.NumCPU()
+	cores := coresFromSysfs("/sys/devices/system/cpu")
+	if cores == 0 {
+		cores = coresFromCPUInfo("/proc/cpuinfo")
+	}
+	if cores > 0 && cores < n {
+		return cores
+	}
+	return n
+}
+
+// coresFromSysfs counts distinct (physical_package_id, core_id) pairs under
+// dir/cpu*/topology; 0 means unknown.
+func coresFromSysfs(dir string) int {
+	paths, err := filepath.Glob(filepath.Join(dir, "cpu[0-9]*", "topology", "core_id"))
+	if err != nil || len(paths) == 0 {
+		return 0
+	}
+	seen := make(map[[2]int]bool)
+	for _, path := range paths {
+		core, err := readInt(path)
+		if err != nil {
+			return 0
+		}
+		pkg, err := readInt(filepath.Join(filepath.Dir(path), "physical_package_id"))
+		if err != nil {
+			pkg = 0
+		}
+		seen[[2]int{pkg, core}] = true
+	}
+	return len(seen)
+}
+
+func readInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// coresFromCPUInfo counts distinct (physical id, core id) pairs in a
+// /proc/cpuinfo-formatted file; 0 means unknown.
+func coresFromCPUInfo(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	seen := make(map[[2]int]bool)
+	pkg, core := -1, -1
+	flush := func() {
+		if core >= 0 {
+			seen[[2]int{max(pkg, 0), core}] = true
+		}
+		pkg, core = -1, -1
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			if strings.TrimSpace(line) == "" {
+				flush()
+			}
+			continue
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(val))
+		switch strings.TrimSpace(key) {
+		case "physical id":
+			if err == nil {
+				pkg = v
+			}
+		case "core id":
+			if err == nil {
+				core = v
+			}
+		}
+	}
+	flush()
+	if sc.Err() != nil {
+		return 0
+	}
+	return len(seen)
+}
