@@ -1,0 +1,265 @@
+package tokenizer
+
+import (
+	"hash/maphash"
+	"math"
+	"sync"
+)
+
+// noMerge is the packed value of a pair that has no merge rule.
+const noMerge = math.MaxUint64
+
+// heapThreshold is the word length (in symbols) from which merging switches
+// from rescanning a rank array (fast for short words) to a priority queue
+// (O(n log n), needed for long runs without spaces or punctuation).
+const heapThreshold = 96
+
+// bpeModel holds the merge rules of a byte-level BPE model.
+type bpeModel struct {
+	// merges maps a pair of token ids (left<<32 | right) to rank<<32 | merged id.
+	merges map[uint64]uint64
+	// initial is the symbol sequence each input byte starts as: normally the id
+	// of the byte's character; byte-fallback ids, the unknown token, or nothing
+	// (dropped, as Hugging Face does without an unknown token) otherwise.
+	initial    [256][]int32
+	unkID      int32 // -1 when the model has no unknown token
+	fuseUnk    bool
+	allDirect  bool // every byte has exactly one initial symbol that is not unk
+	byteDirect [256]int32
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+func (m *bpeModel) lookup(a, b int32) uint64 {
+	if v, ok := m.merges[pairKey(a, b)]; ok {
+		return v
+	}
+	return noMerge
+}
+
+// bpeScratch is per-call working memory, pooled to keep Encode allocation-free.
+type bpeScratch struct {
+	ids   []int32
+	ranks []uint64
+	prev  []int32
+	next  []int32
+	heap  []uint64
+	ends  []int
+}
+
+// initialSymbols fills s.ids with the starting symbols of word.
+func (m *bpeModel) initialSymbols(s *bpeScratch, word string) []int32 {
+	ids := s.ids[:0]
+	if m.allDirect {
+		for i := 0; i < len(word); i++ {
+			ids = append(ids, m.byteDirect[word[i]])
+		}
+		s.ids = ids
+		return ids
+	}
+	lastUnk := false
+	for i := 0; i < len(word); i++ {
+		for _, id := range m.initial[word[i]] {
+			isUnk := id == m.unkID
+			if isUnk && lastUnk && m.fuseUnk {
+				continue
+			}
+			lastUnk = isUnk
+			ids = append(ids, id)
+		}
+	}
+	s.ids = ids
+	return ids
+}
+
+// mergeWord applies the merges to the symbols of one pre-tokenized piece and
+// returns the resulting ids (aliasing s).
+func (m *bpeModel) mergeWord(s *bpeScratch, word string) []int32 {
+	ids := m.initialSymbols(s, word)
+	if len(ids) < 2 {
+		return ids
+	}
+	if len(ids) >= heapThreshold {
+		return m.mergeHeap(s, ids)
+	}
+	ranks := s.ranks[:0]
+	for i := 0; i+1 < len(ids); i++ {
+		ranks = append(ranks, m.lookup(ids[i], ids[i+1]))
+	}
+	s.ranks = ranks
+	for len(ranks) > 0 {
+		best, bestVal := -1, uint64(noMerge)
+		for i, v := range ranks {
+			if v < bestVal {
+				best, bestVal = i, v
+			}
+		}
+		if best < 0 {
+			break
+		}
+		ids[best] = int32(uint32(bestVal))
+		copy(ids[best+1:], ids[best+2:])
+		ids = ids[:len(ids)-1]
+		copy(ranks[best:], ranks[best+1:])
+		ranks = ranks[:len(ranks)-1]
+		if best > 0 {
+			ranks[best-1] = m.lookup(ids[best-1], ids[best])
+		}
+		if best < len(ranks) {
+			ranks[best] = m.lookup(ids[best], ids[best+1])
+		}
+	}
+	return ids
+}
+
+// mergeHeap is mergeWord for long words: a linked list of symbols and a
+// min-heap of candidate merges keyed by (rank, position), with stale entries
+// skipped when popped. Equal ranks resolve leftmost first, as in Hugging Face.
+func (m *bpeModel) mergeHeap(s *bpeScratch, ids []int32) []int32 {
+	n := len(ids)
+	prev, next := grow32(s.prev, n), grow32(s.next, n)
+	for i := range n {
+		prev[i], next[i] = int32(i-1), int32(i+1)
+	}
+	next[n-1] = -1
+	h := s.heap[:0]
+	for i := 0; i+1 < n; i++ {
+		if v := m.lookup(ids[i], ids[i+1]); v != noMerge {
+			h = heapPush(h, v>>32<<32|uint64(i))
+		}
+	}
+	for len(h) > 0 {
+		var top uint64
+		top, h = heapPop(h)
+		rank, pos := top>>32, int32(uint32(top))
+		if ids[pos] < 0 || next[pos] < 0 {
+			continue
+		}
+		right := next[pos]
+		v := m.lookup(ids[pos], ids[right])
+		if v == noMerge || v>>32 != rank {
+			continue
+		}
+		ids[pos] = int32(uint32(v))
+		ids[right] = -1
+		nr := next[right]
+		next[pos] = nr
+		if nr >= 0 {
+			prev[nr] = pos
+			if w := m.lookup(ids[pos], ids[nr]); w != noMerge {
+				h = heapPush(h, w>>32<<32|uint64(pos))
+			}
+		}
+		if p := prev[pos]; p >= 0 {
+			if w := m.lookup(ids[p], ids[pos]); w != noMerge {
+				h = heapPush(h, w>>32<<32|uint64(p))
+			}
+		}
+	}
+	s.prev, s.next, s.heap = prev, next, h
+	out := ids[:0]
+	for i := int32(0); i >= 0; i = next[i] {
+		out = append(out, ids[i])
+	}
+	return out
+}
+
+func grow32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
+}
+
+func heapPush(h []uint64, v uint64) []uint64 {
+	h = append(h, v)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+func heapPop(h []uint64) (uint64, []uint64) {
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, small := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l] < h[small] {
+			small = l
+		}
+		if r < len(h) && h[r] < h[small] {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		h[i], h[small] = h[small], h[i]
+		i = small
+	}
+	return top, h
+}
+
+// Cache sizing: words up to maxCachedWord bytes are cached, at most
+// cacheShards*cacheShardEntries per generation.
+const (
+	maxCachedWord     = 256
+	cacheShards       = 64
+	cacheShardEntries = 512
+)
+
+// wordCache is a bounded, concurrency-safe map from a pre-tokenized piece to
+// its ids. Each shard keeps two generations: a hit in the old generation is
+// promoted, and when the current one fills up it becomes the old one. That
+// approximates LRU without per-entry bookkeeping.
+type wordCache struct {
+	seed   maphash.Seed
+	shards [cacheShards]cacheShard
+}
+
+type cacheShard struct {
+	mu       sync.Mutex
+	cur, old map[string][]int32
+}
+
+func newWordCache() *wordCache {
+	return &wordCache{seed: maphash.MakeSeed()}
+}
+
+func (c *wordCache) shard(word string) *cacheShard {
+	return &c.shards[maphash.String(c.seed, word)%cacheShards]
+}
+
+func (c *wordCache) get(word string) ([]int32, bool) {
+	sh := c.shard(word)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if v, ok := sh.cur[word]; ok {
+		return v, true
+	}
+	if v, ok := sh.old[word]; ok {
+		sh.putLocked(word, v)
+		return v, true
+	}
+	return nil, false
+}
+
+func (c *wordCache) put(word string, ids []int32) {
+	sh := c.shard(word)
+	sh.mu.Lock()
+	sh.putLocked(word, ids)
+	sh.mu.Unlock()
+}
+
+func (sh *cacheShard) putLocked(word string, ids []int32) {
+	if sh.cur == nil || len(sh.cur) >= cacheShardEntries {
+		sh.old, sh.cur = sh.cur, make(map[string][]int32, cacheShardEntries)
+	}
+	sh.cur[word] = ids
+}
