@@ -135,6 +135,10 @@ type Skill struct {
 	Export string `json:"export,omitempty"`
 	// Metadata is free-form key/value data carried from SKILL.md.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// File, when set in a harness file, names a SKILL.md (relative to the
+	// harness file) that supplies the fields left empty here. Load reads
+	// it and clears File, so a loaded harness is self-contained.
+	File string `json:"file,omitempty"`
 }
 
 // Rule is one instruction of a skill.
@@ -384,19 +388,24 @@ func (h *Harness) LoadSkillTool() Tool {
 	for i, s := range h.Skills {
 		ids[i] = s.ID
 	}
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			h.LoadSkillParamName(): map[string]any{
-				"type":        "string",
-				"description": "Id of the skill to load.",
-				"enum":        ids,
-			},
-		},
-		"required":             []string{h.LoadSkillParamName()},
-		"additionalProperties": false,
+	// Structs rather than maps keep the key order Qwen-style schemas use.
+	type property struct {
+		Type        string   `json:"type"`
+		Description string   `json:"description"`
+		Enum        []string `json:"enum"`
 	}
-	raw, _ := json.Marshal(schema) // a map of strings and slices always marshals
+	type object struct {
+		Type                 string              `json:"type"`
+		Properties           map[string]property `json:"properties"`
+		Required             []string            `json:"required"`
+		AdditionalProperties bool                `json:"additionalProperties"`
+	}
+	param := h.LoadSkillParamName()
+	raw, _ := json.Marshal(object{ // strings and slices always marshal
+		Type:       "object",
+		Properties: map[string]property{param: {Type: "string", Description: "Id of the skill to load.", Enum: ids}},
+		Required:   []string{param},
+	})
 	return Tool{
 		Name:        h.LoadSkillToolName(),
 		Description: "Load the full instructions of a skill by its id before using it.",

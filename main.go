@@ -1,0 +1,96 @@
+// Command livehat runs the LiveHAT platform: the console server, the harness
+// and plugin tools, training, evaluation and benchmarks.
+//
+// Usage:
+//
+//	livehat [command] [flags]
+//
+// With no command, livehat runs "serve" on the embedded defaults.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one livehat subcommand. Each implementation lives in the
+// package it belongs to; main only wires them together.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve":   {"start the console server (default)", runServe},
+		"harness": {"validate, render, diff and augment harness files", runHarness},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches args to a subcommand and returns the process exit code:
+// 0 on success, 2 on a usage error, 1 on any other failure.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmds := commands()
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout, cmds)
+		return 0
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(stderr, "livehat: unknown command %q\n\n", name)
+		usage(stderr, cmds)
+		return 2
+	}
+	err := cmd.run(ctx, args, stdin, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case isUsage(err):
+		fmt.Fprintf(stderr, "livehat %s: %v\n", name, err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "livehat %s: %v\n", name, err)
+		return 1
+	}
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "livehat — live-stream avatar agents that evolve with their harness")
+	fmt.Fprintln(w, "\nUsage: livehat [command] [flags]   (no command: serve)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'livehat COMMAND -h' for a command's flags.")
+}
+
+// newLogger returns the structured logger every command shares.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
