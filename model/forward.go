@@ -1,0 +1,406 @@
+package model
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/livehat/livehat/model/internal/kernel"
+)
+
+// Forward runs tokens through the model after the sequence's cached context
+// and returns the logits of every token, len(tokens)×VocabSize. The tokens
+// are appended to the sequence.
+func (m *Model) Forward(ctx context.Context, seq *Sequence, tokens []int) ([]float32, error) {
+	out, err := m.step(ctx, []*Sequence{seq}, [][]int{tokens}, true)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Decode appends one token to the sequence and returns the logits that
+// predict the next one.
+func (m *Model) Decode(ctx context.Context, seq *Sequence, token int) ([]float32, error) {
+	out, err := m.step(ctx, []*Sequence{seq}, [][]int{{token}}, false)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Batch advances several sequences by one token each in a single step, the
+// decode step of continuous batching: the weights are streamed once for all
+// sequences (a matrix-matrix product), while each sequence attends over its
+// own KV cache at its own position. It returns each sequence's next-token
+// logits.
+func (m *Model) Batch(ctx context.Context, seqs []*Sequence, tokens []int) ([][]float32, error) {
+	if len(seqs) != len(tokens) {
+		return nil, fmt.Errorf("model: batch of %d sequences with %d tokens", len(seqs), len(tokens))
+	}
+	in := make([][]int, len(tokens))
+	for i := range tokens {
+		in[i] = tokens[i : i+1]
+	}
+	return m.step(ctx, seqs, in, false)
+}
+
+// Step is the general continuous-batching step: each sequence appends its
+// own tokens (a prompt chunk for a joining request, one token for a decoding
+// one), all rows share the matrix products, and the logits of each
+// sequence's last token are returned.
+func (m *Model) Step(ctx context.Context, seqs []*Sequence, tokens [][]int) ([][]float32, error) {
+	if len(seqs) != len(tokens) {
+		return nil, fmt.Errorf("model: step of %d sequences with %d token lists", len(seqs), len(tokens))
+	}
+	return m.step(ctx, seqs, tokens, false)
+}
+
+// item is one sequence's part of a step.
+type item struct {
+	seq    *Sequence
+	tokens []int
+	start  int // sequence length before the step
+	row    int // first row of the step's activations
+}
+
+// step runs the forward pass. With all, it returns the logits of every
+// token of each sequence, else only of each sequence's last token. On error
+// or cancellation the sequences are left as they were.
+func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all bool) ([][]float32, error) {
+	c := m.Config
+	items := make([]item, len(seqs))
+	rows := 0
+	for i, s := range seqs {
+		if s == nil || s.model != m {
+			return nil, fmt.Errorf("model: sequence %d does not belong to this model", i)
+		}
+		if len(tokens[i]) == 0 {
+			return nil, fmt.Errorf("model: sequence %d: no tokens", i)
+		}
+		for j, t := range tokens[i] {
+			if t < 0 || t >= c.VocabSize {
+				return nil, fmt.Errorf("model: sequence %d: token %d at %d is outside the vocabulary of %d", i, t, j, c.VocabSize)
+			}
+		}
+		items[i] = item{seq: s, tokens: tokens[i], row: rows}
+		rows += len(tokens[i])
+	}
+	// Lock in id order so that concurrent steps over overlapping sets of
+	// sequences cannot deadlock.
+	order := slices.Clone(seqs)
+	slices.SortFunc(order, func(a, b *Sequence) int { return cmp.Compare(a.id, b.id) })
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			return nil, errors.New("model: a sequence appears twice in one step")
+		}
+	}
+	for _, s := range order {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	for i := range items {
+		it := &items[i]
+		it.start = len(it.seq.tokens)
+		if n := it.start + len(it.tokens); n > m.maxContext {
+			return nil, fmt.Errorf("%w: sequence %d would hold %d tokens, the model accepts %d", ErrContextTooLong, i, n, m.maxContext)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	H, qDim, kvDim := c.HiddenSize, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
+	x := make([]float32, rows*H)
+	positions := make([]int, rows)
+	for _, it := range items {
+		for j, t := range it.tokens {
+			m.Embed.Row(x[(it.row+j)*H:], t)
+			positions[it.row+j] = it.start + j
+		}
+	}
+	cos, sin := ropeTable(positions, c.HeadDim, c.RopeTheta)
+	h := make([]float32, rows*H)
+	q := make([]float32, rows*qDim)
+	k := make([]float32, rows*kvDim)
+	v := make([]float32, rows*kvDim)
+	att := make([]float32, rows*qDim)
+	gate := make([]float32, rows*c.IntermediateSize)
+	up := make([]float32, rows*c.IntermediateSize)
+	b := m.backend
+
+	ok := false
+	defer func() {
+		if !ok {
+			for _, it := range items {
+				it.seq.truncateLocked(it.start)
+			}
+		}
+	}()
+	for li := range m.Layers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		l := &m.Layers[li]
+		rmsNormRows(b, h, x, l.AttnNorm, rows, H, c.RMSNormEps)
+		b.Linear(q, h, rows, l.Q)
+		b.Linear(k, h, rows, l.K)
+		b.Linear(v, h, rows, l.V)
+		addBias(q, l.QBias, rows)
+		addBias(k, l.KBias, rows)
+		addBias(v, l.VBias, rows)
+		if c.QKNorm {
+			rmsNormRows(b, q, q, l.QNorm, rows*c.NumHeads, c.HeadDim, c.RMSNormEps)
+			rmsNormRows(b, k, k, l.KNorm, rows*c.NumKVHeads, c.HeadDim, c.RMSNormEps)
+		}
+		rope(q, cos, sin, rows, c.NumHeads, c.HeadDim)
+		rope(k, cos, sin, rows, c.NumKVHeads, c.HeadDim)
+		for _, it := range items {
+			s := it.seq
+			s.k[li] = append(s.k[li], k[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
+			s.v[li] = append(s.v[li], v[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
+		}
+		m.attention(att, q, li, items)
+		b.Linear(h, att, rows, l.O)
+		addBias(h, l.OBias, rows)
+		addTo(x, h)
+
+		rmsNormRows(b, h, x, l.MLPNorm, rows, H, c.RMSNormEps)
+		b.Linear(gate, h, rows, l.Gate)
+		b.Linear(up, h, rows, l.Up)
+		swiglu(b, gate, up, rows, c.IntermediateSize)
+		b.Linear(h, gate, rows, l.Down)
+		addTo(x, h)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// The LM head is the largest matrix; with all == false only each
+	// sequence's last row goes through it.
+	var outRows []int
+	for _, it := range items {
+		if all {
+			for j := range it.tokens {
+				outRows = append(outRows, it.row+j)
+			}
+		} else {
+			outRows = append(outRows, it.row+len(it.tokens)-1)
+		}
+	}
+	final := make([]float32, len(outRows)*H)
+	for i, r := range outRows {
+		copy(final[i*H:(i+1)*H], x[r*H:(r+1)*H])
+	}
+	rmsNormRows(b, final, final, m.Norm, len(outRows), H, c.RMSNormEps)
+	logits := make([]float32, len(outRows)*c.VocabSize)
+	b.Linear(logits, final, len(outRows), m.LMHead)
+
+	out := make([][]float32, len(items))
+	next := 0
+	for i, it := range items {
+		n := 1
+		if all {
+			n = len(it.tokens)
+		}
+		out[i] = logits[next*c.VocabSize : (next+n)*c.VocabSize : (next+n)*c.VocabSize]
+		next += n
+		it.seq.tokens = append(it.seq.tokens, it.tokens...)
+	}
+	ok = true
+	return out, nil
+}
+
+// attention computes causal grouped-query attention for every item of the
+// step, reading keys and values from each sequence's cache for layer li.
+func (m *Model) attention(out, q []float32, li int, items []item) {
+	c := m.Config
+	var single []item
+	for _, it := range items {
+		if len(it.tokens) == 1 {
+			single = append(single, it)
+		} else {
+			m.attentionGEMM(out, q, li, it)
+		}
+	}
+	if len(single) == 0 {
+		return
+	}
+	// Decoding rows: one task per (sequence, query head), dot products
+	// against the cached keys.
+	d, qDim, kvDim := c.HeadDim, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
+	group := c.NumHeads / c.NumKVHeads
+	scale := 1 / math.Sqrt(float64(d))
+	m.backend.Parallel(len(single)*c.NumHeads, func(task int) {
+		it := single[task/c.NumHeads]
+		head := task % c.NumHeads
+		kvh := head / group
+		keys, vals := it.seq.k[li], it.seq.v[li]
+		n := it.start + 1
+		qh := q[it.row*qDim+head*d : it.row*qDim+(head+1)*d]
+		scores := make([]float32, n)
+		for j := range n {
+			scores[j] = kernel.Dot(qh, keys[j*kvDim+kvh*d:j*kvDim+(kvh+1)*d]) * float32(scale)
+		}
+		softmax(scores)
+		o := out[it.row*qDim+head*d : it.row*qDim+(head+1)*d]
+		clear(o)
+		for j, p := range scores {
+			axpy(o, p, vals[j*kvDim+kvh*d:j*kvDim+(kvh+1)*d])
+		}
+	})
+}
+
+// attentionScoreBudget bounds the score matrix of one GEMM attention chunk
+// (in floats) so that long prompts do not need quadratic memory.
+const attentionScoreBudget = 4 << 20
+
+// attentionGEMM computes attention for a multi-token item with two GEMMs per
+// KV head and query chunk: S = Q·Kᵀ over the visible keys, a causal softmax,
+// then O = P·V. The query heads that share a KV head are stacked as rows so
+// that each GEMM is as tall as possible.
+func (m *Model) attentionGEMM(out, q []float32, li int, it item) {
+	c := m.Config
+	d, qDim, kvDim := c.HeadDim, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
+	group := c.NumHeads / c.NumKVHeads
+	n := len(it.tokens)
+	total := it.start + n
+	chunk := max(1, min(n, attentionScoreBudget/(group*total)))
+	keys, vals := it.seq.k[li], it.seq.v[li]
+	scale := float32(1 / math.Sqrt(float64(d)))
+	qs := make([]float32, chunk*group*d)
+	os := make([]float32, chunk*group*d)
+	scores := make([]float32, chunk*group*total)
+	for kvh := range c.NumKVHeads {
+		kh, vh := keys[kvh*d:], vals[kvh*d:]
+		for q0 := 0; q0 < n; q0 += chunk {
+			q1 := min(n, q0+chunk)
+			rowsQ := (q1 - q0) * group
+			visible := it.start + q1
+			for i := q0; i < q1; i++ {
+				src := q[(it.row+i)*qDim+kvh*group*d:]
+				copy(qs[(i-q0)*group*d:(i-q0+1)*group*d], src[:group*d])
+			}
+			m.backend.Sgemm(false, true, rowsQ, visible, d, scale, qs, d, kh, kvDim, 0, scores, visible)
+			m.backend.Parallel(rowsQ, func(r int) {
+				row := scores[r*visible : (r+1)*visible]
+				limit := it.start + q0 + r/group + 1 // keys a query at this position may see
+				softmax(row[:limit])
+				clear(row[limit:])
+			})
+			m.backend.Sgemm(false, false, rowsQ, d, visible, 1, scores, visible, vh, kvDim, 0, os, d)
+			for i := q0; i < q1; i++ {
+				dst := out[(it.row+i)*qDim+kvh*group*d:]
+				copy(dst[:group*d], os[(i-q0)*group*d:(i-q0+1)*group*d])
+			}
+		}
+	}
+}
+
+// rmsNormRows writes RMSNorm(x)·w for n rows of width dim into dst (which
+// may alias x).
+func rmsNormRows(b Backend, dst, x, w []float32, n, dim int, eps float64) {
+	norm := func(r int) {
+		xr, dr := x[r*dim:(r+1)*dim], dst[r*dim:(r+1)*dim]
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v) * float64(v)
+		}
+		inv := float32(1 / math.Sqrt(ss/float64(dim)+eps))
+		for i, v := range xr {
+			dr[i] = w[i] * (v * inv)
+		}
+	}
+	if n*dim < 1<<14 {
+		for r := range n {
+			norm(r)
+		}
+		return
+	}
+	b.Parallel(n, norm)
+}
+
+// rope rotates each head of n rows by its position's angles, in Hugging
+// Face's rotate_half convention: the first and second halves of a head form
+// the (real, imaginary) pairs.
+func rope(x, cos, sin []float32, n, heads, dim int) {
+	half := dim / 2
+	for r := range n {
+		cr, sr := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
+		for h := range heads {
+			v := x[(r*heads+h)*dim : (r*heads+h+1)*dim]
+			for i := range half {
+				a, b := v[i], v[i+half]
+				v[i] = a*cr[i] - b*sr[i]
+				v[i+half] = b*cr[i] + a*sr[i]
+			}
+		}
+	}
+}
+
+func addBias(x, bias []float32, n int) {
+	if bias == nil {
+		return
+	}
+	dim := len(bias)
+	for r := range n {
+		row := x[r*dim : (r+1)*dim]
+		for i, b := range bias {
+			row[i] += b
+		}
+	}
+}
+
+func addTo(dst, src []float32) {
+	for i, v := range src[:len(dst)] {
+		dst[i] += v
+	}
+}
+
+// swiglu sets gate = silu(gate)·up.
+func swiglu(b Backend, gate, up []float32, n, dim int) {
+	act := func(r int) {
+		g, u := gate[r*dim:(r+1)*dim], up[r*dim:(r+1)*dim]
+		for i, v := range g {
+			g[i] = v / (1 + expf(-v)) * u[i]
+		}
+	}
+	if n*dim < 1<<14 {
+		for r := range n {
+			act(r)
+		}
+		return
+	}
+	b.Parallel(n, act)
+}
+
+// softmax normalises x in place.
+func softmax(x []float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var sum float32
+	for i, v := range x {
+		e := expf(v - mx)
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+// expf is exp in float32 precision.
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
