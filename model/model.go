@@ -197,7 +197,7 @@ func (m *Model) finish(opts Options) {
 		m.LMHead = m.Embed
 	}
 	m.backend = opts.backend()
-	m.Config.TorchDType = map[DType]string{F32: "float32", BF16: "bfloat16", Q8: "bfloat16"}[m.DType]
+	m.Config.TorchDType = map[DType]string{F32: "float32", BF16: "bfloat16", Q8: "float32"}[m.DType]
 }
 
 // Backend returns the backend the model computes on.

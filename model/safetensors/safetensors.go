@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -551,4 +553,101 @@ func Float32ToHalf(x float32) uint16 {
 		half++ // may carry into the exponent, which is the correct rounding
 	}
 	return sign | uint16(half)
+}
+
+// Checkpoint is the set of safetensors files of a Hugging Face checkpoint
+// directory: either one model.safetensors or the shards listed in
+// model.safetensors.index.json.
+type Checkpoint struct {
+	files  []*File
+	byName map[string]*File
+}
+
+// OpenCheckpoint opens the safetensors files of a checkpoint directory and
+// checks that the shard index, when there is one, agrees with the shards.
+func OpenCheckpoint(dir string) (*Checkpoint, error) {
+	ck := &Checkpoint{byName: make(map[string]*File)}
+	indexPath := filepath.Join(dir, "model.safetensors.index.json")
+	b, err := os.ReadFile(indexPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err := Open(filepath.Join(dir, "model.safetensors"))
+		if err != nil {
+			return nil, err
+		}
+		ck.files = append(ck.files, f)
+		for _, t := range f.Tensors() {
+			ck.byName[t.Name] = f
+		}
+		return ck, nil
+	case err != nil:
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	var index struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &index); err != nil {
+		return nil, fmt.Errorf("safetensors: %s: %w", indexPath, err)
+	}
+	if len(index.WeightMap) == 0 {
+		return nil, fmt.Errorf("safetensors: %s: empty weight_map", indexPath)
+	}
+	shards := make(map[string]*File)
+	for name, shard := range index.WeightMap {
+		if shard != filepath.Base(shard) || shard == "." || shard == ".." {
+			ck.Close()
+			return nil, fmt.Errorf("safetensors: %s: tensor %q: shard %q is not a file name in the checkpoint directory", indexPath, name, shard)
+		}
+		f, ok := shards[shard]
+		if !ok {
+			f, err = Open(filepath.Join(dir, shard))
+			if err != nil {
+				ck.Close()
+				return nil, err
+			}
+			shards[shard] = f
+			ck.files = append(ck.files, f)
+		}
+		if _, ok := f.Tensor(name); !ok {
+			ck.Close()
+			return nil, fmt.Errorf("safetensors: %s: tensor %q is listed in %s but not stored there", f.Path(), name, indexPath)
+		}
+		ck.byName[name] = f
+	}
+	for _, f := range ck.files {
+		for _, t := range f.Tensors() {
+			if ck.byName[t.Name] != f {
+				ck.Close()
+				return nil, fmt.Errorf("safetensors: %s: tensor %q is not listed in %s", f.Path(), t.Name, indexPath)
+			}
+		}
+	}
+	return ck, nil
+}
+
+// Lookup returns the file holding the named tensor.
+func (c *Checkpoint) Lookup(name string) (*File, bool) {
+	f, ok := c.byName[name]
+	return f, ok
+}
+
+// Names returns every tensor name, sorted.
+func (c *Checkpoint) Names() []string {
+	names := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Close closes every file.
+func (c *Checkpoint) Close() error {
+	var first error
+	for _, f := range c.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
