@@ -1,0 +1,233 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// PrefixCache keeps the KV entries of prompts already computed, so that a
+// new sequence whose prompt starts with a cached prefix (the harness prefix
+// of a live room, shared by every viewer question) copies those entries and
+// prefills only the rest. It is a radix tree over token ids whose nodes hold
+// the keys and values of their edge's tokens, bounded in bytes with
+// least-recently-used eviction of leaves. A PrefixCache is safe for
+// concurrent use.
+type PrefixCache struct {
+	model    *Model
+	maxBytes int64
+
+	mu    sync.Mutex
+	root  *radixNode
+	bytes int64
+	clock uint64
+	stats PrefixCacheStats
+}
+
+// PrefixCacheStats counts the cache's work since it was created.
+type PrefixCacheStats struct {
+	Lookups     int64 // Restore calls
+	HitTokens   int64 // tokens restored from the cache
+	StoreTokens int64 // tokens added to the cache
+	Evictions   int64 // nodes evicted
+}
+
+// radixNode is an edge of the tree: tokens and, per layer, their keys and
+// values (len(tokens)×kvDim each). Their positions follow from the depth.
+type radixNode struct {
+	parent   *radixNode
+	tokens   []int
+	k, v     [][]float32
+	children map[int]*radixNode
+	lastUse  uint64
+}
+
+// NewPrefixCache returns an empty cache for m's KV entries holding at most
+// maxBytes of keys and values.
+func NewPrefixCache(m *Model, maxBytes int64) *PrefixCache {
+	return &PrefixCache{model: m, maxBytes: maxBytes, root: &radixNode{children: map[int]*radixNode{}}}
+}
+
+// Bytes returns the memory the cached keys and values occupy.
+func (c *PrefixCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// Stats returns the cache's counters.
+func (c *PrefixCache) Stats() PrefixCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+func (c *PrefixCache) nodeBytes(n int) int64 { return int64(n) * c.model.kvBytesPerToken() }
+
+// Restore copies into the empty sequence seq the cached KV entries of the
+// longest cached prefix of tokens, leaving at least the last token to be
+// computed (its logits are needed), and returns how many tokens it
+// restored; seq then holds tokens[:n].
+func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
+	if seq.model != c.model {
+		return 0, fmt.Errorf("model: prefix cache and sequence belong to different models")
+	}
+	seq.mu.Lock()
+	defer seq.mu.Unlock()
+	if len(seq.tokens) != 0 {
+		return 0, fmt.Errorf("model: prefix cache restore into a sequence of %d tokens, want an empty one", len(seq.tokens))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.Lookups++
+	c.clock++
+	want := tokens[:max(0, len(tokens)-1)]
+	kvDim := c.model.kvDim()
+	node, n := c.root, 0
+	for n < len(want) {
+		child := node.children[want[n]]
+		if child == nil {
+			break
+		}
+		take := 0
+		for take < len(child.tokens) && n+take < len(want) && child.tokens[take] == want[n+take] {
+			take++
+		}
+		for l := range seq.k {
+			seq.k[l] = append(seq.k[l], child.k[l][:take*kvDim]...)
+			seq.v[l] = append(seq.v[l], child.v[l][:take*kvDim]...)
+		}
+		for p := child; p != nil; p = p.parent {
+			p.lastUse = c.clock
+		}
+		n += take
+		if take < len(child.tokens) {
+			break
+		}
+		node = child
+	}
+	seq.tokens = append(seq.tokens, want[:n]...)
+	c.stats.HitTokens += int64(n)
+	return n, nil
+}
+
+// Store adds the sequence's tokens and KV entries to the cache (the part
+// not cached yet), then evicts least-recently-used leaves until the cache
+// fits its budget. A sequence longer than the budget stores the prefix that
+// fits.
+func (c *PrefixCache) Store(seq *Sequence) {
+	seq.mu.Lock()
+	defer seq.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	kvDim := c.model.kvDim()
+	tokens := seq.tokens
+	if fit := c.maxBytes / c.model.kvBytesPerToken(); int64(len(tokens)) > fit {
+		tokens = tokens[:fit]
+	}
+	node, n := c.root, 0
+	for n < len(tokens) {
+		node.lastUse = c.clock
+		child := node.children[tokens[n]]
+		if child == nil {
+			leaf := &radixNode{parent: node, tokens: append([]int(nil), tokens[n:]...), children: map[int]*radixNode{}, lastUse: c.clock}
+			leaf.k = make([][]float32, len(seq.k))
+			leaf.v = make([][]float32, len(seq.v))
+			for l := range seq.k {
+				leaf.k[l] = append([]float32(nil), seq.k[l][n*kvDim:len(tokens)*kvDim]...)
+				leaf.v[l] = append([]float32(nil), seq.v[l][n*kvDim:len(tokens)*kvDim]...)
+			}
+			node.children[tokens[n]] = leaf
+			c.bytes += c.nodeBytes(len(leaf.tokens))
+			c.stats.StoreTokens += int64(len(leaf.tokens))
+			break
+		}
+		take := 0
+		for take < len(child.tokens) && n+take < len(tokens) && child.tokens[take] == tokens[n+take] {
+			take++
+		}
+		if take < len(child.tokens) {
+			c.split(child, take)
+		}
+		n += take
+		node = child
+	}
+	node.lastUse = c.clock
+	c.evict()
+}
+
+// split cuts node's edge after at tokens: node keeps the head, a new child
+// takes the tail and node's children.
+func (c *PrefixCache) split(node *radixNode, at int) {
+	kvDim := c.model.kvDim()
+	tail := &radixNode{parent: node, tokens: slices.Clone(node.tokens[at:]), children: node.children, lastUse: node.lastUse}
+	tail.k = make([][]float32, len(node.k))
+	tail.v = make([][]float32, len(node.v))
+	// Both halves get their own arrays so that evicting one frees its memory.
+	for l := range node.k {
+		tail.k[l] = slices.Clone(node.k[l][at*kvDim:])
+		tail.v[l] = slices.Clone(node.v[l][at*kvDim:])
+		node.k[l] = slices.Clone(node.k[l][:at*kvDim])
+		node.v[l] = slices.Clone(node.v[l][:at*kvDim])
+	}
+	for _, ch := range tail.children {
+		ch.parent = tail
+	}
+	node.tokens = slices.Clone(node.tokens[:at])
+	node.children = map[int]*radixNode{tail.tokens[0]: tail}
+}
+
+// evict removes least-recently-used leaves until the cache fits its budget.
+func (c *PrefixCache) evict() {
+	for c.bytes > c.maxBytes {
+		var victim *radixNode
+		var walk func(n *radixNode)
+		walk = func(n *radixNode) {
+			if len(n.children) == 0 && n != c.root && (victim == nil || n.lastUse < victim.lastUse) {
+				victim = n
+			}
+			for _, ch := range n.children {
+				walk(ch)
+			}
+		}
+		walk(c.root)
+		if victim == nil {
+			return
+		}
+		delete(victim.parent.children, victim.tokens[0])
+		c.bytes -= c.nodeBytes(len(victim.tokens))
+		c.stats.Evictions++
+	}
+}
+
+// Prefill runs a prompt into the sequence and returns the logits that
+// predict the token after it. With a prefix cache and an empty sequence, the
+// longest cached prefix of the prompt is restored instead of recomputed, and
+// the whole prompt is stored afterwards for later requests. On error the
+// sequence is left as it was.
+func (m *Model) Prefill(ctx context.Context, seq *Sequence, tokens []int, cache *PrefixCache) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("model: prefill of an empty prompt")
+	}
+	rest := tokens
+	if cache != nil && seq.Len() == 0 {
+		n, err := cache.Restore(seq, tokens)
+		if err != nil {
+			return nil, err
+		}
+		rest = tokens[n:]
+	}
+	out, err := m.step(ctx, []*Sequence{seq}, [][]int{rest}, false)
+	if err != nil {
+		if len(rest) < len(tokens) {
+			seq.Truncate(0) // undo the restore: the prompt was not consumed
+		}
+		return nil, err
+	}
+	if cache != nil {
+		cache.Store(seq)
+	}
+	return out[0], nil
+}
