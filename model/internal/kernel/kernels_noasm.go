@@ -1,3 +1,5 @@
+//go:build !amd64 || purego
+
 package kernel
 
 // Without assembly every kernel is its portable Go version.

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Measures the Go Sgemm against OpenBLAS cblas_sgemm at 1024³ on this machine,
+# 1 thread and all physical cores, best of 3 interleaved rounds.
+#
+# OpenBLAS is installed here, for this measurement only (Debian's
+# libopenblas-dev, apt-get); nothing in the module links it.
+#
+# Usage (from the repository root): sh model/internal/kernel/bench/openblas_ratio.sh [rounds]
+set -eu
+rounds=${1:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! [ -e /usr/include/x86_64-linux-gnu/cblas.h ] && ! [ -e /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1; then
+	apt-get install -y -q libopenblas-dev >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libopenblas-dev >/dev/null; }
+fi
+gcc -O2 -o "$work/sgemm_openblas" "$here/sgemm_openblas.c" -lopenblas
+(cd "$root" && go test -c -o "$work/kernel.test" ./model/internal/kernel/)
+
+cores=$(cd "$root" && go run "$here/cores.go")
+for r in $(seq "$rounds"); do
+	for t in 1 "$cores"; do
+		OPENBLAS_NUM_THREADS=$t "$work/sgemm_openblas" 1024 20 | sed "s/^/round $r: /"
+	done
+	"$work/kernel.test" -test.run='^$' -test.bench='^BenchmarkSgemm$/^n=1024/transB=false' -test.benchtime=20x |
+		grep GFLOP | sed "s/^/round $r: /"
+done | tee "$work/log"
+
+echo "best of $rounds rounds:"
+awk -v cores="$cores" '
+/openblas/ { split($0, f, "threads="); split(f[2], g, " "); t = g[1]
+             for (i = 1; i <= NF; i++) if ($i == "GFLOP/s") v = $(i-1)
+             if (v > ob[t]) ob[t] = v }
+/BenchmarkSgemm/ { split($0, f, "threads="); split(f[2], g, "-"); t = g[1]
+             for (i = 1; i <= NF; i++) if ($i == "GFLOP/s") v = $(i-1)
+             if (v > gov[t]) gov[t] = v }
+END { for (t in ob) printf "threads=%s  openblas %.1f GFLOP/s  go %.1f GFLOP/s  ratio %.0f%%\n", t, ob[t], gov[t], 100 * gov[t] / ob[t] }
+' "$work/log" | sort

@@ -1,0 +1,30 @@
+// Times OpenBLAS cblas_sgemm on an n×n×n problem, the mean of reps calls
+// (the statistic go test -bench reports), for openblas_ratio.sh. Build: gcc -O2 sgemm_openblas.c -lopenblas.
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 1024;
+	int reps = argc > 2 ? atoi(argv[2]) : 20;
+	float *a = malloc(sizeof(float) * n * n), *b = malloc(sizeof(float) * n * n), *c = malloc(sizeof(float) * n * n);
+	for (long i = 0; i < (long)n * n; i++) {
+		a[i] = (float)rand() / RAND_MAX - 0.5f;
+		b[i] = (float)rand() / RAND_MAX - 0.5f;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n); // warm up
+	double t = now();
+	for (int r = 0; r < reps; r++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+	t = (now() - t) / reps;
+	printf("openblas n=%d threads=%d mean %.3f ms %.1f GFLOP/s (%s)\n", n, openblas_get_num_threads(), t * 1e3,
+	       2.0 * n * n * n / t / 1e9, openblas_get_corename());
+	return 0;
+}

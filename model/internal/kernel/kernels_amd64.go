@@ -1,0 +1,142 @@
+//go:build !purego
+
+package kernel
+
+// Assembly kernels in kernels_amd64.s, used when the CPU and the OS support
+// AVX2 and FMA; otherwise the portable Go versions run.
+
+//go:noescape
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+//go:noescape
+func xgetbv() (eax, edx uint32)
+
+//go:noescape
+func gemm6x16AVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func rows4F32AVX2(k int, w *float32, ldw int, x *float32, ldx int, nb int, out *[8]float32)
+
+//go:noescape
+func rows4BF16AVX2(k int, w *uint16, ldw int, x *float32, ldx int, nb int, out *[8]float32)
+
+//go:noescape
+func rows4Q8AVX2(k int, w *int8, ldw int, x *float32, ldx int, nb int, out *[8]float32, scales *float32, lds int)
+
+//go:noescape
+func dotAVX2(n int, a, b *float32) float32
+
+// hasAVX2FMA is set once at start-up and never changed.
+var hasAVX2FMA = detectAVX2FMA()
+
+// detectAVX2FMA checks CPUID for AVX, AVX2 and FMA and XCR0 for the OS
+// saving the YMM registers (without that, AVX instructions fault).
+func detectAVX2FMA() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+// Accelerated reports whether the assembly kernels are in use.
+func Accelerated() bool { return hasAVX2FMA }
+
+func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	if !hasAVX2FMA || k == 0 {
+		gemmKernelGo(k, a, b, c, ldc, alpha, beta)
+		return
+	}
+	// The kernel reads k·gemmMR values of a, k·gemmNR of b and writes a
+	// 6×16 tile of c: check the lengths once here.
+	_ = a[k*gemmMR-1]
+	_ = b[k*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemm6x16AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+func dotF32(a, b []float32) float32 {
+	n := len(a) &^ 31
+	if !hasAVX2FMA || n == 0 {
+		return dotGo(a, b)
+	}
+	b = b[:len(a)]
+	return dotAVX2(n, &a[0], &b[0]) + dotGo(a[n:], b[n:])
+}
+
+// rowsTail adds the columns [k8, k) that the assembly left to out.
+func rowsTail[W any](k8, k int, w []W, ldw int, x []float32, ldx, nb int, out *[8]float32, widen func(W) float32) {
+	for b := range nb {
+		xb := x[b*ldx : b*ldx+k]
+		for r := range 4 {
+			wr := w[r*ldw : r*ldw+k]
+			var s float32
+			for i := k8; i < k; i++ {
+				s += widen(wr[i]) * xb[i]
+			}
+			out[b*4+r] += s
+		}
+	}
+}
+
+// checkRows4 panics unless w holds 4 rows and x holds nb rows of k values,
+// since the assembly reads them unchecked.
+func checkRows4(k, lenW, ldw, lenX, ldx, nb int) {
+	if lenW < 3*ldw+k || lenX < (nb-1)*ldx+k {
+		panic("kernel: internal error: mat-vec block out of range")
+	}
+}
+
+func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	k8 := k &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		rows4F32Go(k, w, ldw, x, ldx, nb, out)
+		return
+	}
+	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	rows4F32AVX2(k8, &w[0], ldw, &x[0], ldx, nb, out)
+	if k8 < k {
+		rowsTail(k8, k, w, ldw, x, ldx, nb, out, func(v float32) float32 { return v })
+	}
+}
+
+func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	k8 := k &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		rows4BF16Go(k, w, ldw, x, ldx, nb, out)
+		return
+	}
+	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	rows4BF16AVX2(k8, &w[0], ldw, &x[0], ldx, nb, out)
+	if k8 < k {
+		rowsTail(k8, k, w, ldw, x, ldx, nb, out, bf16)
+	}
+}
+
+func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
+	nblk := k / Q8Block
+	k32 := nblk * Q8Block
+	if !hasAVX2FMA || nblk == 0 {
+		rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
+		return
+	}
+	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	_ = scales[3*lds+nblk-1]
+	rows4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, nb, out, &scales[0], lds)
+	if k32 < k {
+		for b := range nb {
+			for r := range 4 {
+				out[b*4+r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[b*ldx+k32:])
+			}
+		}
+	}
+}
