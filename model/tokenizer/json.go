@@ -194,7 +194,27 @@ func build(vocab map[string]int, merges [][2]string, added []AddedToken, fs file
 		t.tokens[id] = tok
 		t.tokenBytes[id] = byteTable.decode([]byte{}, tok)
 	}
+	maxAdded := -1
 	for i, a := range added {
+		// Hugging Face ignores the ids in the file and assigns them again: a
+		// content already in the vocabulary keeps its id, a new one gets the
+		// next id after the vocabulary and the earlier added tokens. A file
+		// that disagrees would tokenize differently there, so it is refused.
+		want, inVocab := vocab[a.Content]
+		if !inVocab {
+			want = len(vocab)
+			if maxAdded >= len(vocab) || len(vocab) == 0 {
+				want = maxAdded + 1
+			}
+		}
+		if a.ID != want {
+			how := "the next free id"
+			if inVocab {
+				how = "its id in model.vocab"
+			}
+			return nil, fmt.Errorf("added_tokens[%d]: %q has id %d, but Hugging Face assigns it %d (%s)", i, a.Content, a.ID, want, how)
+		}
+		maxAdded = max(maxAdded, a.ID)
 		if prev, dup := t.addedIDs[a.Content]; dup {
 			return nil, fmt.Errorf("added_tokens[%d]: %q is already added with id %d", i, a.Content, prev)
 		}

@@ -1,0 +1,193 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxLine is the longest JSONL or corpus line the commands accept.
+const maxLine = 64 << 20
+
+// TokenizeMain implements `livehat tokenize --tokenizer DIR_OR_FILE [--decode]`.
+// It reads JSONL {"text": …} lines on stdin and writes {"text": …, "ids": […]}
+// lines; with --decode it reads {"ids": […]} and writes {"ids": […], "text": …}.
+// Added tokens, special ones included, are recognised in the text as Hugging
+// Face's encode(text, add_special_tokens=False) does, unless --special=false.
+func TokenizeMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("tokenizer", "", "tokenizer.json file or a directory holding one (required)")
+	decode := fs.Bool("decode", false, `read {"ids": […]} lines and write them back with their "text"`)
+	special := fs.Bool("special", true, "recognise special tokens such as <|im_start|> in the text")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: livehat tokenize --tokenizer DIR_OR_FILE [--decode] [--special=false] < in.jsonl > out.jsonl")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("tokenize: --tokenizer is required and no positional arguments are accepted")
+	}
+	tok, err := Load(*path)
+	if err != nil {
+		return err
+	}
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 0, 64<<10), maxLine)
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	lineNo := 0
+	for in.Scan() {
+		lineNo++
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line := bytes.TrimSpace(in.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var rec struct {
+			Text *string `json:"text"`
+			IDs  *[]int  `json:"ids"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("tokenize: stdin line %d: %w", lineNo, err)
+		}
+		if *decode {
+			if rec.IDs == nil {
+				return fmt.Errorf(`tokenize: stdin line %d: no "ids" array`, lineNo)
+			}
+			for _, id := range *rec.IDs {
+				if tok.TokenBytes(id) == nil {
+					return fmt.Errorf("tokenize: stdin line %d: id %d is not in the vocabulary", lineNo, id)
+				}
+			}
+			err = enc.Encode(struct {
+				IDs  []int  `json:"ids"`
+				Text string `json:"text"`
+			}{*rec.IDs, tok.Decode(*rec.IDs)})
+		} else {
+			if rec.Text == nil {
+				return fmt.Errorf(`tokenize: stdin line %d: no "text" string`, lineNo)
+			}
+			ids := tok.Encode(*rec.Text)
+			if *special {
+				ids = tok.EncodeWithSpecial(*rec.Text)
+			}
+			err = enc.Encode(struct {
+				Text string `json:"text"`
+				IDs  []int  `json:"ids"`
+			}{*rec.Text, ids})
+		}
+		if err != nil {
+			return fmt.Errorf("tokenize: write: %w", err)
+		}
+	}
+	if err := in.Err(); err != nil {
+		return fmt.Errorf("tokenize: stdin line %d: %w", lineNo+1, err)
+	}
+	return out.Flush()
+}
+
+// TrainTokenizerMain implements `livehat tokenizer train --corpus FILE
+// --vocab-size N --out DIR`: it trains a byte-level BPE on the corpus (plain
+// text lines, or JSONL lines with a "text" field) and writes DIR/tokenizer.json.
+func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenizer train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	corpusPath := fs.String("corpus", "", "corpus file: plain text lines or JSONL with \"text\" (required; - for stdin)")
+	vocabSize := fs.Int("vocab-size", 0, "vocabulary size including special and byte tokens (required)")
+	outDir := fs.String("out", "", "output directory for tokenizer.json (required)")
+	minFreq := fs.Int("min-frequency", 2, "stop when the best pair occurs fewer times")
+	specials := fs.String("special-tokens", "<|endoftext|>,<|im_start|>,<|im_end|>", "comma-separated special tokens, given ids 0, 1, …")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: livehat tokenizer train --corpus FILE --vocab-size N --out DIR [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *corpusPath == "" || *outDir == "" || *vocabSize <= 0 || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("tokenizer train: --corpus, --vocab-size and --out are required")
+	}
+	var r io.Reader = stdin
+	if *corpusPath != "-" {
+		f, err := os.Open(*corpusPath)
+		if err != nil {
+			return fmt.Errorf("tokenizer train: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	texts, err := readCorpus(r, *corpusPath)
+	if err != nil {
+		return err
+	}
+	var sp []string
+	for _, s := range strings.Split(*specials, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			sp = append(sp, s)
+		}
+	}
+	tok, err := Train(ctx, func(yield func(string) bool) {
+		for _, t := range texts {
+			if !yield(t) {
+				return
+			}
+		}
+	}, TrainConfig{VocabSize: *vocabSize, MinFrequency: *minFreq, SpecialTokens: sp})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return fmt.Errorf("tokenizer train: %w", err)
+	}
+	path := filepath.Join(*outDir, "tokenizer.json")
+	if err := tok.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trained %d tokens (%d merges) from %d texts: %s\n", tok.VocabSize(), len(tok.merges), len(texts), path)
+	return nil
+}
+
+// readCorpus reads all corpus lines; the first non-empty line decides whether
+// the file is JSONL.
+func readCorpus(r io.Reader, name string) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var texts []string
+	jsonl, decided := false, false
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if !decided {
+			jsonl, decided = looksLikeJSONL(line), true
+		}
+		text, err := readCorpusLine(line, jsonl)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer train: %s line %d: %w", name, lineNo, err)
+		}
+		texts = append(texts, text)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer train: %s line %d: %w", name, lineNo+1, err)
+	}
+	return texts, nil
+}
