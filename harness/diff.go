@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -48,7 +47,7 @@ func show(v any) string {
 // name, so a reorder reads as "moved" and an edit as a change of one field.
 func Diff(a, b *Harness) []Change {
 	var changes []Change
-	diffValue(toGeneric(a), toGeneric(b), "", &changes)
+	diffValue(toTree(a), toTree(b), "", &changes)
 	return changes
 }
 
@@ -65,67 +64,50 @@ func FormatDiff(changes []Change) string {
 	return b.String()
 }
 
-func toGeneric(h *Harness) any {
+// toTree encodes h and parses it back into a tree, which keeps the field
+// order of the structs so that a diff reads in the order of the file.
+func toTree(h *Harness) *node {
 	raw, err := json.Marshal(h)
 	if err != nil {
-		return nil
+		return &node{}
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil
+	n, err := parseJSONTree(raw)
+	if err != nil {
+		return &node{}
 	}
-	return v
+	return n
 }
 
-func diffValue(a, b any, path string, out *[]Change) {
-	switch av := a.(type) {
-	case map[string]any:
-		if bv, ok := b.(map[string]any); ok {
-			diffObject(av, bv, path, out)
-			return
-		}
-	case []any:
-		if bv, ok := b.([]any); ok {
-			diffList(av, bv, path, out)
-			return
-		}
-	}
-	if !jsonEqual(a, b) {
-		*out = append(*out, Change{Path: path, Kind: "changed", Old: a, New: b})
+func diffValue(a, b *node, path string, out *[]Change) {
+	switch {
+	case a.kind == kindObject && b.kind == kindObject:
+		diffObject(a, b, path, out)
+	case a.kind == kindArray && b.kind == kindArray:
+		diffList(a.items, b.items, path, out)
+	case !jsonEqual(a.toValue(), b.toValue()):
+		*out = append(*out, Change{Path: path, Kind: "changed", Old: a.toValue(), New: b.toValue()})
 	}
 }
 
-func diffObject(a, b map[string]any, path string, out *[]Change) {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
-		av, inA := a[k]
-		bv, inB := b[k]
+func diffObject(a, b *node, path string, out *[]Change) {
+	for _, k := range a.keys {
 		p := join(path, k)
-		switch {
-		case !inA:
-			*out = append(*out, Change{Path: p, Kind: "added", New: bv})
-		case !inB:
-			*out = append(*out, Change{Path: p, Kind: "removed", Old: av})
-		default:
-			diffValue(av, bv, p, out)
+		if bv, ok := b.fields[k]; ok {
+			diffValue(a.fields[k], bv, p, out)
+		} else {
+			*out = append(*out, Change{Path: p, Kind: "removed", Old: a.fields[k].toValue()})
+		}
+	}
+	for _, k := range b.keys {
+		if _, ok := a.fields[k]; !ok {
+			*out = append(*out, Change{Path: join(path, k), Kind: "added", New: b.fields[k].toValue()})
 		}
 	}
 }
 
 // listKey returns the field that names the elements of a list, if every
 // element of both lists has a distinct value for it.
-func listKey(a, b []any) string {
+func listKey(a, b []*node) string {
 	for _, field := range []string{"id", "name", "kind"} {
 		if namedBy(a, field) && namedBy(b, field) {
 			return field
@@ -134,14 +116,13 @@ func listKey(a, b []any) string {
 	return ""
 }
 
-func namedBy(list []any, field string) bool {
+func namedBy(list []*node, field string) bool {
 	seen := map[string]bool{}
 	for _, it := range list {
-		m, ok := it.(map[string]any)
-		if !ok {
+		if it.kind != kindObject || it.fields[field] == nil {
 			return false
 		}
-		name, ok := m[field].(string)
+		name, ok := it.fields[field].value.(string)
 		if !ok || seen[name] {
 			return false
 		}
@@ -150,28 +131,15 @@ func namedBy(list []any, field string) bool {
 	return true
 }
 
-func diffList(a, b []any, path string, out *[]Change) {
+// diffList matches named elements by name and other elements by content
+// (a longest common subsequence), so that inserting one rule reads as one
+// addition rather than a change of every later rule.
+func diffList(a, b []*node, path string, out *[]Change) {
 	key := listKey(a, b)
+	name := func(n *node) string { return n.fields[key].value.(string) }
 	if key == "" {
-		if allScalars(a) && allScalars(b) {
-			diffScalarList(a, b, path, out)
-			return
-		}
-		n := max(len(a), len(b))
-		for i := range n {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			switch {
-			case i >= len(a):
-				*out = append(*out, Change{Path: p, Kind: "added", New: b[i]})
-			case i >= len(b):
-				*out = append(*out, Change{Path: p, Kind: "removed", Old: a[i]})
-			default:
-				diffValue(a[i], b[i], p, out)
-			}
-		}
-		return
+		name = func(n *node) string { x, _ := json.Marshal(n.toValue()); return string(x) }
 	}
-	name := func(v any) string { return v.(map[string]any)[key].(string) }
 	posA, posB := map[string]int{}, map[string]int{}
 	for i, v := range a {
 		posA[name(v)] = i
@@ -179,8 +147,6 @@ func diffList(a, b []any, path string, out *[]Change) {
 	for i, v := range b {
 		posB[name(v)] = i
 	}
-	// Relative order among common elements decides "moved", so removing one
-	// element does not report every later one as moved.
 	var commonA, commonB []string
 	for _, v := range a {
 		if _, ok := posB[name(v)]; ok {
@@ -193,25 +159,30 @@ func diffList(a, b []any, path string, out *[]Change) {
 		}
 	}
 	stay := longestCommonSubsequence(commonA, commonB)
-	for _, v := range a {
-		n := name(v)
-		p := fmt.Sprintf("%s[%s]", path, n)
-		j, ok := posB[n]
+	label := func(n *node, i int) string {
+		if key != "" {
+			return fmt.Sprintf("%s[%s]", path, name(n))
+		}
+		return fmt.Sprintf("%s[%d]", path, i)
+	}
+	for i, v := range a {
+		j, ok := posB[name(v)]
 		if !ok {
-			*out = append(*out, Change{Path: p, Kind: "removed", Old: v})
+			*out = append(*out, Change{Path: label(v, i), Kind: "removed", Old: v.toValue()})
 			continue
 		}
-		diffValue(v, b[j], p, out)
+		if key != "" {
+			diffValue(v, b[j], label(v, i), out)
+		}
 	}
 	for _, n := range commonA {
 		if !stay[n] {
-			*out = append(*out, Change{Path: fmt.Sprintf("%s[%s]", path, n), Kind: "moved", Old: posA[n] + 1, New: posB[n] + 1})
+			*out = append(*out, Change{Path: label(a[posA[n]], posA[n]), Kind: "moved", Old: posA[n] + 1, New: posB[n] + 1})
 		}
 	}
-	for _, v := range b {
-		n := name(v)
-		if _, ok := posA[n]; !ok {
-			*out = append(*out, Change{Path: fmt.Sprintf("%s[%s]", path, n), Kind: "added", New: v})
+	for j, v := range b {
+		if _, ok := posA[name(v)]; !ok {
+			*out = append(*out, Change{Path: label(v, j), Kind: "added", New: v.toValue()})
 		}
 	}
 }
@@ -246,24 +217,6 @@ func longestCommonSubsequence(a, b []string) map[string]bool {
 		}
 	}
 	return keep
-}
-
-func allScalars(list []any) bool {
-	for _, v := range list {
-		switch v.(type) {
-		case map[string]any, []any:
-			return false
-		}
-	}
-	return true
-}
-
-// diffScalarList reports a list of strings or numbers as a whole when it
-// changed, which reads better than index-by-index edits for short lists.
-func diffScalarList(a, b []any, path string, out *[]Change) {
-	if !jsonEqual(a, b) {
-		*out = append(*out, Change{Path: path, Kind: "changed", Old: a, New: b})
-	}
 }
 
 func jsonEqual(a, b any) bool {

@@ -72,7 +72,7 @@ type FunctionBody struct {
 
 // Prompt is a rendered harness: the chat messages and the tool specs.
 type Prompt struct {
-	Messages []Message     `json:"messages"`
+	Messages []Message      `json:"messages"`
 	Tools    []FunctionSpec `json:"tools"`
 }
 

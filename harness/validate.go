@@ -235,9 +235,26 @@ func CompileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("schema does not compile: %v", err)
+		return nil, fmt.Errorf("schema does not compile: %s", firstLeaf(err.Error()))
 	}
 	return s, nil
+}
+
+// firstLeaf shortens the library's nested report ("- at '/x': 'allOf'
+// failed" lines, indented by depth) to its first innermost cause, which
+// is the line a person needs.
+func firstLeaf(report string) string {
+	lines := strings.Split(report, "\n")
+	depth := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "- at ") {
+			continue
+		}
+		if i+1 == len(lines) || depth(lines[i+1]) <= depth(l) {
+			return strings.TrimPrefix(strings.TrimSpace(l), "- ")
+		}
+	}
+	return lines[0]
 }
 
 // noRemoteLoader refuses every $ref outside the document: a harness must

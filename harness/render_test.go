@@ -1,0 +1,238 @@
+package harness
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func loadMinimal(t *testing.T) *Harness {
+	t.Helper()
+	h, err := Load("testdata/minimal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestRenderPlainGolden(t *testing.T) {
+	h := loadMinimal(t)
+	p, err := Render(h, Conversation{
+		Context:  []ContextItem{{Title: "Featured", Text: "Serum 30 ml, ¥199"}},
+		Messages: []Message{{Role: RoleUser, Content: "多少钱？"}},
+		Injected: []InjectedContext{{Source: "spam_filter", Text: "viewer is a first-time buyer"}},
+	}, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Who you are:
+You are a live-stream host.
+
+Skills:
+Load a skill with load_skill.
+- price: Answer price questions.
+
+Tools:
+<tools>
+{"type": "function", "function": {"name": "load_skill", "description": "Load the full instructions of a skill by its id before using it.", "parameters": {"type": "object", "properties": {"skill_id": {"type": "string", "description": "Id of the skill to load.", "enum": ["price"]}}, "required": ["skill_id"], "additionalProperties": false}}}
+{"type": "function", "function": {"name": "lookup", "description": "Look up an item.", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<context source="spam_filter">viewer is a first-time buyer</context>`
+	if got := p.Messages[0].Content; got != want {
+		t.Errorf("system prompt:\n%s\n--- want ---\n%s", got, want)
+	}
+	if len(p.Messages) != 2 || p.Messages[1].Content != "多少钱？" {
+		t.Errorf("messages = %+v", p.Messages)
+	}
+	if len(p.Tools) != 2 || p.Tools[0].Function.Name != "load_skill" || p.Tools[1].Type != "function" {
+		t.Errorf("tools = %+v", p.Tools)
+	}
+	// The context section is not in this layout, so the context is not shown.
+	if strings.Contains(p.Messages[0].Content, "Serum") {
+		t.Error("context rendered without a context section")
+	}
+}
+
+func TestRenderStylesAndPositions(t *testing.T) {
+	h := loadMinimal(t)
+	h.Layout.Sections = append(h.Layout.Sections, Section{Kind: SectionContext, Title: "Now"})
+	conv := Conversation{
+		Context:  []ContextItem{{Title: "Featured", Text: "Serum"}},
+		Messages: []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "hello"}, {Role: RoleUser, Content: "price?"}},
+		Injected: []InjectedContext{{Source: "crm", Text: "VIP"}},
+	}
+	cases := []struct {
+		style    LayoutStyle
+		format   InjectFormat
+		position InjectPosition
+		system   []string
+		lastUser string
+	}{
+		{StyleMarkdown, InjectProse, InjectAfterUser, []string{"## Who you are\n\nYou are a live-stream host.", "## Now\n\nFeatured: Serum"}, "price?\n\nNote from crm: VIP"},
+		{StyleXML, InjectJSON, InjectBeforeUser, []string{"<persona title=\"Who you are\">\nYou are a live-stream host.\n</persona>", "<context title=\"Now\">\nFeatured: Serum\n</context>"}, "{\"source\": \"crm\", \"context\": \"VIP\"}\n\nprice?"},
+		{StylePlain, InjectTags, InjectSystem, []string{"Who you are:\nYou are a live-stream host.", "<context source=\"crm\">VIP</context>"}, "price?"},
+	}
+	for _, c := range cases {
+		h.Layout.Style = c.style
+		h.Pipeline.Injection = Injection{Format: c.format, Position: c.position}
+		p, err := Render(h, conv, RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.system {
+			if !strings.Contains(p.Messages[0].Content, s) {
+				t.Errorf("%s: system prompt lacks %q:\n%s", c.style, s, p.Messages[0].Content)
+			}
+		}
+		if got := p.Messages[3].Content; got != c.lastUser {
+			t.Errorf("%s/%s: last user message = %q, want %q", c.format, c.position, got, c.lastUser)
+		}
+		if p.Messages[1].Content != "hi" {
+			t.Errorf("earlier user message changed: %q", p.Messages[1].Content)
+		}
+		again, _ := Render(h, conv, RenderOptions{})
+		a, _ := json.Marshal(p)
+		b, _ := json.Marshal(again)
+		if string(a) != string(b) {
+			t.Error("rendering is not deterministic")
+		}
+	}
+	if conv.Messages[2].Content != "price?" {
+		t.Error("Render modified the caller's conversation")
+	}
+}
+
+func TestRenderOmitToolsAndRejectsBadInput(t *testing.T) {
+	h := loadMinimal(t)
+	p, err := Render(h, Conversation{}, RenderOptions{OmitToolsSection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Messages[0].Content, "<tools>") || len(p.Tools) != 2 {
+		t.Errorf("OmitToolsSection: system has tools or specs missing (%d)", len(p.Tools))
+	}
+	if _, err := Render(h, Conversation{Messages: []Message{{Role: "system", Content: "x"}}}, RenderOptions{}); err == nil {
+		t.Error("a second system message was accepted")
+	}
+	h.Pipeline.Injection.Position = InjectBeforeUser
+	if _, err := Render(h, Conversation{Injected: []InjectedContext{{Source: "a", Text: "b"}}}, RenderOptions{}); err == nil {
+		t.Error("injection before a user message that does not exist was accepted")
+	}
+	h.Layout.Style = "html"
+	if _, err := Render(h, Conversation{}, RenderOptions{}); err == nil {
+		t.Error("an invalid harness rendered")
+	}
+}
+
+func TestFormatList(t *testing.T) {
+	items := []string{"Quote the price", "不要猜测", "Be brief!"}
+	cases := map[ListFormat]string{
+		ListBullets:  "- Quote the price\n- 不要猜测\n- Be brief!",
+		ListNumbered: "1. Quote the price\n2. 不要猜测\n3. Be brief!",
+		ListProse:    "Quote the price. 不要猜测。Be brief!",
+	}
+	for f, want := range cases {
+		if got := FormatList(items, f); got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestSkillContentAndRetryMessage(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.Skill("chitchat")
+	if got, want := SkillContent(s), "Thank the viewer by name in one short sentence. Invite them to look at the featured item."; got != want {
+		t.Errorf("SkillContent = %q, want %q", got, want)
+	}
+	if got := h.RetryMessage("price is wrong."); !strings.Contains(got, "rejected your last reply: price is wrong. Answer again") {
+		t.Errorf("RetryMessage = %q", got)
+	}
+	var empty Harness
+	if got := empty.RetryMessage("x"); got != strings.ReplaceAll(DefaultRetryFeedback, "{feedback}", "x") {
+		t.Errorf("default RetryMessage = %q", got)
+	}
+}
+
+func TestSkillMarkdownRoundTrip(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range h.Skills {
+		back, err := ParseSkillMarkdown(FormatSkillMarkdown(s))
+		if err != nil {
+			t.Fatalf("%s: %v", s.ID, err)
+		}
+		if s.Format == ListProse {
+			back.Format = ListProse // prose is written as a list to keep rules apart
+		}
+		if s.Format == "" && back.Format == ListBullets {
+			back.Format = ""
+		}
+		a, _ := json.Marshal(s)
+		b, _ := json.Marshal(back)
+		if string(a) != string(b) {
+			t.Errorf("%s: round trip\n got %s\nwant %s", s.ID, b, a)
+		}
+	}
+	for _, bad := range []string{"no front matter", "---\nname: x\n", "---\ndescription: no name\n---\n", "---\nname: x\nbogus: 1\n---\n", "---\nname: x\n---\n- rule\n\ntext after the list\n"} {
+		if _, err := ParseSkillMarkdown([]byte(bad)); err == nil {
+			t.Errorf("ParseSkillMarkdown(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestHookDecisionValidate(t *testing.T) {
+	good := []HookDecision{
+		{Action: ActionAllow},
+		{Action: ActionDeny, Reason: "spam"},
+		{Action: ActionRewrite, Text: "shorter"},
+		{Action: ActionRewrite, Arguments: json.RawMessage(`{"q":"x"}`)},
+		{Action: ActionInject, Context: "VIP viewer"},
+		{Action: ActionRetry, Feedback: "too long"},
+	}
+	for _, d := range good {
+		if err := d.Validate(); err != nil {
+			t.Errorf("%+v: %v", d, err)
+		}
+	}
+	bad := []HookDecision{
+		{Action: "block"},
+		{Action: ActionDeny},
+		{Action: ActionRewrite},
+		{Action: ActionRewrite, Arguments: json.RawMessage(`{`)},
+		{Action: ActionInject},
+		{Action: ActionRetry},
+	}
+	for _, d := range bad {
+		if err := d.Validate(); err == nil {
+			t.Errorf("%+v: accepted", d)
+		}
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := h.Version()
+	c := h.Clone()
+	c.Skills[0].Rules[0].Text = "changed"
+	c.Skills[1].Metadata["author"] = "changed"
+	c.Tools[0].Parameters[0] = ' '
+	c.Hooks[1].Config[0] = ' '
+	c.Layout.Sections[1].Items[0] = "changed"
+	if h.Version() != v {
+		t.Error("changing the clone changed the original")
+	}
+}
