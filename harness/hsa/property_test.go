@@ -1,0 +1,112 @@
+package hsa
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestTaskPreservation is the property HSA rests on: for random harnesses
+// and random gold calls valid under them, every family with many seeds
+// gives a valid harness, maps every gold call to a call that validates
+// against the new schema, inverts it back to the same call, never
+// changes its input, and is reproducible from its seed.
+func TestTaskPreservation(t *testing.T) {
+	harnesses, seeds := 24, 4
+	if testing.Short() {
+		harnesses, seeds = 8, 2
+	}
+	applied := map[string]int{}
+	for hi := range harnesses {
+		rng := newRand(int64(hi))
+		h := genHarness(t, rng)
+		gold := genCalls(t, rng, h)
+		base, err := schemas(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range gold {
+			if err := checkCall(base, c); err != nil {
+				t.Fatalf("harness %d: generated gold is invalid under the base harness: %v", hi, err)
+			}
+		}
+		before, err := harness.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Gold: gold}
+		for _, f := range Families() {
+			for s := range seeds {
+				seed := int64(hi*1000 + s)
+				nh, m, err := f.Apply(h, seed, opts)
+				if errors.Is(err, ErrNotApplicable) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("harness %d, %s seed %d: %v", hi, f.Name, seed, err)
+				}
+				applied[f.Name]++
+				checkVariant(t, f.Name, seed, base, nh, m, gold)
+				after, _ := harness.Marshal(h)
+				if string(after) != string(before) {
+					t.Fatalf("harness %d, %s seed %d: the input harness was modified", hi, f.Name, seed)
+				}
+				again, m2, err := f.Apply(h, seed, opts)
+				if err != nil {
+					t.Fatalf("%s seed %d: second run: %v", f.Name, seed, err)
+				}
+				a, _ := harness.Marshal(nh)
+				b, _ := harness.Marshal(again)
+				if string(a) != string(b) || !reflect.DeepEqual(m, m2) {
+					t.Fatalf("%s seed %d: not reproducible", f.Name, seed)
+				}
+			}
+		}
+		for _, pool := range []Pool{PoolTrain, PoolHeldOut} {
+			nh, rec, err := Augment(h, pool, int64(hi), 3, opts)
+			if err != nil {
+				t.Fatalf("harness %d: augment %s: %v", hi, pool, err)
+			}
+			checkVariant(t, "augment/"+string(pool), int64(hi), base, nh, rec.Mapping(), gold)
+		}
+	}
+	for _, f := range Families() {
+		if applied[f.Name] == 0 {
+			t.Errorf("family %s never applied to a generated harness", f.Name)
+		}
+	}
+}
+
+func checkVariant(t *testing.T, name string, seed int64, old map[string]*jsonschema.Schema, nh *harness.Harness, m Mapping, gold []Call) {
+	t.Helper()
+	if err := harness.Validate(nh); err != nil {
+		t.Fatalf("%s seed %d: invalid variant: %v", name, seed, err)
+	}
+	compiled, err := schemas(nh)
+	if err != nil {
+		t.Fatalf("%s seed %d: %v", name, seed, err)
+	}
+	for _, c := range gold {
+		mc, err := m.Map(c)
+		if err != nil {
+			t.Fatalf("%s seed %d: map %v: %v", name, seed, c, err)
+		}
+		if err := checkCall(compiled, mc); err != nil {
+			tool, _ := nh.Tool(mc.Name)
+			t.Fatalf("%s seed %d: mapped gold does not validate: %v\nschema %s\nsteps %+v", name, seed, err, tool.Parameters, m.Steps)
+		}
+		back, err := m.Inverse(mc)
+		if err != nil {
+			t.Fatalf("%s seed %d: inverse of %v: %v", name, seed, mc, err)
+		}
+		if !SameCall(back, c) {
+			t.Fatalf("%s seed %d: Inverse(Map(c)) = %v, want %v", name, seed, back, c)
+		}
+		if err := checkCall(old, back); err != nil {
+			t.Fatalf("%s seed %d: inverse does not validate under the old harness: %v", name, seed, err)
+		}
+	}
+}
