@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of call failure. A *CallError wraps exactly one of them, so callers
+// test with errors.Is.
+var (
+	ErrTimeout        = errors.New("deadline exceeded")
+	ErrCanceled       = errors.New("call canceled")
+	ErrTrap           = errors.New("plugin trapped")
+	ErrOutOfMemory    = errors.New("plugin ran out of memory")
+	ErrPermission     = errors.New("permission denied")
+	ErrOutputTooLarge = errors.New("output too large")
+	ErrInputTooLarge  = errors.New("input too large")
+	ErrBadPointer     = errors.New("bad pointer")
+	ErrHostMemory     = errors.New("host memory limit")
+	ErrQuota          = errors.New("key-value quota exceeded")
+	ErrGuest          = errors.New("plugin returned an error")
+	ErrNoExport       = errors.New("no such export")
+	ErrClosed         = errors.New("plugin closed")
+	ErrHostEnv        = errors.New("host environment failed")
+)
+
+// CallError is the error of one failed plugin call.
+type CallError struct {
+	// Plugin is "name@version"; Export the function called.
+	Plugin, Export string
+	// Kind is one of the Err* values of this package.
+	Kind error
+	// Detail is what happened, in words: the guest's error message, the
+	// trap, or the tail of what the guest printed to stderr.
+	Detail string
+	// Discarded reports that the instance was thrown away and replaced.
+	Discarded bool
+}
+
+// Error implements error.
+func (e *CallError) Error() string {
+	if e.Detail == "" {
+		return fmt.Sprintf("plugin %s: %s: %v", e.Plugin, e.Export, e.Kind)
+	}
+	return fmt.Sprintf("plugin %s: %s: %v: %s", e.Plugin, e.Export, e.Kind, e.Detail)
+}
+
+// Unwrap returns the kind, for errors.Is.
+func (e *CallError) Unwrap() error { return e.Kind }

@@ -1,0 +1,519 @@
+// Package engine runs Extism-ABI WebAssembly modules on wazero with the
+// LiveHAT sandbox: a runtime per plugin version (its own memory limit),
+// a shared compilation cache, a bounded pool of pre-initialised instances
+// with cached export handles, per-call deadlines that close the module,
+// and discard-and-replace after any trap.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Env is the runtime's side of the host functions for one call: the
+// stream the call serves. A nil Env is allowed; host functions then fail.
+type Env interface {
+	CatalogLookup(ctx context.Context, query []byte) ([]byte, error)
+	KVGet(ctx context.Context, scope, key string) ([]byte, bool, error)
+	KVSet(ctx context.Context, scope, key string, value []byte) error
+	KVDelete(ctx context.Context, scope, key string) error
+	KVUsage(ctx context.Context, scope string) (int, error)
+	Log(ctx context.Context, level slog.Level, scope, msg string)
+	Now() time.Time
+}
+
+// Grants are the permissions a plugin holds.
+type Grants struct {
+	Catalog, KV, Log, Clock bool
+}
+
+// Config describes how to run one module. Every field is required unless
+// said otherwise; the plugins package fills it from the manifest.
+type Config struct {
+	// Label names the plugin in errors: "name@version".
+	Label string
+	// Scope is the key-value scope of the plugin.
+	Scope            string
+	MemoryLimitPages uint32
+	Timeout          time.Duration
+	MaxInputBytes    int
+	MaxOutputBytes   int
+	// HostMemoryBytes bounds the Extism kernel memory of one call.
+	HostMemoryBytes int
+	// Instances bounds the instances alive at once; Prewarm are made at
+	// load so that no call pays for instantiation.
+	Instances, Prewarm int
+	KVQuota            int
+	Grants             Grants
+	// Config is served to the guest by config_get.
+	Config map[string]string
+	// Cache is the shared compilation cache; nil compiles without one.
+	Cache wazero.CompilationCache
+	// RecycleBytes retires an instance whose linear memory grew past it
+	// (standard-Go guests grow and never shrink); 0 never recycles.
+	RecycleBytes uint32
+	// TrustedNoCloseOnDone turns off close-on-context-done. Only for
+	// benchmarks that measure its cost: without it an infinite loop
+	// freezes the host process at its next garbage collection.
+	TrustedNoCloseOnDone bool
+}
+
+// Stats counts what happened to a module's instances.
+type Stats struct {
+	Calls, Failures, Instantiations, Discards, Recycles uint64
+	// Idle is the number of instances waiting in the pool.
+	Idle int
+}
+
+// Module is a compiled plugin with its instance pool. It is safe for
+// concurrent use; every call runs on an instance of its own.
+type Module struct {
+	cfg      Config
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	exports  []string
+
+	idle  chan *instance
+	slots chan struct{}
+	done  chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+
+	calls, failures, insts, discards, recycles atomic.Uint64
+}
+
+// instantiateTimeout bounds a guest's start function (_initialize), which
+// runs before any per-call deadline applies.
+const instantiateTimeout = 10 * time.Second
+
+// Compile compiles wasm, checks its imports and exports, and prewarms
+// its pool.
+func Compile(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
+	if cfg.Instances < 1 {
+		return nil, fmt.Errorf("engine: %s: instances must be at least 1", cfg.Label)
+	}
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(!cfg.TrustedNoCloseOnDone).
+		WithCoreFeatures(api.CoreFeaturesV2)
+	if cfg.Cache != nil {
+		rc = rc.WithCompilationCache(cfg.Cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	m := &Module{cfg: cfg, rt: rt,
+		idle:  make(chan *instance, cfg.Instances),
+		slots: make(chan struct{}, cfg.Instances),
+		done:  make(chan struct{}),
+	}
+	fail := func(err error) (*Module, error) {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("engine: %s: %w", cfg.Label, err)
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return fail(fmt.Errorf("wasi: %w", err))
+	}
+	if err := instantiateHostModules(ctx, rt); err != nil {
+		return fail(err)
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return fail(fmt.Errorf("compile: %w", err))
+	}
+	m.compiled = compiled
+	if err := checkImports(compiled); err != nil {
+		return fail(err)
+	}
+	for name, def := range compiled.ExportedFunctions() {
+		if isCallable(def) {
+			m.exports = append(m.exports, name)
+		}
+	}
+	for i := 0; i < min(cfg.Prewarm, cfg.Instances); i++ {
+		m.slots <- struct{}{}
+		inst, err := m.instantiate(ctx)
+		if err != nil {
+			m.Close(ctx)
+			return nil, fmt.Errorf("engine: %s: %w", cfg.Label, err)
+		}
+		m.idle <- inst
+	}
+	return m, nil
+}
+
+// isCallable reports whether an export has the Extism shape () -> i32.
+func isCallable(def api.FunctionDefinition) bool {
+	r := def.ResultTypes()
+	return len(def.ParamTypes()) == 0 && len(r) == 1 && r[0] == api.ValueTypeI32
+}
+
+// checkImports refuses modules that import anything this host does not
+// provide, with an error that names the import (wazero's own says less).
+func checkImports(c wazero.CompiledModule) error {
+	if len(c.ImportedMemories()) > 0 {
+		return errors.New("module imports a memory; plugins must define their own")
+	}
+	for _, f := range c.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch mod {
+		case wasi_snapshot_preview1.ModuleName:
+		case envModule, userModule:
+			if !providedImport(mod, name) {
+				return fmt.Errorf("module imports %s.%s, which this host does not provide", mod, name)
+			}
+		default:
+			return fmt.Errorf("module imports from %q, which this host does not provide (want %s, %s or %s)",
+				mod, envModule, userModule, wasi_snapshot_preview1.ModuleName)
+		}
+	}
+	return nil
+}
+
+// Exports returns the names of the exports with the Extism shape.
+func (m *Module) Exports() []string { return append([]string(nil), m.exports...) }
+
+// HasExport reports whether name is an export with the Extism shape.
+func (m *Module) HasExport(name string) bool {
+	for _, e := range m.exports {
+		if e == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats returns the module's counters.
+func (m *Module) Stats() Stats {
+	return Stats{Calls: m.calls.Load(), Failures: m.failures.Load(), Instantiations: m.insts.Load(),
+		Discards: m.discards.Load(), Recycles: m.recycles.Load(), Idle: len(m.idle)}
+}
+
+// Call runs export with input on a pooled instance and returns a copy of
+// its output. env serves the host functions for this call.
+func (m *Module) Call(ctx context.Context, env Env, export string, input []byte) ([]byte, error) {
+	m.calls.Add(1)
+	if len(input) > m.cfg.MaxInputBytes {
+		m.failures.Add(1)
+		return nil, m.errorf(export, ErrInputTooLarge, "%d bytes, limit %d", len(input), m.cfg.MaxInputBytes)
+	}
+	inst, err := m.acquire(ctx)
+	if err != nil {
+		m.failures.Add(1)
+		return nil, &CallError{Plugin: m.cfg.Label, Export: export, Kind: kindOfCtx(err), Detail: err.Error()}
+	}
+	fn := inst.fns[export]
+	if fn == nil {
+		m.release(inst)
+		m.failures.Add(1)
+		return nil, m.errorf(export, ErrNoExport, "the module has no export %q of type () -> i32", export)
+	}
+	out, cerr := inst.call(ctx, env, fn, export, input)
+	if cerr != nil {
+		m.failures.Add(1)
+		if cerr.Discarded {
+			m.discard(inst)
+		} else {
+			m.release(inst)
+		}
+		return nil, cerr
+	}
+	if m.cfg.RecycleBytes > 0 && inst.mod.Memory() != nil && inst.mod.Memory().Size() > m.cfg.RecycleBytes {
+		m.recycles.Add(1)
+		m.discard(inst)
+	} else {
+		m.release(inst)
+	}
+	return out, nil
+}
+
+func kindOfCtx(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ErrTimeout
+	}
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return ErrCanceled
+}
+
+func (m *Module) errorf(export string, kind error, format string, args ...any) *CallError {
+	return &CallError{Plugin: m.cfg.Label, Export: export, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// acquire takes an idle instance, or makes one while the pool has room,
+// or waits for one to come back.
+func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-m.idle:
+		return inst, nil
+	default:
+	}
+	select {
+	case inst := <-m.idle:
+		return inst, nil
+	case m.slots <- struct{}{}:
+		inst, err := m.instantiate(ctx)
+		if err != nil {
+			<-m.slots
+			return nil, err
+		}
+		return inst, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a free instance: %w", ctx.Err())
+	case <-m.done:
+		return nil, ErrClosed
+	}
+}
+
+func (m *Module) release(inst *instance) {
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		inst.close()
+		<-m.slots
+		return
+	}
+	m.idle <- inst
+}
+
+// discard closes inst and makes its replacement in the background, so
+// the failed call returns at once and the pool keeps its size.
+func (m *Module) discard(inst *instance) {
+	m.discards.Add(1)
+	inst.close()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		<-m.slots
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		fresh, err := m.instantiate(context.Background())
+		if err != nil {
+			<-m.slots
+			return
+		}
+		m.release(fresh)
+	}()
+}
+
+// Close stops the pool and releases the runtime. Calls in flight fail.
+func (m *Module) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.done)
+	m.mu.Unlock()
+	m.wg.Wait()
+	for {
+		select {
+		case inst := <-m.idle:
+			inst.close()
+			<-m.slots
+			continue
+		default:
+		}
+		break
+	}
+	return m.rt.Close(ctx)
+}
+
+// instance is one instantiated module with its kernel memory. It serves
+// one call at a time.
+type instance struct {
+	m      *Module
+	mod    api.Module
+	fns    map[string]api.Function
+	kern   kernel
+	stack  [1]uint64
+	stderr tailWriter
+
+	env   Env
+	fault *CallError
+	logs  int
+}
+
+func (m *Module) instantiate(ctx context.Context) (*instance, error) {
+	inst := &instance{m: m, kern: newKernel(m.cfg.HostMemoryBytes)}
+	inst.stderr.limit = 4096
+	mc := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithStderr(&inst.stderr).
+		WithRandSource(rand.Reader)
+	if m.cfg.Grants.Clock {
+		mc = mc.WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond)).WithSysNanotime()
+	}
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), instantiateTimeout)
+	defer cancel()
+	ictx = &callCtx{Context: ictx, inst: inst}
+	mod, err := m.rt.InstantiateModule(ictx, m.compiled, mc)
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w%s", err, inst.stderr.suffix())
+	}
+	inst.mod = mod
+	inst.fns = make(map[string]api.Function, len(m.exports))
+	for _, name := range m.exports {
+		inst.fns[name] = mod.ExportedFunction(name)
+	}
+	m.insts.Add(1)
+	return inst, nil
+}
+
+func (inst *instance) walltime() (int64, int32) {
+	now := time.Now()
+	if inst.env != nil {
+		now = inst.env.Now()
+	}
+	return now.Unix(), int32(now.Nanosecond())
+}
+
+func (inst *instance) close() {
+	if inst.mod != nil {
+		_ = inst.mod.Close(context.Background())
+	}
+}
+
+// call runs one export. A returned error with Discarded set means the
+// instance must not be used again.
+func (inst *instance) call(ctx context.Context, env Env, fn api.Function, export string, input []byte) ([]byte, *CallError) {
+	m := inst.m
+	if err := inst.kern.reset(input); err != nil {
+		return nil, m.errorf(export, ErrInputTooLarge, "%v", err)
+	}
+	inst.env, inst.fault, inst.logs = env, nil, 0
+	inst.stderr.reset()
+	dctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	// A fresh context per call: wazero's close-on-done watcher may still
+	// read it after the call returned.
+	cctx := &callCtx{Context: dctx, inst: inst}
+	inst.stack[0] = 0
+	err := fn.CallWithStack(cctx, inst.stack[:])
+	cancel()
+	inst.env = nil
+	if err != nil {
+		return nil, inst.classify(ctx, export, err)
+	}
+	k := &inst.kern
+	if status := int32(inst.stack[0]); status != 0 || k.errSet {
+		msg := k.errMsg
+		if msg == "" {
+			msg = fmt.Sprintf("export returned status %d without an error message", status)
+		}
+		return nil, m.errorf(export, ErrGuest, "%s", msg)
+	}
+	if !k.outputSet {
+		return []byte{}, nil
+	}
+	return bytes.Clone(k.output), nil
+}
+
+// classify turns a failed call into a CallError; the instance is always
+// discarded: after a trap wazero may keep a broken module open (an
+// out-of-memory guest answers later calls wrongly), and after a deadline
+// the module is closed.
+func (inst *instance) classify(parent context.Context, export string, err error) *CallError {
+	m := inst.m
+	ce := &CallError{Plugin: m.cfg.Label, Export: export, Discarded: true}
+	var exit *sys.ExitError
+	switch {
+	case inst.fault != nil:
+		ce.Kind, ce.Detail = inst.fault.Kind, inst.fault.Detail
+	case errors.As(err, &exit) && (exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled):
+		switch perr := parent.Err(); {
+		case perr == nil:
+			ce.Kind = ErrTimeout
+			ce.Detail = fmt.Sprintf("the call ran past its %v deadline and was stopped", m.cfg.Timeout)
+		case errors.Is(perr, context.DeadlineExceeded):
+			ce.Kind, ce.Detail = ErrTimeout, "the caller's deadline passed and the call was stopped"
+		default:
+			ce.Kind, ce.Detail = ErrCanceled, "the caller canceled the call"
+		}
+	case strings.Contains(inst.stderr.String(), "out of memory"):
+		ce.Kind = ErrOutOfMemory
+		ce.Detail = fmt.Sprintf("linear memory is capped at %d pages (%d MiB)%s",
+			m.cfg.MemoryLimitPages, m.cfg.MemoryLimitPages/16, inst.stderr.suffix())
+	case errors.As(err, &exit):
+		ce.Kind = ErrTrap
+		ce.Detail = fmt.Sprintf("the guest exited with code %d%s", exit.ExitCode(), inst.stderr.suffix())
+	default:
+		ce.Kind = ErrTrap
+		ce.Detail = firstLine(err.Error()) + inst.stderr.suffix()
+	}
+	return ce
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// callCtx carries the instance to the host functions; host functions
+// find it with a type assertion instead of a context.Value walk.
+type callCtx struct {
+	context.Context
+	inst *instance
+}
+
+type instanceKey struct{}
+
+// Value returns the instance for instanceKey and defers everything else.
+func (c *callCtx) Value(key any) any {
+	if key == (instanceKey{}) {
+		return c.inst
+	}
+	return c.Context.Value(key)
+}
+
+// tailWriter keeps the first limit bytes written to it: a Go guest's
+// panic message comes first, its goroutine dump after.
+type tailWriter struct {
+	buf   []byte
+	limit int
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	if room := w.limit - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) reset()         { w.buf = w.buf[:0] }
+func (w *tailWriter) String() string { return string(w.buf) }
+
+// suffix returns what the guest printed, trimmed to its first lines, as
+// a suffix for an error message.
+func (w *tailWriter) suffix() string {
+	s := strings.TrimSpace(string(w.buf))
+	if s == "" {
+		return ""
+	}
+	lines := strings.SplitN(s, "\n", 4)
+	if len(lines) > 3 {
+		lines = lines[:3]
+	}
+	return "; guest stderr: " + strings.Join(lines, " | ")
+}
