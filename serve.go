@@ -2,9 +2,63 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/livehat/livehat/console"
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
 )
 
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// runServe starts the console on the embedded defaults: the demo stream's
+// harness, plus any harness files named with --harness.
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return nil
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", ":8080", "listen address")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	var extra stringList
+	fs.Var(&extra, "harness", "harness `file` to serve besides the demo (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return &harness.UsageError{Msg: fmt.Sprintf("--log-level %q: want debug, info, warn or error", *level)}
+	}
+	log := newLogger(stderr, lvl)
+
+	demo, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		return fmt.Errorf("embedded demo harness: %w", err)
+	}
+	hs := []*harness.Harness{demo}
+	for _, path := range extra {
+		h, err := harness.Load(path)
+		if err != nil {
+			return err
+		}
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		log.Info("harness loaded", "name", h.Name, "version", h.ShortVersion())
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	return console.New(console.Config{Logger: log, Harnesses: hs}).Serve(ctx, ln)
 }

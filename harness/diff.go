@@ -46,7 +46,7 @@ func show(v any) string {
 // things (skills, tools, hooks, sections, schema properties) are matched by
 // name, so a reorder reads as "moved" and an edit as a change of one field.
 func Diff(a, b *Harness) []Change {
-	var changes []Change
+	changes := []Change{}
 	diffValue(toTree(a), toTree(b), "", &changes)
 	return changes
 }
