@@ -17,7 +17,11 @@ const heapThreshold = 96
 // bpeModel holds the merge rules of a byte-level BPE model.
 type bpeModel struct {
 	// merges maps a pair of token ids (left<<32 | right) to rank<<32 | merged id.
-	merges map[uint64]uint64
+	merges mergeTable
+	// bytePairs is merges for pairs of ids below 256 (the byte tokens in every
+	// byte-level vocabulary we know of), indexed directly: the first round of
+	// lookups of every word hits this small table.
+	bytePairs []uint64
 	// initial is the symbol sequence each input byte starts as: normally the id
 	// of the byte's character; byte-fallback ids, the unknown token, or nothing
 	// (dropped, as Hugging Face does without an unknown token) otherwise.
@@ -31,10 +35,63 @@ type bpeModel struct {
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
 func (m *bpeModel) lookup(a, b int32) uint64 {
-	if v, ok := m.merges[pairKey(a, b)]; ok {
-		return v
+	if uint32(a)|uint32(b) < 256 {
+		return m.bytePairs[a<<8|b]
 	}
-	return noMerge
+	return m.merges.get(pairKey(a, b))
+}
+
+// mergeTable is an open-addressing hash table from pair keys to packed merge
+// values, with linear probing; it is about twice as fast as a Go map here
+// because a probe touches one 16-byte slot.
+type mergeTable struct {
+	slots []mergeSlot
+	shift uint
+}
+
+type mergeSlot struct{ key, val uint64 }
+
+// emptyKey marks a free slot; no pair of non-negative int32 ids produces it.
+const emptyKey = math.MaxUint64
+
+func newMergeTable(n int) mergeTable {
+	size, bits := 8, uint(3)
+	for size < 2*n {
+		size, bits = size*2, bits+1
+	}
+	slots := make([]mergeSlot, size)
+	for i := range slots {
+		slots[i].key = emptyKey
+	}
+	return mergeTable{slots: slots, shift: 64 - bits}
+}
+
+func (mt *mergeTable) index(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> mt.shift }
+
+func (mt *mergeTable) get(key uint64) uint64 {
+	mask := uint64(len(mt.slots) - 1)
+	for i := mt.index(key); ; i = (i + 1) & mask {
+		s := &mt.slots[i]
+		if s.key == key {
+			return s.val
+		}
+		if s.key == emptyKey {
+			return noMerge
+		}
+	}
+}
+
+// set inserts or overwrites key (a later duplicate merge replaces an earlier
+// one, as in Hugging Face).
+func (mt *mergeTable) set(key, val uint64) {
+	mask := uint64(len(mt.slots) - 1)
+	for i := mt.index(key); ; i = (i + 1) & mask {
+		s := &mt.slots[i]
+		if s.key == key || s.key == emptyKey {
+			s.key, s.val = key, val
+			return
+		}
+	}
 }
 
 // bpeScratch is per-call working memory, pooled to keep Encode allocation-free.
@@ -82,6 +139,13 @@ func (m *bpeModel) mergeWord(s *bpeScratch, word string) []int32 {
 	if len(ids) >= heapThreshold {
 		return m.mergeHeap(s, ids)
 	}
+	return m.mergeArray(s, ids)
+}
+
+// mergeArray merges short words: it keeps the packed merge value of every
+// adjacent pair in an array and rescans it for the lowest rank, leftmost
+// first, after each merge.
+func (m *bpeModel) mergeArray(s *bpeScratch, ids []int32) []int32 {
 	ranks := s.ranks[:0]
 	for i := 0; i+1 < len(ids); i++ {
 		ranks = append(ranks, m.lookup(ids[i], ids[i+1]))

@@ -453,7 +453,11 @@ func (t *Tokenizer) buildModel() error {
 			m.initial[b] = []int32{m.unkID}
 		}
 	}
-	m.merges = make(map[uint64]uint64, len(t.merges))
+	m.merges = newMergeTable(len(t.merges))
+	m.bytePairs = make([]uint64, 256*256)
+	for i := range m.bytePairs {
+		m.bytePairs[i] = noMerge
+	}
 	for rank, mg := range t.merges {
 		a, okA := t.vocab[mg[0]]
 		b, okB := t.vocab[mg[1]]
@@ -466,7 +470,11 @@ func (t *Tokenizer) buildModel() error {
 		case !okAB:
 			return fmt.Errorf("model.merges[%d]: the merged token %q is not in model.vocab", rank, mg[0]+mg[1])
 		}
-		m.merges[pairKey(int32(a), int32(b))] = uint64(rank)<<32 | uint64(uint32(ab))
+		v := uint64(rank)<<32 | uint64(uint32(ab))
+		m.merges.set(pairKey(int32(a), int32(b)), v)
+		if a < 256 && b < 256 {
+			m.bytePairs[a<<8|b] = v
+		}
 	}
 	return nil
 }

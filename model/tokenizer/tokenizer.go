@@ -211,7 +211,7 @@ func (t *Tokenizer) encodeWord(ids []int, word string, s *bpeScratch) []int {
 			return append(ids, id)
 		}
 	}
-	cacheable := len(word) <= maxCachedWord
+	cacheable := t.cache != nil && len(word) <= maxCachedWord
 	if cacheable {
 		if v, ok := t.cache.get(word); ok {
 			for _, id := range v {
