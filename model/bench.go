@@ -1,0 +1,159 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BenchModelMain is `livehat bench model`: it measures prefill and decode
+// tokens/s at the requested batch sizes, and the time to first token for a
+// question after a long shared prefix with and without the prefix cache.
+//
+//	livehat bench model [--random qwen2.5-0.5b | --checkpoint DIR] [--dtype f32|bf16|q8]
+//	    [--batch 1,8] [--prompt 128] [--gen 32] [--prefix 1000] [--question 16] [--threads N]
+func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench model", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	random := fs.String("random", "", "benchmark random weights of a preset shape ("+strings.Join(PresetNames(), ", ")+")")
+	checkpoint := fs.String("checkpoint", "", "benchmark a Hugging Face checkpoint directory")
+	dtype := fs.String("dtype", "bf16", "weight storage: f32, bf16 or q8")
+	batches := fs.String("batch", "1,8", "comma-separated batch sizes")
+	prompt := fs.Int("prompt", 128, "prompt tokens per sequence")
+	gen := fs.Int("gen", 32, "decode steps")
+	prefix := fs.Int("prefix", 1000, "shared prefix tokens for the time-to-first-token test (0 skips it)")
+	question := fs.Int("question", 16, "question tokens after the shared prefix")
+	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench model: unexpected arguments %q", fs.Args())
+	}
+	if (*random == "") == (*checkpoint == "") {
+		if *random == "" && *checkpoint == "" {
+			*random = "qwen2.5-0.5b"
+		} else {
+			return errors.New("bench model: give either --random or --checkpoint, not both")
+		}
+	}
+	dt, err := ParseDType(*dtype)
+	if err != nil {
+		return err
+	}
+	var sizes []int
+	for _, s := range strings.Split(*batches, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("bench model: bad batch size %q", s)
+		}
+		sizes = append(sizes, n)
+	}
+	if *prompt <= 0 || *gen <= 0 || *prefix < 0 || *question <= 0 {
+		return errors.New("bench model: --prompt, --gen and --question must be positive, --prefix not negative")
+	}
+
+	cpu := NewCPU(*threads)
+	defer cpu.Close()
+	opts := Options{DType: dt, Backend: cpu}
+	start := time.Now()
+	var m *Model
+	source := ""
+	if *checkpoint != "" {
+		m, err = Load(*checkpoint, opts)
+		source = *checkpoint
+	} else {
+		var cfg Config
+		if cfg, err = Preset(*random); err == nil {
+			m, err = NewRandom(cfg, 1, opts)
+		}
+		source = "random " + *random
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "model: %s, %s weights, %.1f M parameters, %.0f MiB; %d threads, GOMAXPROCS %d; built in %.1fs\n",
+		source, dt, float64(m.NumParams())/1e6, float64(m.WeightBytes())/(1<<20), cpu.Threads(), runtime.GOMAXPROCS(0), time.Since(start).Seconds())
+	need := max(*prompt+*gen, *prefix+*question)
+	if need > m.MaxContext() {
+		return fmt.Errorf("bench model: %d tokens exceed the model's context of %d", need, m.MaxContext())
+	}
+	rng := rand.New(rand.NewPCG(42, 0))
+	tokens := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = rng.IntN(m.Config.VocabSize)
+		}
+		return out
+	}
+
+	fmt.Fprintf(stdout, "%-6s %-8s %12s %12s\n", "batch", "phase", "tokens", "tokens/s")
+	for _, b := range sizes {
+		seqs := make([]*Sequence, b)
+		prompts := make([][]int, b)
+		for i := range seqs {
+			seqs[i] = m.NewSequence()
+			prompts[i] = tokens(*prompt)
+		}
+		t0 := time.Now()
+		last, err := m.Step(ctx, seqs, prompts)
+		if err != nil {
+			return err
+		}
+		el := time.Since(t0)
+		fmt.Fprintf(stdout, "%-6d %-8s %12d %12.1f\n", b, "prefill", b**prompt, float64(b**prompt)/el.Seconds())
+		next := make([]int, b)
+		t0 = time.Now()
+		for range *gen {
+			for i := range next {
+				next[i] = argmax(last[i])
+			}
+			if last, err = m.Batch(ctx, seqs, next); err != nil {
+				return err
+			}
+		}
+		el = time.Since(t0)
+		fmt.Fprintf(stdout, "%-6d %-8s %12d %12.1f\n", b, "decode", b**gen, float64(b**gen)/el.Seconds())
+	}
+
+	if *prefix > 0 {
+		shared := tokens(*prefix)
+		ask := func() []int { return append(slices.Clone(shared), tokens(*question)...) }
+		t0 := time.Now()
+		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), nil); err != nil {
+			return err
+		}
+		uncached := time.Since(t0)
+		cache := NewPrefixCache(m, 4<<30)
+		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), cache); err != nil {
+			return err
+		}
+		t0 = time.Now()
+		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), cache); err != nil {
+			return err
+		}
+		cached := time.Since(t0)
+		fmt.Fprintf(stdout, "time to first token, %d-token question after a %d-token prefix: uncached %.3fs, cached %.3fs (%.1f× faster)\n",
+			*question, *prefix, uncached.Seconds(), cached.Seconds(), uncached.Seconds()/cached.Seconds())
+	}
+	return nil
+}
+
+// argmax returns the index of the largest logit (greedy decoding).
+func argmax(v []float32) int {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
