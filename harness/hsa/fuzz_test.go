@@ -14,7 +14,7 @@ import (
 // reference parameters, zh and en text, hooks and custom conventions.
 func fuzzHarness() *harness.Harness {
 	return &harness.Harness{
-		Name:   "fuzz",
+		Name: "fuzz",
 		Layout: harness.Layout{Style: harness.StyleMarkdown, Sections: []harness.Section{
 			{Kind: harness.SectionPersona, Title: "人设", Text: "你是直播间主播小美。"},
 			{Kind: harness.SectionRules, Title: "Rules", Items: []string{"Do not promise delivery dates.", "回复不超过80字。"}},
