@@ -154,6 +154,11 @@ func genHarness(t testing.TB, rng *rand.Rand) *harness.Harness {
 		h.Tools = append(h.Tools, harness.Tool{Name: name, Description: pick() + " Uses `" + name + "`.",
 			Parameters: raw, Plugin: "shop", Export: "tool_" + fmt.Sprint(len(h.Tools))})
 	}
+	if rng.IntN(3) == 0 {
+		// A required object parameter, which tool-wrap-flatten can lift.
+		h.Tools = append(h.Tools, harness.Tool{Name: "set_filter", Description: "Filter the catalog.", Plugin: "shop", Export: "filter",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"filter":{"type":"object","properties":{"brand":{"type":"string"},"max_price":{"type":"number"}},"required":["brand"],"additionalProperties":false},"page":{"type":"integer"}},"required":["filter"]}`)})
+	}
 	if rng.IntN(2) == 0 {
 		cfg, _ := json.Marshal(map[string]any{"tools": []string{h.Tools[0].Name}, "max": 3})
 		h.Hooks = append(h.Hooks, harness.Hook{Name: "compliance", Event: harness.EventAfterResponse, Plugin: "guard", Export: "check", Config: cfg})
