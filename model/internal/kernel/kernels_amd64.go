@@ -24,6 +24,15 @@ func rows4BF16AVX2(k int, w *uint16, ldw int, x *float32, ldx int, nb int, out *
 func rows4Q8AVX2(k int, w *int8, ldw int, x *float32, ldx int, nb int, out *[8]float32, scales *float32, lds int)
 
 //go:noescape
+func rows2x4F32AVX2(k int, w *float32, ldw int, x *float32, ldx int, out *[8]float32)
+
+//go:noescape
+func rows2x4BF16AVX2(k int, w *uint16, ldw int, x *float32, ldx int, out *[8]float32)
+
+//go:noescape
+func rows2x4Q8AVX2(k int, w *int8, ldw int, x *float32, ldx int, out *[8]float32, scales *float32, lds int)
+
+//go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
 // hasAVX2FMA is set once at start-up and never changed.
@@ -88,10 +97,10 @@ func rowsTail[W any](k8, k int, w []W, ldw int, x []float32, ldx, nb int, out *[
 	}
 }
 
-// checkRows4 panics unless w holds 4 rows and x holds nb rows of k values,
+// checkRows panics unless w holds nw rows and x holds nx rows of k values,
 // since the assembly reads them unchecked.
-func checkRows4(k, lenW, ldw, lenX, ldx, nb int) {
-	if lenW < 3*ldw+k || lenX < (nb-1)*ldx+k {
+func checkRows(nw, nx, k, lenW, ldw, lenX, ldx int) {
+	if lenW < (nw-1)*ldw+k || lenX < (nx-1)*ldx+k {
 		panic("kernel: internal error: mat-vec block out of range")
 	}
 }
@@ -102,7 +111,7 @@ func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]flo
 		rows4F32Go(k, w, ldw, x, ldx, nb, out)
 		return
 	}
-	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	checkRows(4, nb, k, len(w), ldw, len(x), ldx)
 	rows4F32AVX2(k8, &w[0], ldw, &x[0], ldx, nb, out)
 	if k8 < k {
 		rowsTail(k8, k, w, ldw, x, ldx, nb, out, func(v float32) float32 { return v })
@@ -115,7 +124,7 @@ func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]flo
 		rows4BF16Go(k, w, ldw, x, ldx, nb, out)
 		return
 	}
-	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	checkRows(4, nb, k, len(w), ldw, len(x), ldx)
 	rows4BF16AVX2(k8, &w[0], ldw, &x[0], ldx, nb, out)
 	if k8 < k {
 		rowsTail(k8, k, w, ldw, x, ldx, nb, out, bf16)
@@ -129,13 +138,73 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 		rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
 		return
 	}
-	checkRows4(k, len(w), ldw, len(x), ldx, nb)
+	checkRows(4, nb, k, len(w), ldw, len(x), ldx)
 	_ = scales[3*lds+nblk-1]
 	rows4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, nb, out, &scales[0], lds)
 	if k32 < k {
 		for b := range nb {
 			for r := range 4 {
 				out[b*4+r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[b*ldx+k32:])
+			}
+		}
+	}
+}
+
+// rows2x4Tail adds the columns [k0, k) that the assembly left to out.
+func rows2x4Tail[W any](k0, k int, w []W, ldw int, x []float32, ldx int, out *[8]float32, widen func(W) float32) {
+	for b := range 4 {
+		xb := x[b*ldx : b*ldx+k]
+		for r := range 2 {
+			wr := w[r*ldw : r*ldw+k]
+			var s float32
+			for i := k0; i < k; i++ {
+				s += widen(wr[i]) * xb[i]
+			}
+			out[b*2+r] += s
+		}
+	}
+}
+
+func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
+	k8 := k &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		rows2x4F32Go(k, w, ldw, x, ldx, out)
+		return
+	}
+	checkRows(2, 4, k, len(w), ldw, len(x), ldx)
+	rows2x4F32AVX2(k8, &w[0], ldw, &x[0], ldx, out)
+	if k8 < k {
+		rows2x4Tail(k8, k, w, ldw, x, ldx, out, func(v float32) float32 { return v })
+	}
+}
+
+func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
+	k8 := k &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		rows2x4BF16Go(k, w, ldw, x, ldx, out)
+		return
+	}
+	checkRows(2, 4, k, len(w), ldw, len(x), ldx)
+	rows2x4BF16AVX2(k8, &w[0], ldw, &x[0], ldx, out)
+	if k8 < k {
+		rows2x4Tail(k8, k, w, ldw, x, ldx, out, bf16)
+	}
+}
+
+func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
+	nblk := k / Q8Block
+	k32 := nblk * Q8Block
+	if !hasAVX2FMA || nblk == 0 {
+		rows2x4Q8Go(k, w, ldw, scales, lds, x, ldx, out)
+		return
+	}
+	checkRows(2, 4, k, len(w), ldw, len(x), ldx)
+	_ = scales[lds+nblk-1]
+	rows2x4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, out, &scales[0], lds)
+	if k32 < k {
+		for b := range 4 {
+			for r := range 2 {
+				out[b*2+r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[b*ldx+k32:])
 			}
 		}
 	}

@@ -116,3 +116,38 @@ func rows4Q8Go(k int, w []int8, ldw int, scales []float32, lds int, x []float32,
 		}
 	}
 }
+
+// rows2x4F32Go sets out[b*2+r] = Σ_{i<k} w[r*ldw+i]·x[b*ldx+i], r < 2, b < 4.
+func rows2x4F32Go(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
+	for b := range 4 {
+		for r := range 2 {
+			out[b*2+r] = dotGo(w[r*ldw:r*ldw+k], x[b*ldx:b*ldx+k])
+		}
+	}
+}
+
+// rows2x4BF16Go is rows2x4F32Go for bf16 weights.
+func rows2x4BF16Go(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
+	var wide [linearKC]float32
+	for r := range 2 {
+		for i0 := 0; i0 < k; i0 += linearKC {
+			n := min(linearKC, k-i0)
+			BF16ToF32(wide[:n], w[r*ldw+i0:r*ldw+i0+n])
+			for b := range 4 {
+				if i0 == 0 {
+					out[b*2+r] = 0
+				}
+				out[b*2+r] += dotGo(wide[:n], x[b*ldx+i0:b*ldx+i0+n])
+			}
+		}
+	}
+}
+
+// rows2x4Q8Go is rows2x4F32Go for Q8 weights.
+func rows2x4Q8Go(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
+	for b := range 4 {
+		for r := range 2 {
+			out[b*2+r] = dotQ8Go(k, w[r*ldw:], scales[r*lds:], x[b*ldx:b*ldx+k])
+		}
+	}
+}

@@ -24,3 +24,15 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 
 // Accelerated reports whether the assembly kernels are in use.
 func Accelerated() bool { return false }
+
+func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
+	rows2x4F32Go(k, w, ldw, x, ldx, out)
+}
+
+func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
+	rows2x4BF16Go(k, w, ldw, x, ldx, out)
+}
+
+func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
+	rows2x4Q8Go(k, w, ldw, scales, lds, x, ldx, out)
+}

@@ -84,6 +84,9 @@ type weightRows interface {
 	// dot4 sets out[b*4+r] = Σ_{i<kb} W[r0+r, p0+i]·x[b*ldx+i] for r < 4
 	// and b < nb, nb being 1 or 2.
 	dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32)
+	// dot2x4 sets out[b*2+r] = Σ_{i<kb} W[r0+r, p0+i]·x[b*ldx+i] for
+	// r < 2 and b < 4.
+	dot2x4(r0, p0, kb int, x []float32, ldx int, out *[8]float32)
 	// dot1 returns Σ_{i<kb} W[r, p0+i]·x[i].
 	dot1(r, p0, kb int, x []float32) float32
 }
@@ -116,7 +119,20 @@ func linearRows(src weightRows, y []float32, ldy, r0, r1, cols int, x []float32,
 		clear(acc[:batch*4])
 		for p0 := 0; p0 < cols; p0 += kc {
 			kb := min(kc, cols-p0)
-			for b := 0; b < batch; b += 2 {
+			// Groups of four batch rows take two rows of W at a time,
+			// so each weight is loaded once per four sequences; the
+			// remaining one to three batch rows take four rows of W.
+			b := 0
+			for ; b+4 <= batch; b += 4 {
+				for rr := 0; rr < 4; rr += 2 {
+					src.dot2x4(r+rr, p0, kb, x[b*ldx+p0:], ldx, &out)
+					for bb := range 4 {
+						acc[(b+bb)*4+rr] += out[bb*2]
+						acc[(b+bb)*4+rr+1] += out[bb*2+1]
+					}
+				}
+			}
+			for ; b < batch; b += 2 {
 				nb := min(2, batch-b)
 				src.dot4(r, p0, kb, x[b*ldx+p0:], ldx, nb, &out)
 				for i := range nb * 4 {
@@ -159,6 +175,10 @@ func (s rowsF32) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32)
 	rows4F32(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, nb, out)
 }
 
+func (s rowsF32) dot2x4(r0, p0, kb int, x []float32, ldx int, out *[8]float32) {
+	rows2x4F32(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, out)
+}
+
 func (s rowsF32) dot1(r, p0, kb int, x []float32) float32 {
 	return Dot(s.w[r*s.ldw+p0:][:kb], x[:kb])
 }
@@ -175,6 +195,10 @@ type rowsBF16 struct {
 
 func (s rowsBF16) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
 	rows4BF16(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, nb, out)
+}
+
+func (s rowsBF16) dot2x4(r0, p0, kb int, x []float32, ldx int, out *[8]float32) {
+	rows2x4BF16(kb, s.w[r0*s.ldw+p0:], s.ldw, x, ldx, out)
 }
 
 func (s rowsBF16) dot1(r, p0, kb int, x []float32) float32 {
@@ -210,6 +234,11 @@ type rowsQ8 struct {
 func (s rowsQ8) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
 	bpr := s.q.BlocksPerRow()
 	rows4Q8(kb, s.q.Data[r0*s.q.Cols+p0:], s.q.Cols, s.q.Scales[r0*bpr+p0/Q8Block:], bpr, x, ldx, nb, out)
+}
+
+func (s rowsQ8) dot2x4(r0, p0, kb int, x []float32, ldx int, out *[8]float32) {
+	bpr := s.q.BlocksPerRow()
+	rows2x4Q8(kb, s.q.Data[r0*s.q.Cols+p0:], s.q.Cols, s.q.Scales[r0*bpr+p0/Q8Block:], bpr, x, ldx, out)
 }
 
 func (s rowsQ8) dot1(r, p0, kb int, x []float32) float32 {
