@@ -1,0 +1,97 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
+	cases := []Decision{Allow(), Deny("spam"), Rewrite("新的文本"), RewriteArguments([]byte(`{"id":"p1"}`)),
+		Inject("viewer is new"), Retry("price is ¥99, not ¥89")}
+	for _, d := range cases {
+		if err := d.Validate(); err != nil {
+			t.Fatalf("%+v: %v", d, err)
+		}
+		b := d.AppendJSON(nil)
+		// The host decodes with encoding/json into harness.HookDecision,
+		// whose JSON names are these.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		for k := range m {
+			switch k {
+			case "action", "reason", "text", "arguments", "context", "feedback":
+			default:
+				t.Fatalf("%s: unknown field %q", b, k)
+			}
+		}
+		back, err := DecodeDecision(b)
+		if err != nil || !reflect.DeepEqual(back, d) {
+			t.Fatalf("round trip %s: %+v, %v", b, back, err)
+		}
+	}
+	for _, bad := range []Decision{{}, {Action: "maybe"}, Deny(""), {Action: ActionRewrite}, RewriteArguments([]byte("{")), Inject(""), Retry("")} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}
+
+func TestHookInputRoundTrip(t *testing.T) {
+	in := &HookInput{Event: EventBeforeTool, Stream: "s1", Session: "x", Viewer: &Viewer{ID: "v1", Name: "小明", Orders: 2},
+		Text: "多少钱?", Tool: &ToolCall{Name: "lookup", Arguments: []byte(`{"id":"p1"}`), Result: []byte(`[1]`)},
+		ReplyChars: 120, Config: []byte(`{"max":3}`)}
+	b := in.AppendJSON(nil)
+	if !json.Valid(b) {
+		t.Fatalf("invalid JSON %s", b)
+	}
+	back, err := DecodeHookInput(b)
+	if err != nil || !reflect.DeepEqual(back, in) {
+		t.Fatalf("round trip %s: %+v, %v", b, back, err)
+	}
+}
+
+func TestDecodeCatalogResult(t *testing.T) {
+	b := []byte(`{"stream":"s","currency":"CNY","products":[{"id":"p1","name":"面霜","aliases":["cream"],"price":199,"list_price":299,"stock":3,"attributes":{"size":"50ml"},"extra":[1]}],
+	"coupons":[{"id":"c1","name":"新人券","amount":20,"min_spend":100,"products":["p1"],"new_viewers_only":true,"remaining":5,"ends":"2026-01-01T00:00:00Z"}],
+	"promotions":[{"id":"x","title":"秒杀","price":99,"starts":"2026-01-01T00:00:00Z","ends":"2026-01-01T01:00:00Z"}]}`)
+	r, err := DecodeCatalogResult(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Products[0]
+	if p.Name != "面霜" || p.Price != 199 || p.Stock != 3 || p.Attributes["size"] != "50ml" || p.Aliases[0] != "cream" {
+		t.Fatalf("product %+v", p)
+	}
+	c := r.Coupons[0]
+	if !c.NewViewersOnly || c.Amount != 20 || !c.Ends.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("coupon %+v", c)
+	}
+	if r.Promotions[0].Ends.Sub(r.Promotions[0].Starts) != time.Hour {
+		t.Fatalf("promotion %+v", r.Promotions[0])
+	}
+}
+
+// FuzzDecodeHookInput: any bytes decode or fail cleanly, and what
+// decodes re-encodes to an equal input.
+func FuzzDecodeHookInput(f *testing.F) {
+	f.Add([]byte(`{"event":"viewer_message","viewer":{"id":"v"},"text":"hi","tool":null,"config":{"a":[1]}}`))
+	f.Add([]byte(`{"tool":{"name":"x","arguments":{}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, err := DecodeHookInput(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeHookInput(in.AppendJSON(nil))
+		if err != nil {
+			t.Fatalf("re-decoding %s: %v", in.AppendJSON(nil), err)
+		}
+		if !bytes.Equal(again.AppendJSON(nil), in.AppendJSON(nil)) {
+			t.Fatalf("unstable: %s vs %s", again.AppendJSON(nil), in.AppendJSON(nil))
+		}
+	})
+}
