@@ -22,7 +22,7 @@ func TestDiff(t *testing.T) {
 	got := FormatDiff(Diff(a, b))
 	for _, want := range []string{
 		`~ tools[coupon_check].description: "Check which coupon applies to an item and return the amount and the price after the coupon." → "Check the coupon."`,
-		"~ skills[price_answer]: moved from position 1 to 6",
+		"~ skills[price_answer]: moved from position 1 to 7",
 		`- hooks[speech_length]: {"name":"speech_length","event":"after_response"`,
 		"~ pipeline.reply_chars.value: 120 → 90",
 		`+ layout.sections[rules].items[4]: "Be kind."`,

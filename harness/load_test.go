@@ -17,7 +17,7 @@ func TestLoadDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", demoPath, err)
 	}
-	if got, want := len(h.Skills), 6; got != want {
+	if got, want := len(h.Skills), 7; got != want {
 		t.Errorf("skills = %d, want %d", got, want)
 	}
 	size, ok := h.Skill("size_advice")

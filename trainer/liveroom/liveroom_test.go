@@ -1,0 +1,202 @@
+package liveroom
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
+)
+
+func demoHarness(t testing.TB) *harness.Harness {
+	t.Helper()
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestGeneratorsAreDeterministic(t *testing.T) {
+	a, b := NewRoom(42, RoomConfig{}), NewRoom(42, RoomConfig{})
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different rooms")
+	}
+	if reflect.DeepEqual(a, NewRoom(43, RoomConfig{})) {
+		t.Fatal("different seeds, same room")
+	}
+	qa := a.Questions(7, 50, QuestionConfig{TypoRate: 0.3})
+	qb := b.Questions(7, 50, QuestionConfig{TypoRate: 0.3})
+	if !reflect.DeepEqual(qa, qb) {
+		t.Fatal("same seed, different questions")
+	}
+	if n := len(a.Items); n < 3 || n > 6 {
+		t.Errorf("room has %d items, want 3–6", n)
+	}
+	ids := map[string]bool{}
+	for _, it := range a.Items {
+		if ids[it.ID] {
+			t.Errorf("duplicate item id %s", it.ID)
+		}
+		ids[it.ID] = true
+		if got, ok := a.Resolve(it.NameZH); !ok || got.ID != it.ID {
+			t.Errorf("Resolve(%q) = %v, %v", it.NameZH, got.ID, ok)
+		}
+	}
+}
+
+// TestExpertIsPerfect runs the expert on every question type in many rooms
+// under the canonical harness and under variants from both HSA pools: the
+// grader must give it full marks, so any deduction is a grader or expert bug.
+func TestExpertIsPerfect(t *testing.T) {
+	base := demoHarness(t)
+	for seed := uint64(1); seed <= 20; seed++ {
+		room := NewRoom(seed, RoomConfig{})
+		for _, q := range room.Questions(seed, 40, QuestionConfig{TypoRate: 0.2}) {
+			h, mapping := base, (*hsa.Mapping)(nil)
+			if seed%3 != 0 {
+				pool := hsa.PoolTrain
+				if seed%3 == 2 {
+					pool = hsa.PoolHeldOut
+				}
+				v, rec, err := hsa.Augment(base, pool, int64(seed)*1000+int64(len(q.ID)), 3, hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)})
+				if err != nil && !errors.Is(err, hsa.ErrNotApplicable) {
+					t.Fatalf("augment: %v", err)
+				}
+				if err == nil {
+					m := rec.Mapping()
+					h, mapping = v, &m
+				}
+			}
+			msgs, err := room.Expert(h, mapping, q)
+			if err != nil {
+				t.Fatalf("%s %s: %v", q.ID, q.Type, err)
+			}
+			g := room.GradeTranscript(q, msgs, GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+			if g.Score != 1 || g.ToolRationality != 1 || g.SkillSelection != 1 {
+				t.Errorf("%s (%s, %s) %q: expert graded %+v\nreply: %s", q.ID, q.Type, q.Lang, q.Text, g, lastReply(msgs))
+			}
+		}
+	}
+}
+
+func lastReply(msgs []harness.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == harness.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// TestRandomPolicyScoresNearZero proves the grader can fail: a policy
+// that calls a random tool on a random item and says a random price gets
+// almost nothing.
+func TestRandomPolicyScoresNearZero(t *testing.T) {
+	total, n := 0.0, 0
+	rng := rand.New(rand.NewPCG(1, 2))
+	tools := []string{ToolProductLookup, ToolCheckStock, ToolCouponCheck, ToolShippingPolicy, ToolSendLink}
+	for seed := uint64(1); seed <= 10; seed++ {
+		room := NewRoom(seed, RoomConfig{})
+		for _, q := range room.Questions(seed, 30, QuestionConfig{Types: []QuestionType{QPrice, QCoupon, QSize, QSpecs, QStock, QShipping, QCompare, QEligibility, QInjection}}) {
+			it := room.Items[rng.IntN(len(room.Items))]
+			args, _ := json.Marshal(map[string]any{"item_id": it.ID})
+			msgs := []harness.Message{
+				{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{Name: tools[rng.IntN(len(tools))], Arguments: args}}},
+				{Role: harness.RoleTool, Content: "{}"},
+				{Role: harness.RoleAssistant, Content: []string{"It is 42 yuan.", "有货", "Sold out, sorry.", "建议M码", "Ships in 9 days."}[rng.IntN(5)]},
+			}
+			total += room.GradeTranscript(q, msgs, GradeOptions{}).Score
+			n++
+		}
+	}
+	if mean := total / float64(n); mean > 0.1 {
+		t.Errorf("random policy mean score %.3f, want near 0", mean)
+	}
+}
+
+// TestGradeHandWritten pins the grader on transcripts with known grades,
+// including the tricky ones.
+func TestGradeHandWritten(t *testing.T) {
+	room := NewRoom(5, RoomConfig{})
+	it := room.Items[0]
+	price := Yuan(it.Price())
+	q := Question{Type: QPrice, Lang: LangEN, Text: "How much is " + it.NameEN + "?", Gold: Gold{
+		Skill: SkillPrice, Calls: []hsa.Call{loadSkill(SkillPrice), lookup(it.NameEN)},
+		MustState: []Fact{money("price", it.Price())}, Money: []int64{it.Price(), it.ListPrice},
+	}}
+	call := func(name string, args map[string]any) harness.Message {
+		raw, _ := json.Marshal(args)
+		return harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{Name: name, Arguments: raw}}}
+	}
+	good := []harness.Message{
+		call(ToolLoadSkill, map[string]any{"skill_id": SkillPrice}),
+		{Role: harness.RoleTool, Content: "rules"},
+		call(ToolProductLookup, map[string]any{"query": strings.ToUpper(it.ID)}), // by id, another case: same item
+		{Role: harness.RoleTool, Content: "{}"},
+	}
+	reply := func(text string) []harness.Message {
+		return append(append([]harness.Message(nil), good...), harness.Message{Role: harness.RoleAssistant, Content: text})
+	}
+	cases := []struct {
+		name     string
+		msgs     []harness.Message
+		score    float64
+		acc      float64
+		tools    float64
+		skill    float64
+		deducted string
+	}{
+		{"correct", reply("Only " + price + " yuan today."), 1, 1, 1, 1, ""},
+		{"price without currency word still counts", reply("Now " + price + "!"), 1, 1, 1, 1, ""},
+		{"wrong price is an invented amount", reply("It is 1.5 yuan."), 0, 0, 1, 1, "names an amount the tools did not give"},
+		{"banned claim", reply("Cheapest ever, " + price + " yuan, 全网最低!"), 0, 0, 1, 1, "banned absolute claim"},
+		{"no reply", good, 0, 1, 1, 1, "no reply"},
+		{"too long for speech", reply(price + " yuan. " + strings.Repeat("Really great. ", 20)), 0.5, 1, 1, 1, "over the 100"},
+		{"no skill, no lookup", []harness.Message{{Role: harness.RoleAssistant, Content: price + " yuan"}}, 0, 0, 0, 0, "states prices without looking them up"},
+		{"needless extra call", append(reply(price+" yuan"), call(ToolSendLink, map[string]any{"item_id": it.ID})), 1, 1, 2.0 / 3, 1, "needless call send_link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := room.GradeTranscript(q, c.msgs, GradeOptions{ReplyChars: 100})
+			if g.Score != c.score || g.Accuracy != c.acc || g.ToolRationality != c.tools || g.SkillSelection != c.skill {
+				t.Errorf("grade %+v, want score %v accuracy %v tools %v skill %v", g, c.score, c.acc, c.tools, c.skill)
+			}
+			if c.deducted != "" && !strings.Contains(strings.Join(g.Deductions, "; "), c.deducted) {
+				t.Errorf("deductions %q lack %q", g.Deductions, c.deducted)
+			}
+		})
+	}
+}
+
+func TestToolsRejectBadArguments(t *testing.T) {
+	room := NewRoom(3, RoomConfig{})
+	it := room.Items[0]
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{ToolCheckStock, map[string]any{}, `missing argument "item_id"`},
+		{ToolCheckStock, map[string]any{"item_id": 7.0}, "must be a string"},
+		{ToolCheckStock, map[string]any{"item_id": "nope"}, `no item with id "nope"`},
+		{ToolCheckStock, map[string]any{"item_id": it.ID, "variant": "XXXL"}, "has no variant"},
+		{ToolCouponCheck, map[string]any{"item_id": it.ID, "quantity": 0.5}, "quantity must be an integer"},
+		{"delete_all", map[string]any{}, "unknown tool"},
+	} {
+		_, err := room.CallTool(c.name, c.args)
+		var te *ToolError
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s(%v) = %v, want a ToolError with %q", c.name, c.args, err, c.want)
+		}
+	}
+	raw, err := room.CallTool(ToolProductLookup, map[string]any{"query": "no such thing"})
+	if err != nil || !strings.Contains(string(raw), `"found":false`) {
+		t.Errorf("lookup of an unknown item = %s, %v", raw, err)
+	}
+}
