@@ -66,7 +66,7 @@ type frame struct {
 	// due with the range the next one must fall in, and how much of
 	// </tool_call> the string's raw text ends with.
 	esc, hex, u8need, u8lo, u8hi, tag uint8
-	node                         int32
+	node                              int32
 	// Literals: the candidate texts lits[lo:hi] agree on their first pos bytes.
 	lits, lo, hi, pos int32
 	count             int32  // array items, string characters or number bytes
