@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -161,29 +163,45 @@ func NewRandom(cfg Config, seed uint64, opts Options) (*Model, error) {
 	if m.DType == "" {
 		m.DType = F32
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x11fe))
-	for _, t := range m.tensors() {
-		if !t.matrix {
-			v := make([]float32, t.rows)
-			mean, std := float32(0), 0.02
-			if isNorm(t.name) {
-				mean, std = 1, 0.1
+	// Each tensor draws from its own stream, so tensors can be generated in
+	// parallel and the weights do not depend on the scheduling.
+	ts := m.tensors()
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, t := range ts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			if !t.matrix {
+				v := make([]float32, t.rows)
+				mean, std := float32(0), 0.02
+				if isNorm(t.name) {
+					mean, std = 1, 0.1
+				}
+				for i := range v {
+					v[i] = mean + float32(rng.NormFloat64()*std)
+				}
+				*t.dst.(*[]float32) = v
+				return
 			}
+			v := make([]float32, t.rows*t.cols)
 			for i := range v {
-				v[i] = mean + float32(rng.NormFloat64()*std)
+				v[i] = float32(rng.NormFloat64() * 0.02)
 			}
-			*t.dst.(*[]float32) = v
-			continue
-		}
-		v := make([]float32, t.rows*t.cols)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64() * 0.02)
-		}
-		w, err := newWeight(m.DType, v, t.rows, t.cols)
-		if err != nil {
-			return nil, fmt.Errorf("model: %s: %w", t.name, err)
-		}
-		*t.dst.(**Weight) = w
+			w, err := newWeight(m.DType, v, t.rows, t.cols)
+			if err != nil {
+				errs[i] = fmt.Errorf("model: %s: %w", t.name, err)
+				return
+			}
+			*t.dst.(**Weight) = w
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	m.finish(opts)
 	return m, nil
