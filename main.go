@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/livehat/livehat/model/tokenizer"
 )
 
 // command is one livehat subcommand. Each implementation lives in the
@@ -31,8 +33,11 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":   {"start the console server (default)", runServe},
-		"harness": {"validate, render, diff and augment harness files", runHarness},
+		"serve":     {"start the console server (default)", runServe},
+		"harness":   {"validate, render, diff and augment harness files", runHarness},
+		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
+		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
+		"bench":     {"measure the model core (bench model)", runBench},
 	}
 }
 

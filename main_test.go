@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
 )
 
 func TestRunExitCodes(t *testing.T) {
@@ -30,6 +34,30 @@ func TestRunExitCodes(t *testing.T) {
 		}
 		if all := out.String() + errOut.String(); !strings.Contains(all, c.output) {
 			t.Errorf("%v: output lacks %q:\n%s", c.args, c.output, all)
+		}
+	}
+}
+
+// TestAugmentEveryFamily runs `livehat harness augment` for every HSA
+// family on the demo harness, as an operator would from the shell.
+func TestAugmentEveryFamily(t *testing.T) {
+	for _, f := range hsa.Families() {
+		var out, errOut bytes.Buffer
+		args := []string{"harness", "augment", "examples/harness/demo.json", "--family", f.Name, "--seed", "11"}
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Errorf("%s: exit %d: %s", f.Name, code, errOut.String())
+			continue
+		}
+		var doc struct {
+			Harness json.RawMessage `json:"harness"`
+			Mapping json.RawMessage `json:"mapping"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Harness) == 0 {
+			t.Errorf("%s: output is not {harness, mapping}: %v", f.Name, err)
+			continue
+		}
+		if _, err := harness.Parse(doc.Harness, harness.FormatJSON); err != nil {
+			t.Errorf("%s: variant does not load: %v", f.Name, err)
 		}
 	}
 }
