@@ -195,6 +195,9 @@ func joinSentence(zh bool, a, b string) string {
 // reply. A skipped-skill correction goes before the turn's first
 // load-skill call instead. The input is not modified.
 func ApplyCorrection(h *harness.Harness, transcript []harness.Message, c Correction) ([]harness.Message, error) {
+	if h.Pipeline.Retries.Value < 1 {
+		return nil, fmt.Errorf("apply correction: the harness allows no retries (pipeline.retries is %d)", h.Pipeline.Retries.Value)
+	}
 	final := -1
 	for i := len(transcript) - 1; i >= 0; i-- {
 		if m := transcript[i]; m.Role == harness.RoleAssistant && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "" {

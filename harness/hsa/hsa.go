@@ -238,29 +238,48 @@ func Augment(h *harness.Harness, pool Pool, seed int64, n int, opts Options) (*h
 		return nil, Record{}, fmt.Errorf("augment: the input harness is invalid: %w", err)
 	}
 	rng := newRand(seed)
+	perm := rng.Perm(len(fams))
+	seeds := make([]int64, len(perm))
+	for i := range seeds {
+		seeds[i] = rng.Int64()
+	}
 	rec := Record{Seed: seed}
 	cur := h
-	for _, i := range rng.Perm(len(fams)) {
-		if len(rec.Transforms) == n {
-			break
-		}
-		f := fams[i]
-		fseed := rng.Int64()
+	apply := func(k int) error {
+		f, fseed := fams[perm[k]], seeds[k]
 		next, m, err := f.Apply(cur, fseed, opts)
 		if errors.Is(err, ErrNotApplicable) {
-			continue
+			return nil
 		}
 		if err != nil {
-			return nil, Record{}, fmt.Errorf("augment: family %s: %w", f.Name, err)
+			return fmt.Errorf("augment: family %s (seed %d): %w", f.Name, fseed, err)
 		}
 		if err := harness.Validate(next); err != nil {
-			return nil, Record{}, fmt.Errorf("augment: family %s (seed %d) produced an invalid harness: %w", f.Name, fseed, err)
+			return fmt.Errorf("augment: family %s (seed %d) produced an invalid harness: %w", f.Name, fseed, err)
 		}
 		if opts, err = opts.through(m); err != nil {
-			return nil, Record{}, fmt.Errorf("augment: family %s (seed %d) cannot carry the gold: %w", f.Name, fseed, err)
+			return fmt.Errorf("augment: family %s (seed %d) cannot carry the gold: %w", f.Name, fseed, err)
 		}
 		rec.Transforms = append(rec.Transforms, Transform{Family: f.Name, Pool: f.Pool, Seed: fseed, Mapping: m})
 		cur = next
+		return nil
+	}
+	// A planned correction must see the final retry budget and feedback
+	// wording, so it is applied after the other drawn families.
+	var deferred []int
+	for k := 0; k < len(perm) && len(rec.Transforms)+len(deferred) < n; k++ {
+		if fams[perm[k]].Name == "correction" {
+			deferred = append(deferred, k)
+			continue
+		}
+		if err := apply(k); err != nil {
+			return nil, Record{}, err
+		}
+	}
+	for _, k := range deferred {
+		if err := apply(k); err != nil {
+			return nil, Record{}, err
+		}
 	}
 	if len(rec.Transforms) == 0 {
 		return nil, Record{}, fmt.Errorf("augment: no family of pool %s: %w", pool, ErrNotApplicable)

@@ -110,3 +110,57 @@ func checkVariant(t *testing.T, name string, seed int64, old map[string]*jsonsch
 		}
 	}
 }
+
+func TestAugmentComposes(t *testing.T) {
+	h := fuzzHarness()
+	train, err := PoolFamilies(PoolTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range int64(20) {
+		_, rec, err := Augment(h, PoolTrain, seed, len(train), Options{Gold: fuzzGold()})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(rec.Transforms) < len(train)-5 { // masking can leave reorders nothing to do
+			t.Errorf("seed %d: only %d of %d families applied: %+v", seed, len(rec.Transforms), len(train), families(rec))
+		}
+		for i, tr := range rec.Transforms {
+			if tr.Family == "correction" && i != len(rec.Transforms)-1 {
+				t.Errorf("seed %d: correction applied at %d, before other families", seed, i)
+			}
+		}
+	}
+	if _, _, err := Augment(h, PoolTrain, 1, 0, Options{}); err == nil {
+		t.Error("n = 0: want an error")
+	}
+	if _, _, err := Augment(h, "nope", 1, 1, Options{}); err == nil {
+		t.Error("unknown pool: want an error")
+	}
+	bad := h.Clone()
+	bad.Tools[0].Parameters = []byte(`{"type":"object","properties":{"a":{"type":"nonsense"}}}`)
+	if _, _, err := Augment(bad, PoolTrain, 1, 1, Options{}); err == nil {
+		t.Error("invalid input harness: want an error")
+	}
+	gone := Options{Gold: []Call{{Name: "open_skill", Arguments: map[string]any{"skill_id": "price_reply"}}}}
+	for seed := range int64(30) {
+		nh, _, err := skillMask(h, seed, gone)
+		if errors.Is(err, ErrNotApplicable) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := nh.Skill("price_reply"); !ok {
+			t.Fatalf("seed %d: skill-mask dropped the protected skill", seed)
+		}
+	}
+}
+
+func families(r Record) []string {
+	var out []string
+	for _, t := range r.Transforms {
+		out = append(out, t.Family)
+	}
+	return out
+}

@@ -203,7 +203,9 @@ func flattenable(root *object, param string) bool {
 		return false
 	}
 	for _, k := range propertyNames(child) {
-		if k != param && props.has(k) {
+		// A lifted property named like its parent would make the inverse
+		// ambiguous, so it blocks flattening like any other clash.
+		if props.has(k) {
 			return false
 		}
 	}

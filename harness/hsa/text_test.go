@@ -183,6 +183,11 @@ func TestApplyCorrection(t *testing.T) {
 	if _, err := ApplyCorrection(h, transcript[:2], Correction{Flaw: FlawTooLong}); err == nil {
 		t.Error("no final reply: want an error")
 	}
+	noRetry := h.Clone()
+	noRetry.Pipeline.Retries.Value = 0
+	if _, err := ApplyCorrection(noRetry, transcript, Correction{Flaw: FlawTooLong}); err == nil {
+		t.Error("no retry budget: want an error")
+	}
 	if _, err := ApplyCorrection(h, transcript, Correction{Flaw: "bogus"}); err == nil {
 		t.Error("unknown flaw: want an error")
 	}
