@@ -83,7 +83,7 @@ func TestSgemm(t *testing.T) {
 	}
 	// Shapes that cross every blocking boundary and the thread split, all
 	// four transposes, and the small-m path (transB, m ≤ smallM).
-	for _, s := range [][3]int{{300, 4100, 20}, {150, 33, 600}, {1, 3000, 70}, {16, 100, 300}, {17, 100, 300}, {7, 9, 1100}} {
+	for _, s := range [][3]int{{300, 4100, 20}, {150, 33, 600}, {1, 3000, 70}, {16, 100, 300}, {64, 100, 300}, {65, 100, 300}, {7, 9, 1100}} {
 		for tr := range 4 {
 			checkSgemm(t, pool, rng, tr&1 == 1, tr&2 == 2, s[0], s[1], s[2], 0.75, -0.5, 5)
 		}
@@ -209,7 +209,7 @@ func TestMatMul(t *testing.T) {
 	for _, s := range shapes {
 		rows, cols := s[0], s[1]
 		for _, lc := range linearCases(rng, rows, cols) {
-			for _, batch := range []int{1, 2, 3, 4, 8, 16, 17, 40} {
+			for _, batch := range []int{1, 2, 3, 4, 7, 8, 16, 37, 64, 65} {
 				x := randSlice(rng, batch*cols)
 				y := make([]float32, batch*rows)
 				for i := range y {

@@ -15,10 +15,11 @@ const (
 	gemmKC = 256
 	gemmNC = 4080
 
-	// smallM is the largest m for which Sgemm with transB uses the
-	// streaming mat-vec kernels instead of packing: the weight is read
-	// once, straight from memory, which is what decode needs.
-	smallM = 16
+	// smallM is the largest m for which Sgemm with transB (and MatMul)
+	// uses the streaming multi-row kernels instead of packing: the weight
+	// is read once, straight from memory, which is what decode needs, and
+	// up to here that beats packing B for only a few rows of A.
+	smallM = 64
 
 	// minParallelFlops is the least work (2·m·n·k) worth waking the pool for.
 	minParallelFlops = 1 << 21
