@@ -40,7 +40,7 @@ type fileJSON struct {
 	PreTokenizer  json.RawMessage  `json:"pre_tokenizer"`
 	PostProcessor json.RawMessage  `json:"post_processor"`
 	Decoder       json.RawMessage  `json:"decoder"`
-	Model         json.RawMessage  `json:"model"`
+	Model         *modelJSON       `json:"model"`
 }
 
 type addedTokenJSON struct {
@@ -56,8 +56,45 @@ type addedTokenJSON struct {
 type modelJSON struct {
 	Type *string `json:"type"`
 	modelOptions
-	Vocab  map[string]int  `json:"vocab"`
-	Merges json.RawMessage `json:"merges"`
+	Vocab  map[string]int `json:"vocab"`
+	Merges *mergeList     `json:"merges"`
+}
+
+// mergeList decodes both layouts of model.merges: ["a b", …] (older files)
+// and [["a", "b"], …].
+type mergeList [][2]string
+
+func (ml *mergeList) UnmarshalJSON(data []byte) error {
+	body := bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimSpace(data), []byte("[")), " \t\r\n")
+	if len(body) > 0 && body[0] == '"' {
+		var lines []string
+		if err := json.Unmarshal(data, &lines); err != nil {
+			return err
+		}
+		out := make(mergeList, 0, len(lines))
+		for i, s := range lines {
+			parts := strings.Split(s, " ")
+			if len(parts) != 2 {
+				return fmt.Errorf("model.merges[%d]: %q is not two tokens separated by one space", i, s)
+			}
+			out = append(out, [2]string{parts[0], parts[1]})
+		}
+		*ml = out
+		return nil
+	}
+	var pairs [][]string
+	if err := json.Unmarshal(data, &pairs); err != nil {
+		return fmt.Errorf("model.merges: want [\"a b\", …] or [[\"a\", \"b\"], …]: %w", err)
+	}
+	out := make(mergeList, 0, len(pairs))
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return fmt.Errorf("model.merges[%d]: a pair needs 2 tokens, got %d", i, len(p))
+		}
+		out = append(out, [2]string{p[0], p[1]})
+	}
+	*ml = out
+	return nil
 }
 
 type typed struct {
@@ -81,16 +118,12 @@ func Parse(data []byte) (*Tokenizer, error) {
 		}
 		return nil, fmt.Errorf("version is %s, want \"1.0\"", v)
 	}
-	if isNull(f.Model) {
+	if f.Model == nil {
 		return nil, errors.New("model: missing")
 	}
-	var m modelJSON
-	if err := json.Unmarshal(f.Model, &m); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	merges, err := parseMerges(m.Merges)
-	if err != nil {
-		return nil, err
+	m := f.Model
+	if m.Merges == nil {
+		return nil, errors.New("model.merges: missing")
 	}
 	added := make([]AddedToken, 0, len(f.AddedTokens))
 	for i, a := range f.AddedTokens {
@@ -112,7 +145,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if m.Vocab == nil {
 		return nil, errors.New("model.vocab: missing")
 	}
-	return build(m.Vocab, merges, added, sections)
+	return build(m.Vocab, *m.Merges, added, sections)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -128,35 +161,6 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return b.Bytes()
-}
-
-// parseMerges accepts both layouts: ["a b", …] (older files) and [["a","b"], …].
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if isNull(raw) {
-		return nil, errors.New("model.merges: missing")
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("model.merges: %w", err)
-	}
-	out := make([][2]string, 0, len(items))
-	for i, it := range items {
-		var s string
-		if err := json.Unmarshal(it, &s); err == nil {
-			parts := strings.Split(s, " ")
-			if len(parts) != 2 {
-				return nil, fmt.Errorf("model.merges[%d]: %q is not two tokens separated by one space", i, s)
-			}
-			out = append(out, [2]string{parts[0], parts[1]})
-			continue
-		}
-		var pair []string
-		if err := json.Unmarshal(it, &pair); err != nil || len(pair) != 2 {
-			return nil, fmt.Errorf("model.merges[%d]: want \"a b\" or [\"a\", \"b\"], got %.40s", i, it)
-		}
-		out = append(out, [2]string{pair[0], pair[1]})
-	}
-	return out, nil
 }
 
 // build validates the parts of a tokenizer and assembles it.

@@ -1,0 +1,137 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func readJSONL(t *testing.T, path string, fn func(line []byte)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		fn(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkReference(t *testing.T, tok *Tokenizer, name string, r referenceLine) {
+	t.Helper()
+	if got := tok.EncodeWithSpecial(r.Text); !slices.Equal(got, r.IDs) {
+		t.Errorf("%s: %q:\n got  %v\n want %v", name, r.Text, got, r.IDs)
+	} else if dec := tok.Decode(r.IDs); dec != r.Decoded {
+		t.Errorf("%s: Decode = %q, want %q", name, dec, r.Decoded)
+	}
+}
+
+// TestTrainedFixture needs no shared data: Hugging Face's encodings of our
+// trained tokenizer.json.
+func TestTrainedFixture(t *testing.T) {
+	tok, err := Load("testdata/trained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	readJSONL(t, "testdata/trained-reference.jsonl", func(line []byte) {
+		var r referenceLine
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		checkReference(t, tok, "trained", r)
+		n++
+	})
+	if n != 400 {
+		t.Fatalf("%d reference lines, want 400", n)
+	}
+}
+
+func TestTrainReproducesFixture(t *testing.T) {
+	var texts []string
+	for _, r := range readReference(t) {
+		texts = append(texts, r.Text)
+	}
+	tok, err := Train(context.Background(), slices.Values(texts), TrainConfig{VocabSize: 1200, MinFrequency: 2,
+		SpecialTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tok.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/trained/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("training on the reference texts no longer reproduces testdata/trained/tokenizer.json")
+	}
+}
+
+// TestHFVariants runs Hugging Face's encodings of modified Qwen3 files: the
+// GPT-2 and Llama-3 splits and the added-token flags.
+func TestHFVariants(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join(sharedQwen3(t), "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections map[string]json.RawMessage
+	if err := json.Unmarshal(base, &sections); err != nil {
+		t.Fatal(err)
+	}
+	var tok *Tokenizer
+	variant := ""
+	counts := map[string]int{}
+	readJSONL(t, "testdata/hf_variants.jsonl", func(line []byte) {
+		var head map[string]json.RawMessage
+		if err := json.Unmarshal(line, &head); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := head["variant"]; ok {
+			if err := json.Unmarshal(v, &variant); err != nil {
+				t.Fatal(err)
+			}
+			mod := make(map[string]json.RawMessage, len(sections))
+			for k, v := range sections {
+				mod[k] = v
+			}
+			for k, v := range head {
+				if k != "variant" {
+					mod[k] = v
+				}
+			}
+			data, err := json.Marshal(mod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok, err = Parse(data); err != nil {
+				t.Fatalf("variant %s: %v", variant, err)
+			}
+			return
+		}
+		var r referenceLine
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		checkReference(t, tok, variant, r)
+		counts[variant]++
+	})
+	for _, v := range []string{"gpt2", "gpt2p", "llama3", "flags"} {
+		if counts[v] != 250 {
+			t.Errorf("variant %s: %d lines, want 250", v, counts[v])
+		}
+	}
+}
