@@ -392,7 +392,9 @@ func urlEnd(rs []rune, i int) int {
 	return 0
 }
 
-func isMailLocal(r rune) bool  { return r < 0x80 && (isAlnumASCII(r) || r == '-' || r == '_' || r == '.') }
+func isMailLocal(r rune) bool {
+	return r < 0x80 && (isAlnumASCII(r) || r == '-' || r == '_' || r == '.')
+}
 func isMailDomain(r rune) bool { return r < 0x80 && (isAlnumASCII(r) || r == '-' || r == '_') }
 func isAlnumASCII(r rune) bool {
 	return r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z'
