@@ -3,13 +3,14 @@ package model
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
 // benchModel builds a preset with random weights; layers > 0 overrides the
 // depth (a few layers of a real shape keep setup short while the per-layer
 // work is real).
-func benchModel(b *testing.B, preset string, dt DType, layers int) *Model {
+func benchModel(b testing.TB, preset string, dt DType, layers int) *Model {
 	b.Helper()
 	cfg, err := Preset(preset)
 	if err != nil {
@@ -117,4 +118,39 @@ func BenchmarkQwen25Layers(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 	})
+}
+
+func TestBenchModelMain(t *testing.T) {
+	var out, errOut strings.Builder
+	args := []string{"--random", "tiny", "--dtype", "q8", "--batch", "1,3", "--prompt", "8", "--gen", "2", "--prefix", "20", "--question", "4", "--threads", "1"}
+	if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	for _, want := range []string{"q8 weights", "1      prefill", "3      decode", "uncached", "cached"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	dir := t.TempDir()
+	m := benchModel(t, "tiny-qwen3", BF16, 0)
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := BenchModelMain(context.Background(), []string{"--checkpoint", dir, "--batch", "2", "--prompt", "4", "--gen", "1", "--prefix", "0"}, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	bad := [][]string{
+		{"--random", "tiny", "--checkpoint", dir},
+		{"--random", "nope"},
+		{"--random", "tiny", "--dtype", "f8"},
+		{"--random", "tiny", "--batch", "0"},
+		{"--random", "tiny", "--prefix", "600"},
+		{"--random", "tiny", "extra"},
+	}
+	for _, args := range bad {
+		if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err == nil {
+			t.Errorf("BenchModelMain(%q) succeeded", args)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -324,4 +325,35 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestExportMain(t *testing.T) {
+	_, dir := saveModel(t, "tiny", model.BF16)
+	out := filepath.Join(t.TempDir(), "tiny.gguf")
+	var stdout, stderr bytes.Buffer
+	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--type", "q8_0"}, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	f, err := Read(fh, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := f.Tensor("blk.0.ffn_up.weight"); info.Type != Q8_0 {
+		t.Errorf("ffn_up exported as %s, want Q8_0", info.Type)
+	}
+	if !strings.Contains(stdout.String(), "wrote") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	if err := ExportMain(context.Background(), []string{"--checkpoint", dir}, nil, &stdout, &stderr); err == nil {
+		t.Error("missing --out accepted")
+	}
+	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--type", "q4"}, nil, &stdout, &stderr); err == nil {
+		t.Error("unknown --type accepted")
+	}
 }
