@@ -398,3 +398,15 @@ func TestPhysicalCores(t *testing.T) {
 		t.Errorf("coresFromSysfs(missing) = %d, want 0", n)
 	}
 }
+
+// TestBlocking checks the divisibility the driver relies on: packed Q8
+// B blocks start at a scale boundary, and M and N blocks hold whole tiles.
+func TestBlocking(t *testing.T) {
+	if gemmKC%Q8Block != 0 || linearKC%Q8Block != 0 {
+		t.Errorf("gemmKC %d and linearKC %d must be multiples of Q8Block %d", gemmKC, linearKC, Q8Block)
+	}
+	if gemmMC%gemmMR != 0 || gemmNC%gemmNR != 0 {
+		t.Errorf("gemmMC %d / gemmNC %d must be multiples of the %d×%d tile", gemmMC, gemmNC, gemmMR, gemmNR)
+	}
+	t.Logf("assembly kernels in use: %v", Accelerated())
+}

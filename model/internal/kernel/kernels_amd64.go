@@ -33,6 +33,15 @@ func rows2x4BF16AVX2(k int, w *uint16, ldw int, x *float32, ldx int, out *[8]flo
 func rows2x4Q8AVX2(k int, w *int8, ldw int, x *float32, ldx int, out *[8]float32, scales *float32, lds int)
 
 //go:noescape
+func pack8F32AVX2(k int, src *float32, lds int, dst *float32)
+
+//go:noescape
+func pack8BF16AVX2(k int, src *uint16, lds int, dst *float32)
+
+//go:noescape
+func pack8Q8AVX2(k int, src *int8, lds int, dst *float32, scales *float32, ldsc int)
+
+//go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
 // hasAVX2FMA is set once at start-up and never changed.
@@ -114,7 +123,7 @@ func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]flo
 	checkRows(4, nb, k, len(w), ldw, len(x), ldx)
 	rows4F32AVX2(k8, &w[0], ldw, &x[0], ldx, nb, out)
 	if k8 < k {
-		rowsTail(k8, k, w, ldw, x, ldx, nb, out, func(v float32) float32 { return v })
+		rowsTail(k8, k, w, ldw, x, ldx, nb, out, identity)
 	}
 }
 
@@ -174,7 +183,7 @@ func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float
 	checkRows(2, 4, k, len(w), ldw, len(x), ldx)
 	rows2x4F32AVX2(k8, &w[0], ldw, &x[0], ldx, out)
 	if k8 < k {
-		rows2x4Tail(k8, k, w, ldw, x, ldx, out, func(v float32) float32 { return v })
+		rows2x4Tail(k8, k, w, ldw, x, ldx, out, identity)
 	}
 }
 
@@ -208,4 +217,51 @@ func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32,
 			}
 		}
 	}
+}
+
+// checkPanel panics unless w holds gemmNR rows of kb values and dst a full
+// packed panel, since the assembly reads and writes them unchecked.
+func checkPanel(lenDst, lenW, ldw, kb int) {
+	if lenDst < kb*gemmNR || lenW < (gemmNR-1)*ldw+kb {
+		panic("kernel: internal error: packed panel out of range")
+	}
+}
+
+func packPanelF32(dst []float32, w []float32, ldw, kb int) {
+	k8 := kb &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		packPanelGo(dst, w, ldw, 0, kb, identity)
+		return
+	}
+	checkPanel(len(dst), len(w), ldw, kb)
+	pack8F32AVX2(k8, &w[0], ldw, &dst[0])
+	pack8F32AVX2(k8, &w[8*ldw], ldw, &dst[8])
+	packPanelGo(dst, w, ldw, k8, kb, identity)
+}
+
+func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
+	k8 := kb &^ 7
+	if !hasAVX2FMA || k8 == 0 {
+		packPanelGo(dst, w, ldw, 0, kb, bf16)
+		return
+	}
+	checkPanel(len(dst), len(w), ldw, kb)
+	pack8BF16AVX2(k8, &w[0], ldw, &dst[0])
+	pack8BF16AVX2(k8, &w[8*ldw], ldw, &dst[8])
+	packPanelGo(dst, w, ldw, k8, kb, bf16)
+}
+
+func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb int) {
+	k32 := kb &^ (Q8Block - 1)
+	if !hasAVX2FMA || k32 == 0 {
+		packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
+		return
+	}
+	checkPanel(len(dst), len(w), ldw, kb)
+	if len(scales) < (gemmNR-1)*ldsc+k32/Q8Block {
+		panic("kernel: internal error: packed panel scales out of range")
+	}
+	pack8Q8AVX2(k32, &w[0], ldw, &dst[0], &scales[0], ldsc)
+	pack8Q8AVX2(k32, &w[8*ldw], ldw, &dst[8], &scales[8*ldsc], ldsc)
+	packPanelQ8Go(dst, w, ldw, scales, ldsc, k32, kb)
 }

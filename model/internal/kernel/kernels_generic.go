@@ -151,3 +151,29 @@ func rows2x4Q8Go(k int, w []int8, ldw int, scales []float32, lds int, x []float3
 		}
 	}
 }
+
+// packPanelGo writes dst[p*gemmNR+j] = widen(w[j*ldw+p]) for j < gemmNR and
+// p in [p0, kb): a full panel of op(B) = Wᵀ from 16 weight rows, from
+// column p0 on (the assembly packs the columns before p0).
+func packPanelGo[W any](dst []float32, w []W, ldw, p0, kb int, widen func(W) float32) {
+	for j := range gemmNR {
+		src := w[j*ldw : j*ldw+kb]
+		for p := p0; p < kb; p++ {
+			dst[p*gemmNR+j] = widen(src[p])
+		}
+	}
+}
+
+// packPanelQ8Go is packPanelGo for Q8 weights whose scales start at a
+// block boundary (scales[j*ldsc] belongs to column 0 of row j).
+func packPanelQ8Go(dst []float32, w []int8, ldw int, scales []float32, ldsc, p0, kb int) {
+	for j := range gemmNR {
+		src := w[j*ldw : j*ldw+kb]
+		sc := scales[j*ldsc:]
+		for p := p0; p < kb; p++ {
+			dst[p*gemmNR+j] = sc[p/Q8Block] * float32(src[p])
+		}
+	}
+}
+
+func identity(v float32) float32 { return v }

@@ -36,3 +36,15 @@ func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float
 func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
 	rows2x4Q8Go(k, w, ldw, scales, lds, x, ldx, out)
 }
+
+func packPanelF32(dst []float32, w []float32, ldw, kb int) {
+	packPanelGo(dst, w, ldw, 0, kb, identity)
+}
+
+func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
+	packPanelGo(dst, w, ldw, 0, kb, bf16)
+}
+
+func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb int) {
+	packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
+}

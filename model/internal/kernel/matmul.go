@@ -214,12 +214,14 @@ func (s rowsBF16) packB(dst []float32, p0, j0, kb, nb int) {
 	for jr := 0; jr < nb; jr += gemmNR {
 		panel := dst[jr*kb : (jr+gemmNR)*kb]
 		w := min(gemmNR, nb-jr)
-		if w < gemmNR {
-			clear(panel)
+		src := s.w[(j0+jr)*s.ldw+p0:]
+		if w == gemmNR {
+			packPanelBF16(panel, src, s.ldw, kb)
+			continue
 		}
+		clear(panel)
 		for j := range w {
-			src := s.w[(j0+jr+j)*s.ldw+p0:][:kb]
-			for p, v := range src {
+			for p, v := range src[j*s.ldw : j*s.ldw+kb] {
 				panel[p*gemmNR+j] = bf16(v)
 			}
 		}
@@ -251,15 +253,17 @@ func (s rowsQ8) packB(dst []float32, p0, j0, kb, nb int) {
 	for jr := 0; jr < nb; jr += gemmNR {
 		panel := dst[jr*kb : (jr+gemmNR)*kb]
 		w := min(gemmNR, nb-jr)
-		if w < gemmNR {
-			clear(panel)
+		// p0 is a multiple of gemmKC, so blocks start at column 0 here.
+		src := s.q.Data[(j0+jr)*s.q.Cols+p0:]
+		scales := s.q.Scales[(j0+jr)*bpr+p0/Q8Block:]
+		if w == gemmNR {
+			packPanelQ8(panel, src, s.q.Cols, scales, bpr, kb)
+			continue
 		}
+		clear(panel)
 		for j := range w {
-			row := j0 + jr + j
-			src := s.q.Data[row*s.q.Cols+p0:][:kb]
-			scales := s.q.Scales[row*bpr:]
-			for p, v := range src {
-				panel[p*gemmNR+j] = scales[(p0+p)/Q8Block] * float32(v)
+			for p, v := range src[j*s.q.Cols : j*s.q.Cols+kb] {
+				panel[p*gemmNR+j] = scales[j*bpr+p/Q8Block] * float32(v)
 			}
 		}
 	}

@@ -257,13 +257,14 @@ func (pb packerF32) packB(dst []float32, p0, j0, kb, nb int) {
 			}
 			continue
 		}
-		if w < gemmNR {
-			clear(panel)
+		src := pb.b[(j0+jr)*pb.ldb+p0:]
+		if w == gemmNR {
+			packPanelF32(panel, src, pb.ldb, kb)
+			continue
 		}
+		clear(panel)
 		for j := range w {
-			src := pb.b[(j0+jr+j)*pb.ldb+p0:]
-			src = src[:kb]
-			for p, v := range src {
+			for p, v := range src[j*pb.ldb : j*pb.ldb+kb] {
 				panel[p*gemmNR+j] = v
 			}
 		}

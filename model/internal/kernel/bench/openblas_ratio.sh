@@ -31,7 +31,7 @@ for r in $(seq "$rounds"); do
 done | tee "$work/log"
 
 echo "best of $rounds rounds:"
-awk -v cores="$cores" '
+awk '
 /openblas/ { split($0, f, "threads="); split(f[2], g, " "); t = g[1]
              for (i = 1; i <= NF; i++) if ($i == "GFLOP/s") v = $(i-1)
              if (v > ob[t]) ob[t] = v }
