@@ -6,20 +6,31 @@ package kernel
 
 // gemmKernelGo computes the 6×16 tile C = alpha·A·B + beta·C from packed
 // panels (A: k columns of gemmMR, B: k rows of gemmNR). With beta zero, C
-// is not read.
+// is not read. It works in 2×4 sub-tiles whose eight sums stay in
+// registers, since a whole 6×16 tile would spill on every step.
 func gemmKernelGo(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	var acc [gemmMR][gemmNR]float32
 	a = a[:k*gemmMR]
 	b = b[:k*gemmNR]
-	for p := range k {
-		bp := (*[gemmNR]float32)(b[p*gemmNR:])
-		ap := (*[gemmMR]float32)(a[p*gemmMR:])
-		for i := range gemmMR {
-			ai := ap[i]
-			row := &acc[i]
-			for j := range gemmNR {
-				row[j] += ai * bp[j]
+	for i0 := 0; i0 < gemmMR; i0 += 2 {
+		for j0 := 0; j0 < gemmNR; j0 += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float32
+			for p := range k {
+				ap := (*[2]float32)(a[p*gemmMR+i0:])
+				bp := (*[4]float32)(b[p*gemmNR+j0:])
+				a0, a1 := ap[0], ap[1]
+				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+				c00 += a0 * b0
+				c01 += a0 * b1
+				c02 += a0 * b2
+				c03 += a0 * b3
+				c10 += a1 * b0
+				c11 += a1 * b1
+				c12 += a1 * b2
+				c13 += a1 * b3
 			}
+			acc[i0][j0], acc[i0][j0+1], acc[i0][j0+2], acc[i0][j0+3] = c00, c01, c02, c03
+			acc[i0+1][j0], acc[i0+1][j0+1], acc[i0+1][j0+2], acc[i0+1][j0+3] = c10, c11, c12, c13
 		}
 	}
 	for i := range gemmMR {

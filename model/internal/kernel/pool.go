@@ -130,10 +130,11 @@ func (p *Pool) run(n int, f func(tid int)) {
 
 // PhysicalCores reports the number of physical cores this process may use:
 // the distinct (package, core) pairs in sysfs or /proc/cpuinfo, capped by
-// runtime.NumCPU (which honours the CPU affinity mask). It falls back to
-// runtime.NumCPU when the topology cannot be read.
+// runtime.NumCPU (which honours the CPU affinity mask) and GOMAXPROCS (more
+// threads than that would only queue). It falls back to that cap when the
+// topology cannot be read.
 func PhysicalCores() int {
-	n := runtime.NumCPU()
+	n := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	cores := coresFromSysfs("/sys/devices/system/cpu")
 	if cores == 0 {
 		cores = coresFromCPUInfo("/proc/cpuinfo")
