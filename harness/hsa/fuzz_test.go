@@ -126,3 +126,37 @@ func checkVariantFuzz(t *testing.T, base map[string]*jsonschema.Schema, nh *harn
 		}
 	}
 }
+
+// FuzzToolSchema feeds arbitrary parameter schemas to the families (the
+// seed picks one): no panic on any input, and a valid harness always
+// gives a valid variant whose schemas compile.
+func FuzzToolSchema(f *testing.F) {
+	fams := Families()
+	for i, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}},"required":["b"]}},"required":["a"]}`,
+		`{"type":"object","properties":{"x":{"$ref":"#/properties/y"},"y":{"type":"integer"}}}`,
+		`{"type":"object","properties":5}`,
+		`{"type":"object","required":["a","a"],"properties":{"a":{}}}`,
+		`{"type":"object","properties":{"l":{"type":"array","items":{"type":"array","items":{"type":"object","properties":{"k":{}}}}}}}`,
+		`[]`, `{`, ``,
+	} {
+		for j := range fams {
+			f.Add(s, int64(i*len(fams)+j))
+		}
+	}
+	f.Fuzz(func(t *testing.T, schema string, seed int64) {
+		h := fuzzHarness()
+		h.Tools[0].Parameters = json.RawMessage(schema)
+		fam := fams[int(uint64(seed)%uint64(len(fams)))]
+		nh, _, err := fam.Apply(h, seed, Options{})
+		if err != nil || harness.Validate(h) != nil {
+			return
+		}
+		if err := harness.Validate(nh); err != nil {
+			t.Fatalf("%s: valid input, invalid variant: %v\nschema %s", fam.Name, err, schema)
+		}
+		if _, err := schemas(nh); err != nil {
+			t.Fatalf("%s: %v", fam.Name, err)
+		}
+	})
+}
