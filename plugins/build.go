@@ -113,7 +113,8 @@ func hashDir(w io.Writer, dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") && e.Name() != "go.mod" {
+		name := e.Name()
+		if e.IsDir() || strings.HasSuffix(name, "_test.go") || !strings.HasSuffix(name, ".go") && name != "go.mod" {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
