@@ -125,9 +125,9 @@ func TestExampleCompliance(t *testing.T) {
 	p := loadExample(t, h, "compliance")
 	env := demoEnv(t, nil)
 	cases := map[string]harness.Action{
-		"玻尿酸精华秒杀价¥169，原价299元。":   harness.ActionAllow,
-		"修护面霜只要199元！":           harness.ActionRetry,
-		"这款面霜是全网第一。":            harness.ActionRewrite,
+		"玻尿酸精华秒杀价¥169，原价299元。":     harness.ActionAllow,
+		"修护面霜只要199元！":              harness.ActionRetry,
+		"这款面霜是全网第一。":               harness.ActionRewrite,
 		"This cream cures eczema.": harness.ActionRetry,
 	}
 	for text, want := range cases {
