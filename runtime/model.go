@@ -1,0 +1,60 @@
+// Package runtime is the live agent: for each merchant's stream a Session
+// turns viewer messages into the avatar's speech through the current
+// harness version, its hooks and tools (sandboxed plugins) and the model.
+//
+// One turn: hooks viewer_message → render the prompt → hooks before_model →
+// generate → on tool calls: hooks before_tool → run the tool → hooks
+// after_tool → feed the result back → … (bounded rounds, a deadline) →
+// hooks after_response (may rewrite, deny or send the model back with
+// feedback) → emit speakable chunks. Every step is traced and timed.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+)
+
+// Model generates the assistant's next message. The local model core and
+// the remote OpenAI-compatible backend both serve it through adapters.
+type Model interface {
+	Generate(ctx context.Context, req Request) (Response, error)
+}
+
+// Request is one generation: the rendered prompt and the tools.
+type Request struct {
+	Messages []harness.Message
+	Tools    []harness.FunctionSpec
+	// MaxTokens bounds the completion; 0 leaves it to the backend.
+	MaxTokens int
+}
+
+// Response is the model's message: text, tool calls, or both.
+type Response struct {
+	// Content is the reply text with any reasoning removed.
+	Content string
+	// Reasoning is what the model wrote inside <think>…</think>; it is
+	// kept in the trace and never spoken.
+	Reasoning string
+	ToolCalls []harness.ToolCall
+	Usage     Usage
+}
+
+// Usage is what a generation cost.
+type Usage struct {
+	PromptTokens     int           `json:"prompt_tokens"`
+	CachedTokens     int           `json:"cached_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	Prefill          time.Duration `json:"prefill_ns"`
+	Decode           time.Duration `json:"decode_ns"`
+}
+
+// Plugins runs the exports that implement a harness's tools, hooks and
+// plugin-computed skills. PluginSet serves it from loaded WASM plugins.
+type Plugins interface {
+	Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error)
+	Hook(ctx context.Context, plugin, export string, input json.RawMessage) (harness.HookDecision, error)
+	Skill(ctx context.Context, plugin, export string, input json.RawMessage) (string, error)
+}

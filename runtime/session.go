@@ -1,0 +1,327 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/livehat/livehat/harness"
+)
+
+// Config configures a Session.
+type Config struct {
+	// Stream names the merchant's stream the session serves.
+	Stream string
+	// Harness is the version the session starts on; Swap changes it.
+	Harness *harness.Harness
+	Model   Model
+	Plugins Plugins
+	// Context returns the stream's current state for the prompt's context
+	// section (featured item, active coupon); nil for none.
+	Context func() []harness.ContextItem
+	// SafeLine is said when a turn cannot produce an acceptable reply.
+	SafeLine string
+	// MaxTokens bounds each generation; 0 leaves it to the backend.
+	MaxTokens int
+	// TurnTimeout bounds a whole turn; default 20 s.
+	TurnTimeout time.Duration
+	// ToolTimeout bounds one tool call; default 3 s.
+	ToolTimeout time.Duration
+	// Memory is how many past messages of the conversation the prompt
+	// keeps; default 8.
+	Memory int
+	// Queue shapes the viewer-message queue.
+	Queue QueueConfig
+	// Logger receives session logs; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; default time.Now. Tests replace it.
+	Now func() time.Time
+}
+
+// EventKind names what a session Event carries.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventChunk is a speakable piece of a reply.
+	EventChunk EventKind = "chunk"
+	// EventTurn is a finished turn (its full record in Turn).
+	EventTurn EventKind = "turn"
+	// EventDropped is a viewer message that will not be answered, with
+	// the reason (shed, stale, duplicate merged into another).
+	EventDropped EventKind = "dropped"
+)
+
+// Event is what a session tells its listeners.
+type Event struct {
+	Kind    EventKind `json:"kind"`
+	Turn    string    `json:"turn,omitempty"`
+	Text    string    `json:"text,omitempty"`
+	Record  *Turn     `json:"record,omitempty"`
+	Message *Message  `json:"message,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+}
+
+// Session is one stream on air. Submit viewer messages; listen for chunks
+// and turn records; Swap the harness between turns; Close when the stream
+// ends. It is safe for concurrent use.
+type Session struct {
+	id  string
+	cfg Config
+	log *slog.Logger
+
+	harness atomic.Pointer[harness.Harness]
+	queue   *messageQueue
+	stats   *LatencyStats
+	schemas sync.Map // schemaKey → *jsonschema.Schema
+
+	mu        sync.Mutex
+	history   []harness.Message
+	listeners []chan Event
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewSession validates cfg and starts the session's turn loop, which runs
+// until ctx is cancelled or Close is called.
+func NewSession(ctx context.Context, cfg Config) (*Session, error) {
+	switch {
+	case cfg.Harness == nil:
+		return nil, errors.New("runtime: session needs a harness")
+	case cfg.Model == nil:
+		return nil, errors.New("runtime: session needs a model")
+	case cfg.Plugins == nil:
+		return nil, errors.New("runtime: session needs plugins")
+	}
+	if err := harness.Validate(cfg.Harness); err != nil {
+		return nil, fmt.Errorf("runtime: harness %q: %w", cfg.Harness.Name, err)
+	}
+	if cfg.SafeLine == "" {
+		cfg.SafeLine = "Sorry, let me check that and get back to you. 稍等，我确认一下再回复您。"
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = 20 * time.Second
+	}
+	if cfg.ToolTimeout <= 0 {
+		cfg.ToolTimeout = 3 * time.Second
+	}
+	if cfg.Memory <= 0 {
+		cfg.Memory = 8
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Session{
+		id:    uuid.NewString(),
+		cfg:   cfg,
+		stats: NewLatencyStats(1024),
+		done:  make(chan struct{}),
+	}
+	s.log = cfg.Logger.With("session", s.id, "stream", cfg.Stream)
+	s.harness.Store(cfg.Harness)
+	s.queue = newMessageQueue(cfg.Queue, cfg.Now)
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	go s.loop()
+	return s, nil
+}
+
+// ID is the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Harness returns the version new turns start with.
+func (s *Session) Harness() *harness.Harness { return s.harness.Load() }
+
+// Swap installs a new harness version. A turn in flight finishes on the
+// version it started with; the next turn uses h. Rolling back is the same
+// operation with the older version.
+func (s *Session) Swap(h *harness.Harness) error {
+	if err := harness.Validate(h); err != nil {
+		return fmt.Errorf("runtime: swap to %q: %w", h.Name, err)
+	}
+	old := s.harness.Swap(h)
+	s.log.Info("harness swapped", "from", old.ShortVersion(), "to", h.ShortVersion())
+	return nil
+}
+
+// Stats returns the session's latency statistics.
+func (s *Session) Stats() *LatencyStats { return s.stats }
+
+// QueueStats returns the counters of the viewer-message queue.
+func (s *Session) QueueStats() QueueStats { return s.queue.stats() }
+
+// Listen returns a channel of the session's events, closed when the
+// session ends. A listener that falls behind by more than buffer events
+// loses the oldest ones rather than stalling the stream.
+func (s *Session) Listen(buffer int) <-chan Event {
+	ch := make(chan Event, max(buffer, 1))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
+		close(ch)
+	default:
+		s.listeners = append(s.listeners, ch)
+	}
+	return ch
+}
+
+func (s *Session) publish(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.listeners {
+		for {
+			select {
+			case ch <- e:
+			default:
+				select { // full: drop the oldest event and try again
+				case <-ch:
+				default:
+				}
+				continue
+			}
+			break
+		}
+	}
+}
+
+// Submit queues a viewer message. It returns an error only when the
+// session has ended or the message is unusable; shedding and merging are
+// reported as EventDropped events and in QueueStats.
+func (s *Session) Submit(m Message) error {
+	select {
+	case <-s.done:
+		return errors.New("runtime: session closed")
+	default:
+	}
+	if err := m.check(s.cfg.Queue.maxBytes()); err != nil {
+		s.queue.countRejected()
+		return err
+	}
+	if m.At.IsZero() {
+		m.At = s.cfg.Now()
+	}
+	for _, d := range s.queue.push(m) {
+		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
+	}
+	return nil
+}
+
+// Narrate queues a proactive turn (a narration_tick) with the given
+// instruction, e.g. "introduce the featured item".
+func (s *Session) Narrate(instruction string) error {
+	return s.Submit(Message{Viewer: "host", Text: instruction, narration: true})
+}
+
+// Close stops the session: the turn in flight is cancelled, queued
+// messages are dropped, listeners are closed. It waits for the loop.
+func (s *Session) Close() {
+	s.cancel()
+	s.queue.close()
+	<-s.done
+}
+
+func (s *Session) loop() {
+	defer func() {
+		s.mu.Lock()
+		for _, ch := range s.listeners {
+			close(ch)
+		}
+		s.listeners = nil
+		s.mu.Unlock()
+	}()
+	defer close(s.done)
+	for {
+		in, dropped, ok := s.queue.pop(s.ctx)
+		for _, d := range dropped {
+			s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
+		}
+		if !ok {
+			return
+		}
+		t := s.runTurn(in)
+		s.publish(Event{Kind: EventTurn, Turn: t.ID, Record: t})
+	}
+}
+
+// context returns the stream context for the prompt.
+func (s *Session) context() []harness.ContextItem {
+	if s.cfg.Context == nil {
+		return nil
+	}
+	return s.cfg.Context()
+}
+
+func (s *Session) runTurn(in input) *Turn {
+	h := s.harness.Load() // the whole turn runs on this version
+	t := &Turn{
+		ID:             uuid.NewString(),
+		Session:        s.id,
+		HarnessVersion: h.Version(),
+		Event:          in.event,
+		Viewers:        in.viewers,
+		Input:          in.text,
+	}
+	t.Timing.Queue = s.cfg.Now().Sub(in.at)
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.TurnTimeout)
+	defer cancel()
+	r := &turnRunner{s: s, h: h, turn: t, start: time.Now()}
+	s.mu.Lock()
+	history := append([]harness.Message(nil), s.history...)
+	s.mu.Unlock()
+	r.run(ctx, in, history)
+	t.Timing.Total = time.Since(r.start) + t.Timing.Queue
+	if t.Outcome == OutcomeReplied || t.Outcome == OutcomeSafeLine {
+		s.remember(t)
+		s.stats.Add(t.Timing)
+	}
+	s.log.Debug("turn", "id", t.ID, "outcome", t.Outcome, "reason", t.Reason, "total", t.Timing.Total)
+	return t
+}
+
+// remember keeps the viewer's message and the final reply (not the tool
+// chatter) as conversation memory, bounded by cfg.Memory.
+func (s *Session) remember(t *Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(t.Messages) > 0 {
+		s.history = append(s.history, t.Messages[0])
+	}
+	s.history = append(s.history, harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
+	if n := len(s.history) - s.cfg.Memory; n > 0 {
+		s.history = append([]harness.Message(nil), s.history[n:]...)
+	}
+}
+
+// schemaKey identifies a tool of one harness version; versions are
+// immutable once installed, so the pointer names the version.
+type schemaKey struct {
+	h    *harness.Harness
+	tool string
+}
+
+// schema returns the compiled parameter schema of a tool, compiled once
+// per harness version rather than on every call.
+func (s *Session) schema(h *harness.Harness, tool harness.Tool) (*jsonschema.Schema, error) {
+	key := schemaKey{h, tool.Name}
+	if v, ok := s.schemas.Load(key); ok {
+		return v.(*jsonschema.Schema), nil
+	}
+	sc, err := harness.CompileSchema(tool.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	s.schemas.Store(key, sc)
+	return sc, nil
+}

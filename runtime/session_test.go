@@ -1,0 +1,503 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+)
+
+// scriptedModel answers with a function of the request: the test decides
+// what the model "says" so each path of the loop can be driven.
+type scriptedModel func(req Request) (Response, error)
+
+func (f scriptedModel) Generate(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	return f(req)
+}
+
+// goPlugins implements the plugin exports in Go, keyed "plugin/export",
+// for tests of the loop's logic; plugins_test.go runs real WASM plugins.
+type goPlugins struct {
+	mu    sync.Mutex
+	tools map[string]func(json.RawMessage) (json.RawMessage, error)
+	hooks map[string]func(json.RawMessage) (harness.HookDecision, error)
+	calls []string
+}
+
+func (g *goPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
+	g.mu.Lock()
+	g.calls = append(g.calls, "tool:"+export+string(args))
+	f := g.tools[plugin+"/"+export]
+	g.mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("no export %s/%s", plugin, export)
+	}
+	return f(args)
+}
+
+func (g *goPlugins) Hook(ctx context.Context, plugin, export string, input json.RawMessage) (harness.HookDecision, error) {
+	g.mu.Lock()
+	g.calls = append(g.calls, "hook:"+export)
+	f := g.hooks[plugin+"/"+export]
+	g.mu.Unlock()
+	if f == nil {
+		return harness.HookDecision{Action: harness.ActionAllow}, nil
+	}
+	return f(input)
+}
+
+func (g *goPlugins) Skill(ctx context.Context, plugin, export string, input json.RawMessage) (string, error) {
+	return "", nil
+}
+
+func demo(t *testing.T) *harness.Harness {
+	t.Helper()
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func newPlugins() *goPlugins {
+	return &goPlugins{
+		tools: map[string]func(json.RawMessage) (json.RawMessage, error){
+			"catalog/product_lookup": func(json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"found":true,"item_id":"SE1","price":"199"}`), nil
+			},
+			"coupons/coupon_check": func(json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"eligible":true,"amount":"20"}`), nil
+			},
+		},
+		hooks: map[string]func(json.RawMessage) (harness.HookDecision, error){},
+	}
+}
+
+func call(name, args string) harness.ToolCall {
+	return harness.ToolCall{Name: name, Arguments: json.RawMessage(args)}
+}
+
+// priceModel loads the price skill, looks the item up, then answers.
+func priceModel(reply string) scriptedModel {
+	return func(req Request) (Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == harness.RoleUser && !strings.Contains(last.Content, "rejected"):
+			return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+		case last.Role == harness.RoleTool && last.Name == "load_skill":
+			return Response{ToolCalls: []harness.ToolCall{call("product_lookup", `{"query":"serum"}`)}}, nil
+		default:
+			return Response{Content: reply, Reasoning: "the tool said 199", Usage: Usage{PromptTokens: 900, CachedTokens: 800}}, nil
+		}
+	}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func startSession(t *testing.T, cfg Config) *Session {
+	t.Helper()
+	if cfg.Harness == nil {
+		cfg.Harness = demo(t)
+	}
+	cfg.Logger = quietLogger()
+	s, err := NewSession(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// ask submits one message and waits for its turn record.
+func ask(t *testing.T, s *Session, events <-chan Event, text string) *Turn {
+	t.Helper()
+	if err := s.Submit(Message{Viewer: "v1", Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			if e.Kind == EventTurn {
+				return e.Record
+			}
+		case <-timeout:
+			t.Fatal("no turn within 10 s")
+		}
+	}
+}
+
+func TestTurnWithToolsAndSkill(t *testing.T) {
+	p := newPlugins()
+	s := startSession(t, Config{Model: priceModel("The serum is 199 yuan. Tap the link!"), Plugins: p})
+	ev := s.Listen(64)
+	turn := ask(t, s, ev, "How much is the serum?")
+	if turn.Outcome != OutcomeReplied || turn.Reply != "The serum is 199 yuan. Tap the link!" {
+		t.Fatalf("turn = %s %q (%s)", turn.Outcome, turn.Reply, turn.Reason)
+	}
+	if want := []string{"The serum is 199 yuan.", "Tap the link!"}; strings.Join(turn.Chunks, "|") != strings.Join(want, "|") {
+		t.Errorf("chunks = %q, want %q", turn.Chunks, want)
+	}
+	var kinds []string
+	for _, st := range turn.Steps {
+		kinds = append(kinds, st.Kind+":"+st.Name)
+	}
+	got := strings.Join(kinds, " ")
+	for _, w := range []string{"hook:spam_filter", "skill:price_answer", "tool:product_lookup", "hook:compliance", "hook:speech_length"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("trace %q lacks %s", got, w)
+		}
+	}
+	if strings.Index(got, "hook:compliance") > strings.Index(got, "hook:speech_length") {
+		t.Errorf("after_response hooks out of order: %s", got)
+	}
+	for _, st := range turn.Steps {
+		if st.Kind == "model" && strings.Contains(st.Output, "<think>") && strings.Contains(turn.Reply, "think") {
+			t.Error("reasoning leaked into the reply")
+		}
+	}
+	if turn.Timing.Total <= 0 || turn.Timing.FirstChunk <= 0 || turn.Timing.PromptTokens != 900 || turn.Timing.CachedTokens != 800 {
+		t.Errorf("timing = %+v", turn.Timing)
+	}
+	if turn.HarnessVersion != s.Harness().Version() {
+		t.Error("turn does not record its harness version")
+	}
+	if snap := s.Stats().Snapshot(); snap.Turns != 1 || snap.Total.P50 <= 0 {
+		t.Errorf("stats = %+v", snap)
+	}
+}
+
+func TestHookDecisions(t *testing.T) {
+	decide := func(d harness.HookDecision) func(json.RawMessage) (harness.HookDecision, error) {
+		return func(json.RawMessage) (harness.HookDecision, error) { return d, nil }
+	}
+	t.Run("viewer_message deny drops the message", func(t *testing.T) {
+		p := newPlugins()
+		p.hooks["moderation/filter_message"] = decide(harness.HookDecision{Action: harness.ActionDeny, Reason: "spam"})
+		s := startSession(t, Config{Model: priceModel("x"), Plugins: p})
+		turn := ask(t, s, s.Listen(64), "加微信abc123")
+		if turn.Outcome != OutcomeDenied || turn.Reason != "spam" || turn.Reply != "" {
+			t.Errorf("turn = %s %q %q", turn.Outcome, turn.Reason, turn.Reply)
+		}
+	})
+	t.Run("viewer_message rewrite and inject reach the model", func(t *testing.T) {
+		p := newPlugins()
+		p.hooks["moderation/filter_message"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "how much is the serum"})
+		var seen []harness.Message
+		var mu sync.Mutex
+		model := priceModel("199 yuan.")
+		s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+			mu.Lock()
+			seen = req.Messages
+			mu.Unlock()
+			return model(req)
+		})})
+		turn := ask(t, s, s.Listen(64), "HOW MUCH IS THE SERUM!!!")
+		mu.Lock()
+		defer mu.Unlock()
+		if turn.Outcome != OutcomeReplied || turn.Messages[0].Content != "how much is the serum" {
+			t.Errorf("model saw %q", turn.Messages[0].Content)
+		}
+		if seen[0].Role != harness.RoleSystem {
+			t.Error("no system prompt")
+		}
+	})
+	t.Run("after_response retry sends the model back, then accepts", func(t *testing.T) {
+		p := newPlugins()
+		n := 0
+		p.hooks["compliance/check_reply"] = func(in json.RawMessage) (harness.HookDecision, error) {
+			n++
+			var hi struct{ Text string }
+			_ = json.Unmarshal(in, &hi)
+			if strings.Contains(hi.Text, "best") {
+				return harness.HookDecision{Action: harness.ActionRetry, Feedback: "no absolute claims."}, nil
+			}
+			return harness.HookDecision{Action: harness.ActionAllow}, nil
+		}
+		replies := []string{"The best serum, 199 yuan.", "It is 199 yuan."}
+		i := 0
+		base := priceModel("")
+		s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+			r, err := base(req)
+			if r.Content == "" && len(r.ToolCalls) == 0 {
+				last := req.Messages[len(req.Messages)-1]
+				if i == 1 && !strings.Contains(last.Content, "no absolute claims.") {
+					return Response{}, errors.New("retry feedback not shown to the model")
+				}
+				r.Content = replies[min(i, 1)]
+				i++
+			}
+			return r, err
+		})})
+		turn := ask(t, s, s.Listen(64), "serum price?")
+		if turn.Outcome != OutcomeReplied || turn.Reply != "It is 199 yuan." || n != 2 {
+			t.Errorf("turn = %s %q (%s), hook calls %d", turn.Outcome, turn.Reply, turn.Reason, n)
+		}
+	})
+	t.Run("retry budget spent gives the safe line", func(t *testing.T) {
+		p := newPlugins()
+		p.hooks["compliance/check_reply"] = decide(harness.HookDecision{Action: harness.ActionRetry, Feedback: "still wrong"})
+		s := startSession(t, Config{Plugins: p, Model: priceModel("bad"), SafeLine: "One moment please."})
+		turn := ask(t, s, s.Listen(64), "serum price?")
+		if turn.Outcome != OutcomeSafeLine || turn.Reply != "One moment please." || !strings.Contains(turn.Reason, "retry budget") {
+			t.Errorf("turn = %s %q %q", turn.Outcome, turn.Reply, turn.Reason)
+		}
+		retries := 0
+		for _, st := range turn.Steps {
+			if st.Kind == "retry" {
+				retries++
+			}
+		}
+		if retries != s.Harness().Pipeline.Retries.Value {
+			t.Errorf("%d retries, want the budget %d", retries, s.Harness().Pipeline.Retries.Value)
+		}
+	})
+	t.Run("failing fail_closed hook gives the safe line, fail_open passes", func(t *testing.T) {
+		p := newPlugins()
+		p.hooks["compliance/check_reply"] = func(json.RawMessage) (harness.HookDecision, error) { return harness.HookDecision{}, errors.New("trap") }
+		p.hooks["moderation/filter_message"] = func(json.RawMessage) (harness.HookDecision, error) {
+			return harness.HookDecision{Action: "explode"}, nil // garbage from a fail_open hook
+		}
+		s := startSession(t, Config{Plugins: p, Model: priceModel("199 yuan.")})
+		turn := ask(t, s, s.Listen(64), "serum price?")
+		if turn.Outcome != OutcomeSafeLine || !strings.Contains(turn.Reason, "fail_closed") {
+			t.Errorf("turn = %s %q", turn.Outcome, turn.Reason)
+		}
+	})
+	t.Run("after_response rewrite is what is spoken", func(t *testing.T) {
+		p := newPlugins()
+		p.hooks["speech/fit_length"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "199 yuan."})
+		s := startSession(t, Config{Plugins: p, Model: priceModel("It is 199 yuan, and let me tell you a long story about it.")})
+		turn := ask(t, s, s.Listen(64), "serum price?")
+		if turn.Reply != "199 yuan." {
+			t.Errorf("reply %q", turn.Reply)
+		}
+	})
+}
+
+func TestReplySkillRuleAndToolErrors(t *testing.T) {
+	p := newPlugins()
+	step := 0
+	var sawFeedback, sawSchemaError, sawUnknown bool
+	s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		step++
+		switch step {
+		case 1: // answer straight away, without a skill
+			return Response{Content: "199 yuan."}, nil
+		case 2:
+			sawFeedback = strings.Contains(last.Content, "Load a reply skill with load_skill")
+			return Response{ToolCalls: []harness.ToolCall{call("coupon_check", `{"item_id": 5}`), call("teleport", `{}`)}}, nil
+		case 3:
+			prev := req.Messages[len(req.Messages)-2]
+			sawSchemaError = strings.Contains(prev.Content, "do not match its schema")
+			sawUnknown = strings.Contains(last.Content, `unknown tool \"teleport\"`)
+			return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+		default:
+			return Response{Content: "It is 199 yuan."}, nil
+		}
+	})})
+	turn := ask(t, s, s.Listen(64), "serum price?")
+	if turn.Outcome != OutcomeReplied || !sawFeedback || !sawSchemaError || !sawUnknown {
+		t.Errorf("outcome %s (%s) feedback %v schema %v unknown %v", turn.Outcome, turn.Reason, sawFeedback, sawSchemaError, sawUnknown)
+	}
+	for _, c := range p.calls {
+		if strings.HasPrefix(c, "tool:coupon_check") {
+			t.Error("a call with invalid arguments reached the plugin")
+		}
+	}
+}
+
+func TestToolRoundLimit(t *testing.T) {
+	p := newPlugins()
+	var withoutTools int
+	var mu sync.Mutex
+	s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+		if req.Tools == nil {
+			mu.Lock()
+			withoutTools++
+			mu.Unlock()
+		}
+		// A model stuck in a loop: always calls a tool.
+		return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+	})})
+	turn := ask(t, s, s.Listen(64), "serum price?")
+	rounds := 0
+	for _, st := range turn.Steps {
+		if st.Kind == "skill" {
+			rounds++
+		}
+	}
+	if limit := s.Harness().Pipeline.ToolRounds.Value; rounds != limit {
+		t.Errorf("%d tool rounds ran, want the limit %d", rounds, limit)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if withoutTools == 0 || turn.Outcome != OutcomeSafeLine {
+		t.Errorf("after the limit the model must answer without tools: calls without tools %d, outcome %s", withoutTools, turn.Outcome)
+	}
+}
+
+func TestModelFailureAndRecovery(t *testing.T) {
+	p := newPlugins()
+	fail := true
+	var mu sync.Mutex
+	good := priceModel("199 yuan.")
+	s := startSession(t, Config{Plugins: p, SafeLine: "稍等一下哦", Model: scriptedModel(func(req Request) (Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return Response{}, errors.New("backend down")
+		}
+		return good(req)
+	})})
+	ev := s.Listen(64)
+	turn := ask(t, s, ev, "serum price?")
+	if turn.Outcome != OutcomeSafeLine || turn.Reply != "稍等一下哦" {
+		t.Errorf("turn = %s %q", turn.Outcome, turn.Reply)
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	if turn := ask(t, s, ev, "and the price now?"); turn.Outcome != OutcomeReplied {
+		t.Errorf("session did not recover: %s %s", turn.Outcome, turn.Reason)
+	}
+}
+
+func TestHotSwapBetweenTurns(t *testing.T) {
+	p := newPlugins()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	first := true
+	var mu sync.Mutex
+	model := priceModel("199 yuan.")
+	s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+		mu.Lock()
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			entered <- struct{}{}
+			<-release
+		}
+		return model(req)
+	})})
+	ev := s.Listen(64)
+	old := s.Harness()
+	if err := s.Submit(Message{Viewer: "a", Text: "serum price?"}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	next := old.Clone()
+	next.Pipeline.ReplyChars.Value = 90
+	if err := s.Swap(next); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	var turns []*Turn
+	if err := s.Submit(Message{Viewer: "b", Text: "what about the cream price?"}); err != nil {
+		t.Fatal(err)
+	}
+	for len(turns) < 2 {
+		if e := <-ev; e.Kind == EventTurn {
+			turns = append(turns, e.Record)
+		}
+	}
+	if turns[0].HarnessVersion != old.Version() || turns[1].HarnessVersion != next.Version() {
+		t.Error("in-flight turn must finish on its version and the next must use the new one")
+	}
+	bad := next.Clone()
+	bad.Layout.Style = "html"
+	if err := s.Swap(bad); err == nil || s.Harness() != next {
+		t.Error("an invalid harness was swapped in")
+	}
+}
+
+func TestCloseCancelsAndLeaksNothing(t *testing.T) {
+	before := goruntime.NumGoroutine()
+	for range 5 {
+		entered := make(chan struct{}, 1)
+		s, err := NewSession(context.Background(), Config{Harness: demo(t), Plugins: newPlugins(), Logger: quietLogger(),
+			Model: ctxModel(func(ctx context.Context) (Response, error) {
+				entered <- struct{}{}
+				<-ctx.Done()
+				return Response{}, ctx.Err()
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := s.Listen(8)
+		if err := s.Submit(Message{Viewer: "a", Text: "price?"}); err != nil {
+			t.Fatal(err)
+		}
+		<-entered
+		s.Close()
+		for e := range ev { // closed when the session ends
+			if e.Kind == EventTurn && e.Record.Outcome != OutcomeCancelled {
+				t.Errorf("outcome %s, want cancelled", e.Record.Outcome)
+			}
+		}
+		if err := s.Submit(Message{Viewer: "a", Text: "again"}); err == nil {
+			t.Error("Submit after Close succeeded")
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for goruntime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := goruntime.NumGoroutine(); n > before {
+		t.Errorf("goroutines: %d before, %d after closing sessions", before, n)
+	}
+}
+
+type ctxModel func(ctx context.Context) (Response, error)
+
+func (f ctxModel) Generate(ctx context.Context, req Request) (Response, error) { return f(ctx) }
+
+func TestBadMessages(t *testing.T) {
+	s := startSession(t, Config{Plugins: newPlugins(), Model: priceModel("x")})
+	for _, m := range []Message{
+		{Viewer: "a", Text: "   "},
+		{Viewer: "a", Text: strings.Repeat("长", 1000)},
+		{Viewer: "a", Text: "\xff\xfe"},
+		{Viewer: "a", Text: "nul\x00byte"},
+	} {
+		if err := s.Submit(m); err == nil {
+			t.Errorf("Submit(%q…) accepted", m.Text[:min(len(m.Text), 10)])
+		}
+	}
+	if st := s.QueueStats(); st.Rejected != 4 {
+		t.Errorf("rejected = %d, want 4", st.Rejected)
+	}
+	if _, err := NewSession(context.Background(), Config{Harness: demo(t)}); err == nil {
+		t.Error("a session without model and plugins started")
+	}
+}
+
+func TestSpeakableChunks(t *testing.T) {
+	cases := map[string][]string{
+		"现在199元。喜欢就拍！有问题吗？":                {"现在199元。", "喜欢就拍！", "有问题吗？"},
+		"It is 179.10 yuan. Tap the link!": {"It is 179.10 yuan.", "Tap the link!"},
+		"No punctuation at the end":        {"No punctuation at the end"},
+		"":                                 nil,
+		"Line one\nLine two.":              {"Line one", "Line two."},
+	}
+	for in, want := range cases {
+		if got := SpeakableChunks(in); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("SpeakableChunks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
+)
+
+// Outcome is how a turn ended.
+type Outcome string
+
+// Turn outcomes.
+const (
+	// OutcomeReplied: the reply passed every hook and was spoken.
+	OutcomeReplied Outcome = "replied"
+	// OutcomeDenied: a hook denied the viewer message; nothing was said.
+	OutcomeDenied Outcome = "denied"
+	// OutcomeSafeLine: the turn could not produce an acceptable reply (a
+	// fail-closed hook, the model failed, the retry budget ran out), so the
+	// session's safe line was spoken instead.
+	OutcomeSafeLine Outcome = "safe_line"
+	// OutcomeCancelled: the session stopped during the turn.
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Step is one traced step of a turn.
+type Step struct {
+	// Kind is "hook", "model", "tool", "skill", "retry" or "limit".
+	Kind string `json:"kind"`
+	// Name is the hook, tool or skill name, or the event.
+	Name     string                `json:"name,omitempty"`
+	Event    harness.HookEvent     `json:"event,omitempty"`
+	Decision *harness.HookDecision `json:"decision,omitempty"`
+	Input    json.RawMessage       `json:"input,omitempty"`
+	Output   string                `json:"output,omitempty"`
+	Error    string                `json:"error,omitempty"`
+	Start    time.Duration         `json:"start_ns"`
+	Took     time.Duration         `json:"took_ns"`
+}
+
+// Timing is where a turn's time went.
+type Timing struct {
+	Queue      time.Duration `json:"queue_ns"`
+	Hooks      time.Duration `json:"hooks_ns"`
+	Render     time.Duration `json:"render_ns"`
+	Prefill    time.Duration `json:"prefill_ns"`
+	Decode     time.Duration `json:"decode_ns"`
+	Model      time.Duration `json:"model_ns"`
+	Tools      time.Duration `json:"tools_ns"`
+	FirstChunk time.Duration `json:"first_chunk_ns"`
+	Total      time.Duration `json:"total_ns"`
+	// PromptTokens and CachedTokens add up over the turn's generations.
+	PromptTokens int `json:"prompt_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// Turn is the record of one answered (or refused) viewer message or
+// narration tick: what came in, what was said, every step and its timing.
+type Turn struct {
+	ID             string            `json:"id"`
+	Session        string            `json:"session"`
+	HarnessVersion string            `json:"harness_version"`
+	Event          harness.HookEvent `json:"event"`
+	Viewers        []string          `json:"viewers,omitempty"`
+	Input          string            `json:"input"`
+	Reply          string            `json:"reply"`
+	Chunks         []string          `json:"chunks,omitempty"`
+	Outcome        Outcome           `json:"outcome"`
+	Reason         string            `json:"reason,omitempty"`
+	Messages       []harness.Message `json:"messages"`
+	Steps          []Step            `json:"steps"`
+	Timing         Timing            `json:"timing"`
+}
+
+// turnRunner runs one turn against a fixed harness version.
+type turnRunner struct {
+	s     *Session
+	h     *harness.Harness
+	turn  *Turn
+	start time.Time
+	// injected is hook context for this turn.
+	injected []harness.InjectedContext
+}
+
+func (r *turnRunner) since() time.Duration { return time.Since(r.start) }
+
+func (r *turnRunner) step(st Step) { r.turn.Steps = append(r.turn.Steps, st) }
+
+// hooksFor returns the hooks of an event in order (stable by position for
+// equal orders).
+func hooksFor(h *harness.Harness, e harness.HookEvent) []harness.Hook {
+	var out []harness.Hook
+	for _, k := range h.Hooks {
+		if k.Event == e {
+			out = append(out, k)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	return out
+}
+
+// hookResult is the combined outcome of the hooks of one event.
+type hookResult struct {
+	denied    bool
+	reason    string
+	text      string          // rewritten text, if any
+	arguments json.RawMessage // rewritten tool arguments, if any
+	retry     string          // feedback, if a hook asked for a retry
+}
+
+// runHooks runs every hook of an event in order. A deny or retry stops the
+// chain; rewrites feed the next hook; injections collect for the model.
+// A hook that fails is treated as its failure policy says.
+func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugins.HookInput) hookResult {
+	res := hookResult{text: in.Text}
+	for _, k := range hooksFor(r.h, e) {
+		in.Event = e
+		in.Text = res.text
+		in.Config = k.Config
+		in.ReplyChars = r.h.Pipeline.ReplyChars.Value
+		if res.arguments != nil && in.Tool != nil {
+			in.Tool.Arguments = res.arguments
+		}
+		raw, _ := json.Marshal(in)
+		t0 := time.Now()
+		st := Step{Kind: "hook", Name: k.Name, Event: e, Start: r.since()}
+		d, err := r.s.cfg.Plugins.Hook(ctx, k.Plugin, k.Export, raw)
+		if err == nil {
+			err = d.Validate()
+		}
+		st.Took = time.Since(t0)
+		r.turn.Timing.Hooks += st.Took
+		if err != nil {
+			st.Error = err.Error()
+			if k.OnFailure == harness.FailClosed {
+				d = harness.HookDecision{Action: harness.ActionDeny, Reason: fmt.Sprintf("hook %s failed (fail_closed): %v", k.Name, err)}
+			} else {
+				d = harness.HookDecision{Action: harness.ActionAllow}
+			}
+		}
+		st.Decision = &d
+		r.step(st)
+		switch d.Action {
+		case harness.ActionDeny:
+			res.denied, res.reason = true, d.Reason
+			return res
+		case harness.ActionRetry:
+			res.retry = d.Feedback
+			return res
+		case harness.ActionRewrite:
+			if d.Text != "" {
+				res.text = d.Text
+			}
+			if len(d.Arguments) > 0 {
+				res.arguments = d.Arguments
+			}
+		case harness.ActionInject:
+			r.injected = append(r.injected, harness.InjectedContext{Source: k.Name, Text: d.Context})
+		}
+	}
+	return res
+}
+
+// errTurnCancelled marks a turn stopped by its context.
+var errTurnCancelled = errors.New("turn cancelled")
+
+// run executes the turn loop for one input. history is the session's
+// conversation memory; the returned turn holds the new messages.
+func (r *turnRunner) run(ctx context.Context, in input, history []harness.Message) {
+	t := r.turn
+	viewer := &plugins.Viewer{ID: in.viewers[0]}
+	// viewer_message (or narration_tick) hooks may drop, rewrite or enrich.
+	res := r.runHooks(ctx, in.event, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer, Text: in.text})
+	if res.denied {
+		t.Outcome, t.Reason = OutcomeDenied, res.reason
+		return
+	}
+	userText := res.text
+	if len(in.viewers) > 1 {
+		userText = fmt.Sprintf("(asked by %d viewers: %s) %s", len(in.viewers), strings.Join(in.viewers, ", "), userText)
+	}
+	msgs := append([]harness.Message(nil), history...)
+	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: userText})
+	turnStart := len(msgs) - 1
+
+	limits := r.h.Pipeline
+	rounds, retries := 0, 0
+	skillLoaded := false
+	for {
+		if err := ctx.Err(); err != nil {
+			t.Outcome, t.Reason = OutcomeCancelled, err.Error()
+			return
+		}
+		t0 := time.Now()
+		prompt, err := harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, harness.RenderOptions{})
+		t.Timing.Render += time.Since(t0)
+		if err != nil {
+			r.safeLine(msgs[turnStart:], "render: "+err.Error())
+			return
+		}
+		if bm := r.runHooks(ctx, harness.EventBeforeModel, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer, Text: userText}); bm.denied {
+			r.safeLine(msgs[turnStart:], "before_model: "+bm.reason)
+			return
+		}
+		if len(r.injected) > 0 { // before_model hooks may have added context
+			prompt, err = harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, harness.RenderOptions{})
+			if err != nil {
+				r.safeLine(msgs[turnStart:], "render: "+err.Error())
+				return
+			}
+		}
+		tools := prompt.Tools
+		if rounds >= limits.ToolRounds.Value {
+			// Out of tool rounds: the model must answer with what it has.
+			tools = nil
+		}
+		t0 = time.Now()
+		st := Step{Kind: "model", Start: r.since()}
+		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: r.s.cfg.MaxTokens})
+		st.Took = time.Since(t0)
+		t.Timing.Model += st.Took
+		t.Timing.Prefill += resp.Usage.Prefill
+		t.Timing.Decode += resp.Usage.Decode
+		t.Timing.PromptTokens += resp.Usage.PromptTokens
+		t.Timing.CachedTokens += resp.Usage.CachedTokens
+		if err != nil {
+			st.Error = err.Error()
+			r.step(st)
+			if ctx.Err() != nil {
+				t.Outcome, t.Reason = OutcomeCancelled, ctx.Err().Error()
+				return
+			}
+			r.safeLine(msgs[turnStart:], "model: "+err.Error())
+			return
+		}
+		st.Output = resp.Content
+		if resp.Reasoning != "" {
+			st.Output = "<think>" + resp.Reasoning + "</think>" + resp.Content
+		}
+		r.step(st)
+
+		if len(resp.ToolCalls) > 0 && tools != nil {
+			rounds++
+			msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+			for _, call := range resp.ToolCalls {
+				result, loadedReply := r.callTool(ctx, viewer, call)
+				skillLoaded = skillLoaded || loadedReply
+				msgs = append(msgs, harness.Message{Role: harness.RoleTool, Name: call.Name, Content: result})
+			}
+			continue
+		}
+		if len(resp.ToolCalls) > 0 {
+			r.step(Step{Kind: "limit", Name: "tool_rounds", Start: r.since(), Error: fmt.Sprintf("tool calls after the %d-round limit were ignored", limits.ToolRounds.Value)})
+		}
+		reply := strings.TrimSpace(resp.Content)
+		msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: reply})
+
+		// The harness rule: a reply skill must be loaded before a final reply.
+		feedback := ""
+		if limits.RequireReplySkill && !skillLoaded && hasReplySkill(r.h) {
+			feedback = fmt.Sprintf("Load a reply skill with %s before you answer.", r.h.LoadSkillToolName())
+		} else if reply == "" {
+			feedback = "Your reply was empty. Answer the viewer."
+		} else {
+			ar := r.runHooks(ctx, harness.EventAfterResponse, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer, Text: reply})
+			switch {
+			case ar.denied:
+				r.safeLine(msgs[turnStart:], "after_response: "+ar.reason)
+				return
+			case ar.retry != "":
+				feedback = ar.retry
+			default:
+				reply = ar.text
+				msgs[len(msgs)-1].Content = reply
+				t.Messages = msgs[turnStart:]
+				r.emit(reply, OutcomeReplied, "")
+				return
+			}
+		}
+		if retries >= limits.Retries.Value {
+			r.safeLine(msgs[turnStart:], "retry budget spent: "+feedback)
+			return
+		}
+		retries++
+		r.step(Step{Kind: "retry", Start: r.since(), Output: feedback})
+		msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: r.h.RetryMessage(feedback)})
+	}
+}
+
+func hasReplySkill(h *harness.Harness) bool {
+	for _, s := range h.Skills {
+		if s.Kind == harness.SkillReply {
+			return true
+		}
+	}
+	return false
+}
+
+// callTool runs one tool call with its hooks and returns the result text
+// the model reads. Errors become {"error": …} results, so the model can
+// recover; it reports whether the call loaded a reply skill.
+func (r *turnRunner) callTool(ctx context.Context, viewer *plugins.Viewer, call harness.ToolCall) (string, bool) {
+	errResult := func(msg string) string {
+		b, _ := json.Marshal(map[string]string{"error": msg})
+		return string(b)
+	}
+	t0 := time.Now()
+	defer func() { r.turn.Timing.Tools += time.Since(t0) }()
+	if call.Name == r.h.LoadSkillToolName() && len(r.h.Skills) > 0 {
+		return r.loadSkill(ctx, call)
+	}
+	tool, ok := r.h.Tool(call.Name)
+	st := Step{Kind: "tool", Name: call.Name, Input: call.Arguments, Start: r.since()}
+	if !ok {
+		st.Error = "unknown tool"
+		r.step(st)
+		return errResult(fmt.Sprintf("unknown tool %q", call.Name)), false
+	}
+	args := call.Arguments
+	if err := r.validateArgs(tool, args); err != nil {
+		st.Error = err.Error()
+		r.step(st)
+		return errResult(err.Error()), false
+	}
+	bt := r.runHooks(ctx, harness.EventBeforeTool, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
+		Tool: &plugins.ToolCall{Name: call.Name, Arguments: args}})
+	if bt.denied {
+		st.Error = "denied by hook: " + bt.reason
+		r.step(st)
+		return errResult("the call was refused: " + bt.reason), false
+	}
+	if bt.arguments != nil {
+		if err := r.validateArgs(tool, bt.arguments); err != nil {
+			st.Error = "hook rewrote invalid arguments: " + err.Error()
+			r.step(st)
+			return errResult("the tool could not run"), false
+		}
+		args = bt.arguments
+		st.Input = args
+	}
+	ctxTool, cancel := context.WithTimeout(ctx, r.s.cfg.ToolTimeout)
+	out, err := r.s.cfg.Plugins.Tool(ctxTool, tool.Plugin, tool.Export, args)
+	cancel()
+	st.Took = time.Since(t0)
+	if err != nil {
+		st.Error = err.Error()
+		r.step(st)
+		return errResult(fmt.Sprintf("%s failed: %v", call.Name, err)), false
+	}
+	st.Output = string(out)
+	r.step(st)
+	at := r.runHooks(ctx, harness.EventAfterTool, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
+		Tool: &plugins.ToolCall{Name: call.Name, Arguments: args, Result: out}})
+	switch {
+	case at.denied:
+		return errResult("the result was withheld: " + at.reason), false
+	case at.text != "":
+		return at.text, false
+	}
+	return string(out), false
+}
+
+func (r *turnRunner) loadSkill(ctx context.Context, call harness.ToolCall) (string, bool) {
+	st := Step{Kind: "skill", Input: call.Arguments, Start: r.since()}
+	defer func() { r.step(st) }()
+	var args map[string]any
+	_ = json.Unmarshal(call.Arguments, &args)
+	id, _ := args[r.h.LoadSkillParamName()].(string)
+	st.Name = id
+	s, ok := r.h.Skill(id)
+	if !ok {
+		st.Error = "unknown skill"
+		b, _ := json.Marshal(map[string]string{"error": fmt.Sprintf("no skill %q; the skills are listed in the prompt", id)})
+		return string(b), false
+	}
+	content := harness.SkillContent(s)
+	if s.Plugin != "" {
+		in, _ := json.Marshal(map[string]any{"skill": s.ID, "stream": r.s.cfg.Stream, "session": r.s.id})
+		extra, err := r.s.cfg.Plugins.Skill(ctx, s.Plugin, s.Export, in)
+		if err != nil {
+			st.Error = err.Error()
+		} else if extra != "" {
+			content = strings.TrimSpace(content + "\n\n" + extra)
+		}
+	}
+	st.Output = content
+	return content, s.Kind == harness.SkillReply
+}
+
+// validateArgs checks a call's arguments against the tool's schema before
+// any plugin sees them.
+func (r *turnRunner) validateArgs(tool harness.Tool, args json.RawMessage) error {
+	schema, err := r.s.schema(r.h, tool)
+	if err != nil {
+		return fmt.Errorf("tool %s has a broken schema: %v", tool.Name, err)
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("arguments of %s are not JSON: %v", tool.Name, err)
+	}
+	if err := schema.Validate(v); err != nil {
+		return fmt.Errorf("arguments of %s do not match its schema: %v", tool.Name, firstLine(err.Error()))
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return strings.TrimPrefix(l, "- ")
+		}
+	}
+	return s
+}
+
+func (r *turnRunner) safeLine(msgs []harness.Message, reason string) {
+	r.turn.Messages = msgs
+	r.emit(r.s.cfg.SafeLine, OutcomeSafeLine, reason)
+}
+
+// emit speaks a reply: it is split into speakable chunks, each sent to
+// the session's listener as soon as it is ready.
+func (r *turnRunner) emit(reply string, o Outcome, reason string) {
+	t := r.turn
+	t.Reply, t.Outcome, t.Reason = reply, o, reason
+	for i, c := range SpeakableChunks(reply) {
+		if i == 0 {
+			t.Timing.FirstChunk = r.since() + t.Timing.Queue
+		}
+		t.Chunks = append(t.Chunks, c)
+		r.s.publish(Event{Kind: EventChunk, Turn: t.ID, Text: c})
+	}
+}
