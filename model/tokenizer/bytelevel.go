@@ -9,11 +9,16 @@ import (
 // so that every byte string becomes a string of visible characters.
 type byteLevel struct {
 	toRune [256]rune
-	toByte map[rune]byte
+	// toByte is indexed by rune; -1 marks runes that stand for no byte. All
+	// 256 mapped runes are below 256+68.
+	toByte [256 + 68]int16
 }
 
 func newByteLevel() *byteLevel {
-	bl := &byteLevel{toByte: make(map[rune]byte, 256)}
+	bl := &byteLevel{}
+	for i := range bl.toByte {
+		bl.toByte[i] = -1
+	}
 	n := 0
 	for b := 0; b < 256; b++ {
 		printable := (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)
@@ -23,7 +28,7 @@ func newByteLevel() *byteLevel {
 			n++
 		}
 		bl.toRune[b] = r
-		bl.toByte[r] = byte(b)
+		bl.toByte[r] = int16(b)
 	}
 	return bl
 }
@@ -44,13 +49,21 @@ func (bl *byteLevel) encode(b []byte) string {
 func (bl *byteLevel) decode(dst []byte, tok string) []byte {
 	start := len(dst)
 	for _, r := range tok {
-		b, ok := bl.toByte[r]
+		b, ok := bl.byteOf(r)
 		if !ok {
 			return append(dst[:start], tok...)
 		}
 		dst = append(dst, b)
 	}
 	return dst
+}
+
+// byteOf returns the byte that the character r stands for.
+func (bl *byteLevel) byteOf(r rune) (byte, bool) {
+	if r < 0 || int(r) >= len(bl.toByte) || bl.toByte[r] < 0 {
+		return 0, false
+	}
+	return byte(bl.toByte[r]), true
 }
 
 // appendLossyUTF8 appends b to dst with every ill-formed sequence replaced by

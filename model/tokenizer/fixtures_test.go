@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -84,40 +83,38 @@ func TestTrainReproducesFixture(t *testing.T) {
 // TestHFVariants runs Hugging Face's encodings of modified Qwen3 files: the
 // GPT-2 and Llama-3 splits and the added-token flags.
 func TestHFVariants(t *testing.T) {
-	base, err := os.ReadFile(filepath.Join(sharedQwen3(t), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sections map[string]json.RawMessage
-	if err := json.Unmarshal(base, &sections); err != nil {
-		t.Fatal(err)
-	}
+	qwen := loadQwen3(t)
 	var tok *Tokenizer
 	variant := ""
 	counts := map[string]int{}
 	readJSONL(t, "testdata/hf_variants.jsonl", func(line []byte) {
-		var head map[string]json.RawMessage
+		var head struct {
+			Variant      *string          `json:"variant"`
+			PreTokenizer json.RawMessage  `json:"pre_tokenizer"`
+			Normalizer   json.RawMessage  `json:"normalizer"`
+			AddedTokens  []addedTokenJSON `json:"added_tokens"`
+		}
 		if err := json.Unmarshal(line, &head); err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := head["variant"]; ok {
-			if err := json.Unmarshal(v, &variant); err != nil {
-				t.Fatal(err)
+		if head.Variant != nil {
+			// Same vocabulary and merges as Qwen3, other sections replaced.
+			variant = *head.Variant
+			fs, added := qwen.file, qwen.added
+			if head.PreTokenizer != nil {
+				fs.preTokenizer = compact(head.PreTokenizer)
 			}
-			mod := make(map[string]json.RawMessage, len(sections))
-			for k, v := range sections {
-				mod[k] = v
+			if head.Normalizer != nil {
+				fs.normalizer = compact(head.Normalizer)
 			}
-			for k, v := range head {
-				if k != "variant" {
-					mod[k] = v
+			if head.AddedTokens != nil {
+				var err error
+				if added, err = addedFromJSON(head.AddedTokens); err != nil {
+					t.Fatal(err)
 				}
 			}
-			data, err := json.Marshal(mod)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tok, err = Parse(data); err != nil {
+			var err error
+			if tok, err = build(qwen.vocab, qwen.merges, added, fs); err != nil {
 				t.Fatalf("variant %s: %v", variant, err)
 			}
 			return

@@ -125,13 +125,9 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if m.Merges == nil {
 		return nil, errors.New("model.merges: missing")
 	}
-	added := make([]AddedToken, 0, len(f.AddedTokens))
-	for i, a := range f.AddedTokens {
-		if a.ID == nil || a.Content == nil {
-			return nil, fmt.Errorf("added_tokens[%d]: missing id or content", i)
-		}
-		added = append(added, AddedToken{ID: *a.ID, Content: *a.Content, SingleWord: a.SingleWord,
-			LStrip: a.LStrip, RStrip: a.RStrip, Normalized: a.Normalized, Special: a.Special})
+	added, err := addedFromJSON(f.AddedTokens)
+	if err != nil {
+		return nil, err
 	}
 	sections := fileSections{
 		truncation: compact(f.Truncation), padding: compact(f.Padding),
@@ -146,6 +142,18 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, errors.New("model.vocab: missing")
 	}
 	return build(m.Vocab, *m.Merges, added, sections)
+}
+
+func addedFromJSON(list []addedTokenJSON) ([]AddedToken, error) {
+	added := make([]AddedToken, 0, len(list))
+	for i, a := range list {
+		if a.ID == nil || a.Content == nil {
+			return nil, fmt.Errorf("added_tokens[%d]: missing id or content", i)
+		}
+		added = append(added, AddedToken{ID: *a.ID, Content: *a.Content, SingleWord: a.SingleWord,
+			LStrip: a.LStrip, RStrip: a.RStrip, Normalized: a.Normalized, Special: a.Special})
+	}
+	return added, nil
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -484,7 +492,8 @@ func (t *Tokenizer) buildModel() error {
 }
 
 // MarshalJSON writes the tokenizer in Hugging Face's tokenizer.json layout
-// (vocabulary ordered by id, merges as pairs), pretty-printed like the library.
+// (vocabulary ordered by id, merges as pairs), pretty-printed like the library:
+// saving a file the library wrote reproduces it byte for byte.
 func (t *Tokenizer) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"version":"1.0","truncation":`)
@@ -546,7 +555,6 @@ func (t *Tokenizer) MarshalJSON() ([]byte, error) {
 	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
 		return nil, fmt.Errorf("tokenizer: marshal: %w", err)
 	}
-	out.WriteByte('\n')
 	return out.Bytes(), nil
 }
 
@@ -566,8 +574,9 @@ func (t *Tokenizer) Save(path string) error {
 	return nil
 }
 
-// appendJSONString writes s as a JSON string, leaving non-ASCII and <, >, &
-// unescaped as Hugging Face does.
+// appendJSONString writes s as a JSON string with serde_json's escapes (only
+// quotes, backslashes and control characters), so a saved Hugging Face file
+// comes out byte for byte as the library writes it.
 func appendJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
@@ -592,7 +601,11 @@ func appendJSONString(b *bytes.Buffer, s string) {
 			b.WriteString(`\r`)
 		case c == '\t':
 			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7f:
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c < 0x20:
 			fmt.Fprintf(b, `\u%04x`, c)
 		default:
 			b.WriteByte(c)

@@ -74,11 +74,12 @@ func Train(ctx context.Context, corpus iter.Seq[string], cfg TrainConfig) (*Toke
 	var byteID [256]int32
 	for _, r := range alphabet {
 		s := string(r)
+		b, _ := byteTable.byteOf(r)
 		if id, ok := vocab[s]; ok { // a special token spelled as a byte character
-			byteID[byteTable.toByte[r]] = int32(id)
+			byteID[b] = int32(id)
 			continue
 		}
-		byteID[byteTable.toByte[r]] = int32(len(tokens))
+		byteID[b] = int32(len(tokens))
 		vocab[s] = len(tokens)
 		tokens = append(tokens, s)
 	}
