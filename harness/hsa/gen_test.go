@@ -254,9 +254,24 @@ func genCalls(t testing.TB, rng *rand.Rand, h *harness.Harness) []Call {
 // schemas compiles every tool schema of h (the load-skill tool's
 // included) with jsonschema/v6 directly, not through package harness.
 func schemas(h *harness.Harness) (map[string]*jsonschema.Schema, error) {
+	return schemaCache{}.schemas(h)
+}
+
+// schemaCache reuses compiled schemas across the variants of one
+// harness, most of whose tools a family leaves byte-identical.
+type schemaCache map[string]*jsonschema.Schema
+
+func (c schemaCache) schemas(h *harness.Harness) (map[string]*jsonschema.Schema, error) {
 	out := map[string]*jsonschema.Schema{}
 	for _, tool := range h.AllTools() {
+		if sch, ok := c[string(tool.Parameters)]; ok {
+			out[tool.Name] = sch
+			continue
+		}
 		sch, err := compileSchema(tool.Parameters)
+		if err == nil {
+			c[string(tool.Parameters)] = sch
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: schema does not compile: %w\n%s", tool.Name, err, tool.Parameters)
 		}

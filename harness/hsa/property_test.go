@@ -15,7 +15,7 @@ import (
 // against the new schema, inverts it back to the same call, never
 // changes its input, and is reproducible from its seed.
 func TestTaskPreservation(t *testing.T) {
-	harnesses, seeds := 24, 4
+	harnesses, seeds := 20, 4
 	if testing.Short() {
 		harnesses, seeds = 8, 2
 	}
@@ -24,7 +24,8 @@ func TestTaskPreservation(t *testing.T) {
 		rng := newRand(int64(hi))
 		h := genHarness(t, rng)
 		gold := genCalls(t, rng, h)
-		base, err := schemas(h)
+		cache := schemaCache{}
+		base, err := cache.schemas(h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestTaskPreservation(t *testing.T) {
 					t.Fatalf("harness %d, %s seed %d: %v", hi, f.Name, seed, err)
 				}
 				applied[f.Name]++
-				checkVariant(t, f.Name, seed, base, nh, m, gold)
+				checkVariant(t, cache, f.Name, seed, base, nh, m, gold)
 				after, _ := harness.Marshal(h)
 				if string(after) != string(before) {
 					t.Fatalf("harness %d, %s seed %d: the input harness was modified", hi, f.Name, seed)
@@ -70,7 +71,7 @@ func TestTaskPreservation(t *testing.T) {
 			if err != nil {
 				t.Fatalf("harness %d: augment %s: %v", hi, pool, err)
 			}
-			checkVariant(t, "augment/"+string(pool), int64(hi), base, nh, rec.Mapping(), gold)
+			checkVariant(t, cache, "augment/"+string(pool), int64(hi), base, nh, rec.Mapping(), gold)
 		}
 	}
 	for _, f := range Families() {
@@ -80,12 +81,12 @@ func TestTaskPreservation(t *testing.T) {
 	}
 }
 
-func checkVariant(t *testing.T, name string, seed int64, old map[string]*jsonschema.Schema, nh *harness.Harness, m Mapping, gold []Call) {
+func checkVariant(t *testing.T, cache schemaCache, name string, seed int64, old map[string]*jsonschema.Schema, nh *harness.Harness, m Mapping, gold []Call) {
 	t.Helper()
 	if err := harness.Validate(nh); err != nil {
 		t.Fatalf("%s seed %d: invalid variant: %v", name, seed, err)
 	}
-	compiled, err := schemas(nh)
+	compiled, err := cache.schemas(nh)
 	if err != nil {
 		t.Fatalf("%s seed %d: %v", name, seed, err)
 	}

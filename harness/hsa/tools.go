@@ -408,9 +408,17 @@ func toolMask(h *harness.Harness, seed int64, opts Options) (*harness.Harness, M
 	return v.done("tool-mask")
 }
 
-// wrapNames are names for the one object parameter of a wrapped tool.
-func wrapNames() []string {
-	return []string{"payload", "request", "input", "body", "spec", "params", "args", "query"}
+// wrapName generates the name of the one object parameter of a wrapped
+// tool: a container noun, sometimes qualified ("payload", "call_args",
+// "requestBody").
+func wrapName(v *variant, style nameStyle) string {
+	nouns := []string{"payload", "request", "input", "body", "spec", "params", "args", "options", "data"}
+	quals := []string{"call", "tool", "request", "invocation"}
+	words := []string{nouns[v.rng.IntN(len(nouns))]}
+	if v.chance(0.4) {
+		words = append([]string{quals[v.rng.IntN(len(quals))]}, words...)
+	}
+	return joinWords(words, style)
 }
 
 func toolWrapFlatten(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {
@@ -440,12 +448,11 @@ func toolWrapFlatten(h *harness.Harness, seed int64, opts Options) (*harness.Har
 			keys := flattenSchema(root, p)
 			v.record(Step{Op: OpFlatten, Tool: tool, Param: p, Keys: keys})
 		} else {
-			names := wrapNames()
 			style := styleSnake
 			if ks := propertyNames(root); len(ks) > 0 {
 				style = styleOf(ks[0])
 			}
-			p := naturalName(v.rng, names[v.rng.IntN(len(names))], heldoutWords, style)
+			p := wrapName(v, style)
 			desc := "All arguments of the call."
 			if zh {
 				desc = "本次调用的全部参数。"
