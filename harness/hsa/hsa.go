@@ -125,6 +125,10 @@ type Family struct {
 	Apply func(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) `json:"-"`
 }
 
+// applyFunc is the type of Family.Apply, for the constructors of families
+// that share code.
+type applyFunc = func(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error)
+
 // Dimensions of the harness that families vary.
 const (
 	DimSkillIDs     = "skill identifiers"
@@ -138,7 +142,7 @@ const (
 // pool first, in a fixed order.
 func Families() []Family {
 	return []Family{
-		{"skill-rename", PoolTrain, DimSkillIDs, "rename skill ids with training-bank synonyms, abbreviations and code styles (snake, camel, kebab, affixed)", skillRename(trainWords)},
+		{"skill-rename", PoolTrain, DimSkillIDs, "rename skill ids with training-bank synonyms, abbreviations and code styles (snake, camel, kebab, affixed)", skillRename},
 		{"skill-reword", PoolTrain, DimSkillIDs, "reword skill descriptions through the phrase bank and description frames", skillReword},
 		{"skill-noise", PoolTrain, DimSkillIDs, "add noise skills about topics that never apply to the stream", skillNoise},
 		{"skill-mask", PoolTrain, DimSkillIDs, "drop skills the gold does not load", skillMask},

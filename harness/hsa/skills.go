@@ -46,11 +46,9 @@ func renameSkills(v *variant, family string, gen func(old string) string) (*harn
 	return v.done(family)
 }
 
-func skillRename(bank wordBank) func(*harness.Harness, int64, Options) (*harness.Harness, Mapping, error) {
-	return func(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {
-		v := newVariant(h, seed, opts)
-		return renameSkills(v, "skill-rename", func(old string) string { return skillIDName(v, old, bank) })
-	}
+func skillRename(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {
+	v := newVariant(h, seed, opts)
+	return renameSkills(v, "skill-rename", func(old string) string { return skillIDName(v, old, trainWords) })
 }
 
 func skillRenameOpaque(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {

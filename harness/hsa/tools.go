@@ -9,8 +9,6 @@ import (
 	"github.com/livehat/livehat/harness"
 )
 
-type applyFunc func(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error)
-
 // toolSchema parses the parameters of tool i; ok is false for a schema
 // that does not parse, which transforms leave alone (validation reports it).
 func (v *variant) toolSchema(i int) (*object, bool) {
