@@ -252,11 +252,9 @@ func ApplyCorrection(h *harness.Harness, transcript []harness.Message, c Correct
 			return nil, fmt.Errorf("apply correction: skipped_skill needs a load-skill call (%s) in the final turn", h.LoadSkillToolName())
 		}
 		flawed = gold
-		if zh {
-			feedback = fmt.Sprintf("回答前没有加载回复技能，请先调用 %s。", h.LoadSkillToolName())
-		} else {
-			feedback = fmt.Sprintf("No reply skill was loaded before answering; call %s first.", h.LoadSkillToolName())
-		}
+		// The runtime's own words (runtime/turn.go), so training shows
+		// the model the feedback it will meet on air.
+		feedback = fmt.Sprintf("Load a reply skill with %s before you answer.", h.LoadSkillToolName())
 	default:
 		return nil, fmt.Errorf("apply correction: unknown flaw %q (want %s, %s or %s)", c.Flaw, FlawTooLong, FlawBannedClaim, FlawSkippedSkill)
 	}
