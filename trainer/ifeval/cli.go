@@ -105,6 +105,10 @@ func EvalMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	// Fail before loading the models when the files cannot be joined.
+	if len(prompts) != len(responses) {
+		return fmt.Errorf("ifeval: %d prompts but %d responses", len(prompts), len(responses))
+	}
 	ev, err := NewEvaluator(*dataDir, Options{RandomLetterCompat: *letterCompat})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/livehat/livehat/trainer/ifeval/internal/pystr"
 )
@@ -74,37 +75,44 @@ func Load(dir string) (*Detector, error) {
 	if len(files) < 2 {
 		return nil, fmt.Errorf("langdetect: %s holds %d profiles, need at least 2", dir, len(files))
 	}
-	d := &Detector{index: make(map[string]int)}
-	width := len(files)
-	for idx, name := range files {
+	profiles := make([]profileFile, len(files))
+	seen := make(map[string]bool, len(files))
+	total := 0
+	for i, name := range files {
 		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("langdetect: %w", err)
 		}
-		var p profileFile
-		if err := json.Unmarshal(data, &p); err != nil {
+		p := &profiles[i]
+		if err := json.Unmarshal(data, p); err != nil {
 			return nil, fmt.Errorf("langdetect: profile %s: %w", path, err)
 		}
 		if p.Name == "" || len(p.NWords) != 3 {
 			return nil, fmt.Errorf("langdetect: profile %s: want a name and 3 n_words, got %q and %d", path, p.Name, len(p.NWords))
 		}
-		for _, l := range d.langs {
-			if l == p.Name {
-				return nil, fmt.Errorf("langdetect: profile %s: duplicate language %q", path, p.Name)
+		if seen[p.Name] {
+			return nil, fmt.Errorf("langdetect: profile %s: duplicate language %q", path, p.Name)
+		}
+		seen[p.Name] = true
+		total += len(p.Freq)
+	}
+	d := &Detector{index: make(map[string]int, total/2)}
+	for _, p := range profiles {
+		d.langs = append(d.langs, p.Name)
+		for word := range p.Freq {
+			if _, ok := d.index[word]; !ok {
+				d.index[word] = len(d.index)
 			}
 		}
-		d.langs = append(d.langs, p.Name)
+	}
+	width := len(profiles)
+	d.probs = make([]float64, len(d.index)*width)
+	for col, p := range profiles {
 		for word, count := range p.Freq {
-			row, ok := d.index[word]
-			if !ok {
-				row = len(d.index)
-				d.index[word] = row
-				d.probs = append(d.probs, make([]float64, width)...)
-			}
-			n := len([]rune(word))
+			n := utf8.RuneCountInString(word)
 			if n >= 1 && n <= 3 && p.NWords[n-1] > 0 {
-				d.probs[row*width+idx] = float64(count) / float64(p.NWords[n-1])
+				d.probs[d.index[word]*width+col] = float64(count) / float64(p.NWords[n-1])
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func TestPyRandom(t *testing.T) {
 	}
 }
 
-func dataDir(t *testing.T) string {
+func dataDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
