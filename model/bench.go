@@ -128,14 +128,15 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 		shared := tokens(*prefix)
 		ask := func() []int { return append(slices.Clone(shared), tokens(*question)...) }
 		t0 := time.Now()
-		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), nil); err != nil {
+		seq := m.NewSequence()
+		if _, err := m.Prefill(ctx, seq, ask(), nil); err != nil {
 			return err
 		}
 		uncached := time.Since(t0)
+		// The request just measured warms the cache, as the first viewer
+		// question of a room does.
 		cache := NewPrefixCache(m, 4<<30)
-		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), cache); err != nil {
-			return err
-		}
+		cache.Store(seq)
 		t0 = time.Now()
 		if _, err := m.Prefill(ctx, m.NewSequence(), ask(), cache); err != nil {
 			return err

@@ -72,6 +72,9 @@ type item struct {
 // or cancellation the sequences are left as they were.
 func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all bool) ([][]float32, error) {
 	c := m.Config
+	if len(seqs) == 0 {
+		return nil, errors.New("model: step without sequences")
+	}
 	items := make([]item, len(seqs))
 	rows := 0
 	for i, s := range seqs {

@@ -240,6 +240,9 @@ func TestStepErrors(t *testing.T) {
 	if _, err := m.Decode(bg, other.NewSequence(), 1); err == nil {
 		t.Error("a sequence of another model accepted")
 	}
+	if _, err := m.Batch(bg, nil, nil); err == nil {
+		t.Error("empty batch accepted")
+	}
 	if _, err := m.Forward(bg, seq, nil); err == nil {
 		t.Error("empty token list accepted")
 	}
