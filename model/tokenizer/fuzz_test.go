@@ -49,6 +49,14 @@ func FuzzEncodeDecode(f *testing.F) {
 				if got := tok.Decode(ids); got != want {
 					t.Fatalf("special=%v: Decode(Encode(%q)) = %q, want %q", withSpecial, s, got, want)
 				}
+				d := tok.NewStreamDecoder()
+				var streamed []byte
+				for _, id := range ids {
+					streamed = append(streamed, d.Next(id)...)
+				}
+				if got := string(streamed) + d.Flush(); got != want {
+					t.Fatalf("streamed decoding of %q = %q, want %q", s, got, want)
+				}
 				if again := tok.encode(s, withSpecial); !slices.Equal(again, ids) {
 					t.Fatalf("second (cached) encoding of %q differs: %v vs %v", s, again, ids)
 				}

@@ -138,7 +138,7 @@ func (t *Tokenizer) encode(text string, withSpecial bool) []int {
 		}
 		seg = t.normalize(seg)
 		if t.normAdded.empty() {
-			ids = t.encodeText(ids, seg, s)
+			ids = t.encodeStages(ids, seg, 0, s)
 			return
 		}
 		t.normAdded.split(seg, withSpecial, func(seg string, id int) {
@@ -146,7 +146,7 @@ func (t *Tokenizer) encode(text string, withSpecial bool) []int {
 				ids = append(ids, id)
 				return
 			}
-			ids = t.encodeText(ids, seg, s)
+			ids = t.encodeStages(ids, seg, 0, s)
 		})
 	})
 	return ids
@@ -168,12 +168,8 @@ func (t *Tokenizer) normalize(s string) string {
 	return s
 }
 
-// encodeText pre-tokenizes a normalized text segment and appends the BPE ids
-// of every piece.
-func (t *Tokenizer) encodeText(ids []int, text string, s *bpeScratch) []int {
-	return t.encodeStages(ids, text, 0, s)
-}
-
+// encodeStages runs pre-tokenizer stages from stage on a normalized text
+// segment and appends the BPE ids of every resulting piece.
 func (t *Tokenizer) encodeStages(ids []int, text string, stage int, s *bpeScratch) []int {
 	if text == "" {
 		return ids

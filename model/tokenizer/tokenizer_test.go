@@ -407,3 +407,39 @@ func TestTrainErrors(t *testing.T) {
 		t.Fatal("cancelled context ignored")
 	}
 }
+
+func TestStreamDecoder(t *testing.T) {
+	tok := trainSmall(t, 400)
+	rng := rand.New(rand.NewPCG(3, 4))
+	texts := append(slices.Clone(smallCorpus), "🦄🦄 a\U0001F984b", "\u4e2d\u6587")
+	for round := range 300 {
+		var ids []int
+		if round < len(texts) {
+			ids = tok.EncodeWithSpecial(texts[round])
+		} else {
+			for range rng.IntN(12) {
+				ids = append(ids, rng.IntN(tok.VocabSize()+2)-1)
+			}
+		}
+		d := tok.NewStreamDecoder()
+		var sb strings.Builder
+		for _, id := range ids {
+			sb.WriteString(d.Next(id))
+		}
+		sb.WriteString(d.Flush())
+		if got, want := sb.String(), tok.Decode(ids); got != want {
+			t.Fatalf("ids %v: streamed %q, Decode %q", ids, got, want)
+		}
+	}
+	// A character split across tokens appears only when complete.
+	d := tok.NewStreamDecoder()
+	ids := tok.Encode("\U0001F984")
+	for _, id := range ids[:len(ids)-1] {
+		if s := d.Next(id); s != "" {
+			t.Fatalf("partial character emitted: %q", s)
+		}
+	}
+	if s := d.Next(ids[len(ids)-1]); s != "\U0001F984" {
+		t.Fatalf("completed character: %q", s)
+	}
+}
