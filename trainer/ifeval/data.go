@@ -24,7 +24,8 @@ type Prompt struct {
 type Response struct {
 	Prompt   string `json:"prompt"`
 	Response string `json:"response"`
-	Line     int    `json:"-"`
+	// Line is the 1-based line of the source file (0 when built in code).
+	Line int `json:"-"`
 }
 
 // where names a prompt in error messages.
