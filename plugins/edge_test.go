@@ -17,7 +17,7 @@ var edgeExports = []string{"allow", "echo", "fail_msg", "fail_status", "no_outpu
 
 func edgeManifest(perms ...Permission) *Manifest {
 	m := &Manifest{ABI: ABIVersion, Name: "edge", Version: "1.0.0", Wasm: WasmRef{File: "edge.wasm"},
-		Limits: Limits{MemoryPages: 32, TimeoutMS: 50, MaxOutputBytes: 1 << 20, Instances: 2},
+		Limits: Limits{MemoryPages: 32, TimeoutMS: 50 * slowdown, MaxOutputBytes: 1 << 20, Instances: 2},
 		Config: map[string]string{"greeting": "hello"}}
 	for _, e := range edgeExports {
 		m.Hooks = append(m.Hooks, HookSpec{Name: e, Event: harness.EventAfterResponse})
@@ -82,7 +82,7 @@ func TestEdgeImports(t *testing.T) {
 			if !strings.Contains(err.Error(), c.detail) || !strings.Contains(err.Error(), "edge@1.0.0") {
 				t.Fatalf("error %q does not name the plugin and say %q", err, c.detail)
 			}
-			if time.Since(start) > 10*time.Second {
+			if time.Since(start) > 10*slowdown*time.Second {
 				t.Fatalf("a failing call took %v", time.Since(start))
 			}
 			// The host keeps serving: the same plugin answers the next call.

@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/plugins/internal/engine"
@@ -89,6 +90,7 @@ type HostConfig struct {
 	prewarm         int
 	recycleBytes    uint32
 	hostMemoryBytes int
+	initTimeout     time.Duration
 	noCloseOnDone   bool
 }
 
@@ -142,6 +144,14 @@ func (c HostConfig) WithRecycleBytes(n uint32) HostConfig {
 // allocate (input, output and host-function results).
 func (c HostConfig) WithHostMemoryBytes(n int) HostConfig {
 	c.hostMemoryBytes = max(n, 1<<16)
+	return c
+}
+
+// WithInitTimeout bounds a plugin's start function (_initialize) when an
+// instance is made; default 10 s. A plugin whose start function runs
+// past it fails to load.
+func (c HostConfig) WithInitTimeout(d time.Duration) HostConfig {
+	c.initTimeout = d
 	return c
 }
 
@@ -221,6 +231,7 @@ func (h *Host) Load(ctx context.Context, pkg *Package) (*Plugin, error) {
 		Config:               maps.Clone(m.Config),
 		Cache:                h.cache,
 		RecycleBytes:         h.cfg.recycleBytes,
+		InitTimeout:          h.cfg.initTimeout,
 		TrustedNoCloseOnDone: h.cfg.noCloseOnDone,
 	})
 	if err != nil {

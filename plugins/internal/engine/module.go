@@ -65,6 +65,9 @@ type Config struct {
 	// RecycleBytes retires an instance whose linear memory grew past it
 	// (standard-Go guests grow and never shrink); 0 never recycles.
 	RecycleBytes uint32
+	// InitTimeout bounds a guest's start function (_initialize), which
+	// runs before any per-call deadline applies; 0 means 10 s.
+	InitTimeout time.Duration
 	// TrustedNoCloseOnDone turns off close-on-context-done. Only for
 	// benchmarks that measure its cost: without it an infinite loop
 	// freezes the host process at its next garbage collection.
@@ -97,9 +100,9 @@ type Module struct {
 	calls, failures, insts, discards, recycles atomic.Uint64
 }
 
-// instantiateTimeout bounds a guest's start function (_initialize), which
-// runs before any per-call deadline applies.
-const instantiateTimeout = 10 * time.Second
+// defaultInitTimeout bounds a guest's start function by default; a
+// standard-Go guest initialises in 8-22 ms.
+const defaultInitTimeout = 10 * time.Second
 
 // Compile compiles wasm, checks its imports and exports, and prewarms
 // its pool.
@@ -364,7 +367,11 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	if m.cfg.Grants.Clock {
 		mc = mc.WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond)).WithSysNanotime()
 	}
-	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), instantiateTimeout)
+	limit := m.cfg.InitTimeout
+	if limit <= 0 {
+		limit = defaultInitTimeout
+	}
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	ictx = &callCtx{Context: ictx, inst: inst}
 	mod, err := m.rt.InstantiateModule(ictx, m.compiled, mc)

@@ -32,13 +32,13 @@ func spin() int32 {
 //go:wasmexport grow
 func grow() int32 {
 	for {
-		sink = append(sink, make([]byte, 1<<20))
+		sink = append(sink, make([]byte, 4<<20))
 	}
 }
 
 func depth(n int) int {
-	var pad [64]byte
-	pad[n%64] = byte(n)
+	var pad [4096]byte // big frames reach the memory limit in few calls
+	pad[n%4096] = byte(n)
 	return depth(n+1) + int(pad[0])
 }
 
@@ -49,7 +49,7 @@ func recurse() int32 {
 
 //go:wasmexport huge_output
 func hugeOutput() int32 {
-	pdk.Output(make([]byte, 4<<20))
+	pdk.OutputMemory(pdk.Allocate(4 << 20))
 	return 0
 }
 
