@@ -51,6 +51,11 @@ func TestTaskPreservation(t *testing.T) {
 				}
 				applied[f.Name]++
 				checkVariant(t, cache, f.Name, seed, base, nh, m, gold)
+				// Every family but correction (which only plans a transcript
+				// change) must change the harness itself.
+				if variant, _ := harness.Marshal(nh); f.Name != "correction" && string(variant) == string(before) {
+					t.Fatalf("harness %d, %s seed %d: the variant equals the input", hi, f.Name, seed)
+				}
 				after, _ := harness.Marshal(h)
 				if string(after) != string(before) {
 					t.Fatalf("harness %d, %s seed %d: the input harness was modified", hi, f.Name, seed)
