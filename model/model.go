@@ -36,7 +36,9 @@ type Model struct {
 
 	backend    Backend
 	maxContext int
-	nextSeqID  atomic.Uint64
+	// prefillChunk is the most prompt tokens one Prefill step computes.
+	prefillChunk int
+	nextSeqID    atomic.Uint64
 }
 
 // Layer is one decoder block.
@@ -143,7 +145,7 @@ func newEmpty(cfg Config, opts Options) (*Model, error) {
 	if opts.MaxContext < 0 {
 		return nil, fmt.Errorf("model: negative MaxContext %d", opts.MaxContext)
 	}
-	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers)}
+	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers), prefillChunk: 512}
 	m.maxContext = cfg.MaxPositionEmbeddings
 	if opts.MaxContext > 0 {
 		m.maxContext = min(opts.MaxContext, m.maxContext)

@@ -211,20 +211,32 @@ func (m *Model) Prefill(ctx context.Context, seq *Sequence, tokens []int, cache 
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("model: prefill of an empty prompt")
 	}
+	if seq == nil || seq.model != m {
+		return nil, fmt.Errorf("model: prefill of a sequence that does not belong to this model")
+	}
+	before := seq.Len()
+	if n := before + len(tokens); n > m.maxContext {
+		return nil, fmt.Errorf("%w: prompt of %d tokens after %d cached would hold %d, the model accepts %d", ErrContextTooLong, len(tokens), before, n, m.maxContext)
+	}
 	rest := tokens
-	if cache != nil && seq.Len() == 0 {
+	if cache != nil && before == 0 {
 		n, err := cache.Restore(seq, tokens)
 		if err != nil {
 			return nil, err
 		}
 		rest = tokens[n:]
 	}
-	out, err := m.step(ctx, []*Sequence{seq}, [][]int{rest}, false)
-	if err != nil {
-		if len(rest) < len(tokens) {
-			seq.Truncate(0) // undo the restore: the prompt was not consumed
+	// Long prompts run in chunks so that activation memory stays bounded
+	// (a 32k-token prompt in one step would need gigabytes for the MLP).
+	var out [][]float32
+	for len(rest) > 0 {
+		n := min(len(rest), m.prefillChunk)
+		var err error
+		if out, err = m.step(ctx, []*Sequence{seq}, [][]int{rest[:n]}, false); err != nil {
+			seq.Truncate(before) // the prompt was not consumed
+			return nil, err
 		}
-		return nil, err
+		rest = rest[n:]
 	}
 	if cache != nil {
 		cache.Store(seq)

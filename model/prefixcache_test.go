@@ -292,3 +292,36 @@ func (c *cancelAfter) Err() error {
 	c.left--
 	return nil
 }
+
+// A prompt longer than the prefill chunk runs in several steps with the
+// same result as one step.
+func TestPrefillChunked(t *testing.T) {
+	ctx := context.Background()
+	m := tinyModel(t, "tiny-qwen3", F32)
+	toks := randomTokens(rand.New(rand.NewPCG(2, 2)), 23, m.Config.VocabSize)
+	want := referenceForward(m, toks)
+	m.prefillChunk = 5
+	cache := NewPrefixCache(m, 1<<20)
+	seq := m.NewSequence()
+	got, err := m.Prefill(ctx, seq, toks, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got, want[len(toks)-1]); e > 1e-4 {
+		t.Fatalf("chunked prefill: relative error %.2e", e)
+	}
+	if seq.Len() != len(toks) {
+		t.Fatalf("sequence holds %d tokens, want %d", seq.Len(), len(toks))
+	}
+	// Cancelled after two chunks: the sequence is back to empty.
+	seq = m.NewSequence()
+	if _, err := m.Prefill(&cancelAfter{Context: ctx, left: 2*(m.Config.NumLayers+2) + 1}, seq, toks, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if seq.Len() != 0 {
+		t.Errorf("cancelled chunked prefill left %d tokens", seq.Len())
+	}
+	if _, err := m.Prefill(ctx, m.NewSequence(), make([]int, m.MaxContext()+1), nil); !errors.Is(err, ErrContextTooLong) {
+		t.Errorf("oversized prompt: err = %v", err)
+	}
+}
