@@ -22,10 +22,10 @@ type bpeModel struct {
 	// byte-level vocabulary we know of), indexed directly: the first round of
 	// lookups of every word hits this small table.
 	bytePairs []uint64
-	// initial is the symbol sequence each input byte starts as: normally the id
-	// of the byte's character; byte-fallback ids, the unknown token, or nothing
-	// (dropped, as Hugging Face does without an unknown token) otherwise.
-	initial    [256][]int32
+	// fallback holds, for a byte whose character is not in the vocabulary, its
+	// byte-fallback ids (<0xXX> tokens), or nil when it becomes the unknown
+	// token or, without one, is dropped as Hugging Face does.
+	fallback   [256][]int32
 	unkID      int32 // -1 when the model has no unknown token
 	fuseUnk    bool
 	allDirect  bool // every byte has exactly one initial symbol that is not unk
@@ -114,16 +114,30 @@ func (m *bpeModel) initialSymbols(s *bpeScratch, word string) []int32 {
 		s.ids = ids
 		return ids
 	}
-	lastUnk := false
+	// Hugging Face's merge_word: an unknown character stays pending until the
+	// next character found in the vocabulary (byte-fallback ids do not flush
+	// it), and consecutive unknowns fuse when fuse_unk is set.
+	pendingUnk := false
 	for i := 0; i < len(word); i++ {
-		for _, id := range m.initial[word[i]] {
-			isUnk := id == m.unkID
-			if isUnk && lastUnk && m.fuseUnk {
-				continue
+		b := word[i]
+		switch {
+		case m.byteDirect[b] >= 0:
+			if pendingUnk {
+				ids = append(ids, m.unkID)
+				pendingUnk = false
 			}
-			lastUnk = isUnk
-			ids = append(ids, id)
+			ids = append(ids, m.byteDirect[b])
+		case m.fallback[b] != nil:
+			ids = append(ids, m.fallback[b]...)
+		case m.unkID >= 0:
+			if pendingUnk && !m.fuseUnk {
+				ids = append(ids, m.unkID)
+			}
+			pendingUnk = true
 		}
+	}
+	if pendingUnk {
+		ids = append(ids, m.unkID)
 	}
 	s.ids = ids
 	return ids

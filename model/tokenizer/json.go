@@ -441,7 +441,6 @@ func (t *Tokenizer) buildModel() error {
 		ch := string(byteTable.toRune[b])
 		m.byteDirect[b] = -1
 		if id, ok := t.vocab[ch]; ok {
-			m.initial[b] = []int32{int32(id)}
 			m.byteDirect[b] = int32(id)
 			continue
 		}
@@ -456,13 +455,7 @@ func (t *Tokenizer) buildModel() error {
 				}
 				fb = append(fb, int32(id))
 			}
-			if fb != nil {
-				m.initial[b] = fb
-				continue
-			}
-		}
-		if m.unkID >= 0 {
-			m.initial[b] = []int32{m.unkID}
+			m.fallback[b] = fb
 		}
 	}
 	m.merges = newMergeTable(len(t.merges))

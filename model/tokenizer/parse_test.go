@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,43 @@ func TestParseAccepts(t *testing.T) {
 		}
 		if got != text {
 			t.Errorf("%s = %s: round trip gives %q", c.key, c.value, got)
+		}
+	}
+}
+
+// TestUnknownAndByteFallback pins Hugging Face's behaviour (checked with the
+// library) for vocabularies that lack byte characters: byte fallback, the
+// unknown token with and without fusing, dropping, and ignore_merges.
+func TestUnknownAndByteFallback(t *testing.T) {
+	const base = `{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,
+"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":true},
+"post_processor":null,"decoder":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":true},
+"model":{"type":"BPE","dropout":null,"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":true,"byte_fallback":true,"ignore_merges":false,
+"vocab":{"a":0,"b":1,"ab":2,"<unk>":3,"<0x63>":4,"Ġ":5,"Ġab":6,"Ġa":7},"merges":["a b","Ġ a","Ġa b"]}}`
+	const text = "ab cab ddab  dcd a"
+	for _, c := range []struct {
+		edit [2]string
+		want []int
+	}{
+		{[2]string{"", ""}, []int{2, 5, 4, 2, 5, 3, 2, 5, 5, 4, 3, 7}},
+		{[2]string{`"fuse_unk":true,"byte_fallback":true`, `"fuse_unk":false,"byte_fallback":false`}, []int{2, 5, 3, 2, 5, 3, 3, 2, 5, 5, 3, 3, 3, 7}},
+		{[2]string{`"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":true,"byte_fallback":true`,
+			`"unk_token":null,"continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false`}, []int{2, 5, 2, 5, 2, 5, 5, 7}},
+		// Only "a b" is a merge: " a" becomes Ġa (7) through ignore_merges alone.
+		{[2]string{`"ignore_merges":false,
+"vocab":{"a":0,"b":1,"ab":2,"<unk>":3,"<0x63>":4,"Ġ":5,"Ġab":6,"Ġa":7},"merges":["a b","Ġ a","Ġa b"]`, `"ignore_merges":true,
+"vocab":{"a":0,"b":1,"ab":2,"<unk>":3,"<0x63>":4,"Ġ":5,"Ġab":6,"Ġa":7},"merges":["a b"]`}, []int{2, 5, 4, 2, 5, 3, 2, 5, 5, 4, 3, 7}},
+	} {
+		data := base
+		if c.edit[0] != "" {
+			data = strings.Replace(base, c.edit[0], c.edit[1], 1)
+		}
+		tok, err := Parse([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.EncodeWithSpecial(text); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.edit[1], got, c.want)
 		}
 	}
 }
