@@ -243,14 +243,18 @@ func (m *Module) Call(ctx context.Context, env Env, export string, input []byte)
 	return out, nil
 }
 
+// kindOfCtx classifies a failure to get an instance: the module closed,
+// the caller's context ended, or a fresh instance failed to start.
 func kindOfCtx(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return ErrTimeout
-	}
-	if errors.Is(err, ErrClosed) {
+	switch {
+	case errors.Is(err, ErrClosed):
 		return ErrClosed
+	case errors.Is(err, context.DeadlineExceeded):
+		return ErrTimeout
+	case errors.Is(err, context.Canceled):
+		return ErrCanceled
 	}
-	return ErrCanceled
+	return ErrTrap
 }
 
 func (m *Module) errorf(export string, kind error, format string, args ...any) *CallError {
@@ -260,6 +264,11 @@ func (m *Module) errorf(export string, kind error, format string, args ...any) *
 // acquire takes an idle instance, or makes one while the pool has room,
 // or waits for one to come back.
 func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case <-m.done:
+		return nil, ErrClosed
+	default:
+	}
 	select {
 	case inst := <-m.idle:
 		return inst, nil
