@@ -29,10 +29,22 @@ func phraseGroups() [][]phrase {
 		}
 		return out
 	}
+	notAfter := func(g []phrase, texts ...string) []phrase {
+		for i := range g {
+			g[i].notAfter = texts
+		}
+		return g
+	}
+	notBefore := func(g []phrase, texts ...string) []phrase {
+		for i := range g {
+			g[i].notBefore = texts
+		}
+		return g
+	}
 	return [][]phrase{
-		p("you must", "you have to", "you need to", "you are required to"),
+		notBefore(p("you must", "you have to", "you need to", "you are required to"), " not"),
 		p("do not", "don't", "never"),
-		p("always", "make sure to", "be sure to"),
+		notAfter(p("always", "make sure to", "be sure to"), "not ", "almost "),
 		p("make sure", "ensure"),
 		p("please", "kindly"),
 		p("avoid", "refrain from", "stay away from"),
@@ -44,7 +56,7 @@ func phraseGroups() [][]phrase {
 		p("replies", "responses", "answers"),
 		p("your reply", "your response", "your answer"),
 		p("short", "brief", "concise"),
-		p("if", "when"),
+		notBefore(notAfter(p("if", "when"), "as ", "what ", "since "), " any", " not", " so"),
 		p("coupon", "voucher"),
 		p("coupons", "vouchers"),
 		p("customer", "shopper", "buyer"),
@@ -58,7 +70,6 @@ func phraseGroups() [][]phrase {
 		p("in stock", "available"),
 		p("out of stock", "sold out"),
 		p("for example", "for instance"),
-		p("false", "untrue"),
 		p("务必", "一定要", "必须"),
 		{{text: "不要", notAfter: []string{"要"}, notBefore: []string{"紧"}}, {text: "切勿"},
 			{text: "不得", notBefore: []string{"不", "了"}}, {text: "禁止"}},
@@ -138,18 +149,20 @@ func (p *paraphraser) matchAt(text string, i int) (phraseEntry, bool) {
 	return phraseEntry{}, false
 }
 
+// hasAnySuffix reports whether s ends with one of list, ignoring ASCII case.
 func hasAnySuffix(s string, list []string) bool {
 	for _, x := range list {
-		if strings.HasSuffix(s, x) {
+		if len(s) >= len(x) && strings.EqualFold(s[len(s)-len(x):], x) {
 			return true
 		}
 	}
 	return false
 }
 
+// hasAnyPrefix reports whether s starts with one of list, ignoring ASCII case.
 func hasAnyPrefix(s string, list []string) bool {
 	for _, x := range list {
-		if strings.HasPrefix(s, x) {
+		if len(s) >= len(x) && strings.EqualFold(s[:len(x)], x) {
 			return true
 		}
 	}

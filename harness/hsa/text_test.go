@@ -23,6 +23,8 @@ func TestParaphrase(t *testing.T) {
 		{"要不要下单由观众决定", true, []string{"要不要"}},
 		{"不得不说", false, []string{"不得不说"}},
 		{"申请退款", false, []string{"申请"}},
+		{"Mention coupons if any, as if it matters.", true, []string{"if any", "as if"}},
+		{"You must not lie; it is not always easy.", false, []string{"You must not", "not always"}},
 	}
 	for _, c := range cases {
 		changed := false
