@@ -4,9 +4,14 @@
 // object matching that tool's JSON Schema>} followed by </tool_call>.
 //
 // A byte-level pushdown automaton over the JSON grammar, specialised by the
-// schemas, tracks the text; the allowed tokens are found by walking a trie of
-// the vocabulary's byte strings with the automaton, so tokens sharing a prefix
-// are decided together and most subtrees are cut at their first byte.
+// schemas, tracks the text. Outside strings the allowed tokens are found by
+// walking a trie of the vocabulary's byte strings with the automaton, so
+// tokens sharing a prefix are decided together and most subtrees are cut at
+// their first byte. Inside strings, where a model spends most of a call,
+// tokens were classified once by the same automaton (stays in the string,
+// closes it, refused), so only the few distinct texts that follow a closing
+// quote are checked. White space between tokens is limited to one byte at each
+// place JSON allows it, so a model cannot loop on it.
 package constrain
 
 import (
@@ -37,7 +42,7 @@ const maxCachedStates = 64
 // after the model wrote <tool_call>. vocab and g may be shared.
 func NewToolCallConstraint(vocab *Vocabulary, g *Grammar) *ToolCallConstraint {
 	c := &ToolCallConstraint{vocab: vocab, m: machine{g}, state: start()}
-	c.bufs = make([][]frame, vocab.maxLen+1)
+	c.bufs = make([][]frame, vocab.maxLen+2)
 	return c
 }
 
@@ -104,16 +109,12 @@ func (c *ToolCallConstraint) Allowed(dst TokenSet) TokenSet {
 		copy(dst, set)
 		return dst
 	}
-	// Inside a string every plain token that fits the length budget is
-	// allowed, so start from that set and walk only subtrees holding other
-	// tokens.
-	budget, inString := c.stringBudget()
-	if inString {
-		c.vocab.plainWithin(dst, budget)
+	if f := &c.state[len(c.state)-1]; f.kind == frameString && f.esc == 0 && f.hex == 0 && f.u8need == 0 {
+		c.allowedInString(dst, f)
 	} else {
 		clear(dst)
+		c.walk(0, 0, c.state, dst)
 	}
-	c.walk(0, 0, c.state, inString, dst)
 	if c.cache == nil || len(c.cache) >= maxCachedStates {
 		c.cache = make(map[string]TokenSet)
 	}
@@ -142,27 +143,56 @@ func stateKey(dst []byte, g *Grammar, st []frame) []byte {
 	return dst
 }
 
-// stringBudget reports whether the state is inside a string at a character
-// boundary, not after part of </tool_call>, and how many more characters the
-// string may take (-1: no limit).
-func (c *ToolCallConstraint) stringBudget() (budget int, ok bool) {
-	f := &c.state[len(c.state)-1]
-	if f.kind != frameString || f.esc != 0 || f.hex != 0 || f.u8need != 0 || f.tag != 0 {
-		return 0, false
+// allowedInString decides a string at a character boundary without walking
+// the trie, from the vocabulary's classes: tokens that stay in the string
+// are allowed when they fit its length budget, and those that close it when
+// they fit, reach its minLength and what follows their quote continues the
+// enclosing construct (checked once per distinct suffix). After part of
+// </tool_call>, tokens that would complete it are then removed.
+func (c *ToolCallConstraint) allowedInString(dst TokenSet, f *frame) {
+	v := c.vocab
+	n := &c.m.g.nodes[f.node]
+	budget := -1
+	if n.maxLen >= 0 {
+		budget = int(n.maxLen - f.count)
 	}
-	if n := &c.m.g.nodes[f.node]; n.maxLen >= 0 {
-		return int(n.maxLen - f.count), true
+	v.inStringWithin(dst, budget)
+
+	// Close the string as a closer would after its characters; their count
+	// is checked per token below.
+	st := append(c.bufs[0][:0], c.state...)
+	top := &st[len(st)-1]
+	top.count = max(top.count, n.minLen)
+	top.tag = 0
+	closed, ok := c.m.step(st, '"')
+	c.bufs[0] = closed[:0]
+	if ok {
+		for i, suffix := range v.closeSuffix {
+			st := append(c.bufs[1][:0], closed...)
+			for j := 0; ok && j < len(suffix); j++ {
+				st, ok = c.m.step(st, suffix[j])
+			}
+			c.bufs[1] = st[:0]
+			if ok {
+				for _, id := range v.closeIDs[i] {
+					need := int32(v.strNeed[id])
+					if (budget < 0 || int(need) <= budget) && f.count+need >= n.minLen {
+						dst[id/64] |= 1 << (id % 64)
+					}
+				}
+			}
+			ok = true
+		}
 	}
-	return -1, true
+	if f.tag > 0 {
+		v.subtree(closeTag[f.tag:], func(id int32) { dst[id/64] &^= 1 << (id % 64) })
+	}
 }
 
-func (c *ToolCallConstraint) walk(node int32, depth int, st []frame, skipPlain bool, dst TokenSet) {
+func (c *ToolCallConstraint) walk(node int32, depth int, st []frame, dst TokenSet) {
 	v := c.vocab
 	for e := v.edgeStart[node]; e < v.edgeStart[node+1]; e++ {
 		child := v.edgeNode[e]
-		if skipPlain && !v.mixed[child] {
-			continue
-		}
 		next, ok := c.m.step(append(c.bufs[depth][:0], st...), v.edgeByte[e])
 		c.bufs[depth] = next[:0]
 		if !ok {
@@ -171,6 +201,6 @@ func (c *ToolCallConstraint) walk(node int32, depth int, st []frame, skipPlain b
 		for _, id := range v.ids[v.idStart[child]:v.idStart[child+1]] {
 			dst[id/64] |= 1 << (id % 64)
 		}
-		c.walk(child, depth+1, next, skipPlain, dst)
+		c.walk(child, depth+1, next, dst)
 	}
 }

@@ -155,7 +155,7 @@ func TestRandomWalksProduceValidCalls(t *testing.T) {
 			// once a walk grows long, since free-form values may nest.
 			id := ids[r.IntN(len(ids))]
 			if r.IntN(2) == 0 {
-				if s := slices.DeleteFunc(slices.Clone(ids), func(id int) bool { return vocab.plain.Has(id) }); len(s) > 0 {
+				if s := slices.DeleteFunc(slices.Clone(ids), func(id int) bool { return vocab.inString.Has(id) }); len(s) > 0 {
 					id = s[r.IntN(len(s))]
 				}
 			}
@@ -205,6 +205,36 @@ func checkAgainstFeeding(t *testing.T, c *ToolCallConstraint, allowed TokenSet, 
 		if ok != allowed.Has(id) {
 			t.Fatalf("after %q token %d %q: Allowed says %v, feeding says %v", prefix, id, c.vocab.token(id), allowed.Has(id), ok)
 		}
+	}
+}
+
+// TestAllowedMatchesFeedingInStrings checks the string shortcut in the
+// states it treats specially: length budgets, minLength, partial
+// </tool_call>, unfinished characters and escapes.
+func TestAllowedMatchesFeedingInStrings(t *testing.T) {
+	vocab, g, _ := compileTest(t)
+	for _, prefix := range []string{
+		`{"name": "get_weather", "arguments": {"city": "`,
+		`{"name": "get_weather", "arguments": {"city": "a<`,
+		`{"name": "get_weather", "arguments": {"city": "a</tool_c`,
+		`{"name": "get_weather", "arguments": {"city": "` + "\xe6\x9d",
+		`{"name": "get_weather", "arguments": {"city": "\`,
+		`{"name": "get_weather", "arguments": {"city": "\u00`,
+		`{"name": "lookup_price", "arguments": {"sku": "`,
+		`{"name": "lookup_price", "arguments": {"sku": "x`,
+		`{"name": "lookup_price", "arguments": {"sku": "1234567`,
+		`{"name": "lookup_price", "arguments": {"sku": "12345678`,
+		`{"name": "lookup_price", "arguments": {"sku": "123<`,
+		`{"name": "lookup_price", "arguments": {"choice": "ab`,
+		`{"name": "lookup_price", "arguments": {"meta": {"note": "`,
+		`{"name": "note_anything", "arguments": {"`,
+		`{"name": "note_anything", "arguments": {"k": ["`,
+	} {
+		c := NewToolCallConstraint(vocab, g)
+		if err := c.AcceptText(prefix); err != nil {
+			t.Fatalf("prefix %q: %v", prefix, err)
+		}
+		checkAgainstFeeding(t, c, c.Allowed(nil), prefix)
 	}
 }
 
@@ -327,11 +357,17 @@ func TestVocabularyTrie(t *testing.T) {
 			t.Errorf("token %d = %q, want %q", id, v.token(id), tok)
 		}
 	}
-	want := []bool{true, true, false, false, true, false}
-	for id, w := range want {
-		if v.plain.Has(id) != w {
-			t.Errorf("plain(%q) = %v, want %v", toks[id], !w, w)
+	// Inside a string: "ab" and "a" stay, `b"` closes with nothing after
+	// its quote, the partial character stays and needs one more character.
+	wantIn := []bool{true, true, false, false, true, true}
+	wantNeed := []uint16{2, 1, 0, 1, 2, 1}
+	for id := range toks {
+		if v.inString.Has(id) != wantIn[id] || v.strNeed[id] != wantNeed[id] {
+			t.Errorf("token %q: in string %v need %d, want %v %d", toks[id], v.inString.Has(id), v.strNeed[id], wantIn[id], wantNeed[id])
 		}
+	}
+	if !slices.Equal(v.closeSuffix, []string{""}) || !slices.Equal(v.closeIDs[0], []int32{3}) {
+		t.Errorf("closers %q %v, want token 3 with an empty suffix", v.closeSuffix, v.closeIDs)
 	}
 	// Walk the trie: every non-empty token must be found at the end of its path.
 	for id, tok := range toks {
@@ -400,6 +436,17 @@ func benchVocab() [][]byte {
 	return toks
 }
 
+// benchStates are the positions in a call where the masking step is timed.
+var benchStates = []struct{ name, prefix string }{
+	{"start", "\n"},
+	{"tool_name", `{"name": "`},
+	{"key", `{"name": "lookup_price", "arguments": {"sku": "ab", `},
+	{"string_value", `{"name": "get_weather", "arguments": {"city": "Hang`},
+	{"bounded_string", `{"name": "lookup_price", "arguments": {"sku": "A`},
+	{"number", `{"name": "lookup_price", "arguments": {"discount": 12`},
+	{"free_form_value", `{"name": "note_anything", "arguments": {"k": [1, {"x": `},
+}
+
 func BenchmarkAllowed(b *testing.B) {
 	toks := benchVocab()
 	vocab := NewVocabulary(toks)
@@ -407,15 +454,7 @@ func BenchmarkAllowed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	states := []struct{ name, prefix string }{
-		{"start", "\n"},
-		{"tool_name", `{"name": "`},
-		{"key", `{"name": "lookup_price", "arguments": {"sku": "ab", `},
-		{"string_value", `{"name": "get_weather", "arguments": {"city": "Hang`},
-		{"number", `{"name": "lookup_price", "arguments": {"discount": 12`},
-		{"free_form_value", `{"name": "note_anything", "arguments": {"k": [1, {"x": `},
-	}
-	for _, s := range states {
+	for _, s := range benchStates {
 		b.Run(s.name, func(b *testing.B) {
 			c := NewToolCallConstraint(vocab, g)
 			if err := c.AcceptText(s.prefix); err != nil {
@@ -440,6 +479,10 @@ func BenchmarkCallSteps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchCallSteps(b, toks, vocab, g)
+}
+
+func benchCallSteps(b *testing.B, toks [][]byte, vocab *Vocabulary, g *Grammar) {
 	call := "\n" + `{"name": "lookup_price", "arguments": {"sku": "A1-77", "discount": 0.85, "tags": ["hot", "new"], ` +
 		`"meta": {"note": "主播推荐的限时优惠，今晚八点开抢，库存有限 — limited stock tonight", "level": "high"}, ` +
 		`"options": {"size": 42, "count": 3}, "choice": null}}` + "\n</tool_call>"

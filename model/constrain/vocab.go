@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math/bits"
 	"slices"
-	"unicode/utf8"
 )
 
 // TokenSet is a set of token ids as a bitset: bit i%64 of word i/64 is set
@@ -34,8 +33,9 @@ func (s TokenSet) Len() int {
 
 // Vocabulary is a tokenizer's vocabulary prepared for constrained decoding:
 // a trie over the tokens' byte strings, so that one walk decides every token
-// that shares a prefix at once. It is immutable and may be shared by any
-// number of constraints.
+// that shares a prefix at once, and each token's effect inside a JSON string,
+// so that string positions (most of a call) need no walk. It is immutable and
+// may be shared by any number of constraints.
 type Vocabulary struct {
 	size int
 	// The trie in compressed rows: node n's outgoing edges are
@@ -46,18 +46,21 @@ type Vocabulary struct {
 	edgeNode  []int32
 	idStart   []int32
 	ids       []int32
-	// mixed[n] is set when some token below n is not plain string content;
-	// plain holds the tokens that are. Inside an unconstrained JSON string
-	// every plain token is allowed, so only mixed subtrees need walking.
-	mixed  []bool
-	plain  TokenSet
-	maxLen int
-	// For strings with a maxLength: plainRunes[id] is the character count of
-	// a plain token (0 for others), plainUpTo[k] the plain tokens of at most k
-	// characters, for small k.
-	plainRunes    []uint16
-	plainUpTo     []TokenSet
-	maxPlainRunes int
+	maxLen    int
+	// Inside a string at a character boundary, whatever encloses it, a
+	// token either stays in the string (inString), closes it (grouped by what
+	// follows its quote: closeSuffix[i] for the ids closeIDs[i], so each
+	// distinct suffix is checked once against the enclosing state), or is
+	// refused. strNeed[id] is the length budget it needs: characters up to
+	// its quote for a closer; for one that stays, its characters, counting an
+	// unfinished one. inStringUpTo[k] holds the tokens that stay and need at
+	// most k, for small k.
+	inString     TokenSet
+	inStringUpTo []TokenSet
+	maxNeed      int
+	strNeed      []uint16
+	closeSuffix  []string
+	closeIDs     [][]int32
 	// The tokens' bytes, copied: token id is text[textStart[id]:textStart[id+1]].
 	text      []byte
 	textStart []int32
@@ -67,7 +70,7 @@ type Vocabulary struct {
 // decodes to. Tokens with an empty byte string, such as special tokens given
 // as nil, are never allowed by a constraint.
 func NewVocabulary(tokens [][]byte) *Vocabulary {
-	v := &Vocabulary{size: len(tokens), plain: NewTokenSet(len(tokens))}
+	v := &Vocabulary{size: len(tokens)}
 	v.textStart = make([]int32, len(tokens)+1)
 	for id, t := range tokens {
 		v.text = append(v.text, t...)
@@ -132,77 +135,114 @@ func NewVocabulary(tokens [][]byte) *Vocabulary {
 	}
 	v.ids = make([]int32, len(order))
 	fill = slices.Clone(v.idStart[:nodes])
-	v.mixed = make([]bool, nodes)
 	for _, id := range order {
 		n := end[id]
 		v.ids[fill[n]] = id
 		fill[n]++
-		if isPlainString(tokens[id]) {
-			v.plain.Add(int(id))
-		} else {
-			v.mixed[n] = true
-		}
 	}
-	v.plainRunes = make([]uint16, len(tokens))
-	for id := range tokens {
-		if v.plain.Has(id) {
-			n := min(utf8.RuneCount(tokens[id]), 1<<16-1)
-			v.plainRunes[id] = uint16(n)
-			v.maxPlainRunes = max(v.maxPlainRunes, n)
-		}
-	}
-	v.plainUpTo = make([]TokenSet, min(v.maxPlainRunes, plainLevels))
-	for k := range v.plainUpTo {
-		v.plainUpTo[k] = NewTokenSet(len(tokens))
-		for id, n := range v.plainRunes {
-			if n > 0 && int(n) <= k {
-				v.plainUpTo[k].Add(id)
-			}
-		}
-	}
-	for c := nodes - 1; c > 0; c-- { // children come after their parents
-		if v.mixed[c] {
-			v.mixed[parent[c]] = true
-		}
-	}
+	v.classifyInString(tokens)
 	return v
 }
 
-// plainLevels is how many maxLength budgets get a precomputed set.
-const plainLevels = 32
+// classifyInString runs every token through the string automaton itself,
+// from inside an unbounded string, so that the classes agree with stepping.
+func (v *Vocabulary) classifyInString(tokens [][]byte) {
+	m := machine{&Grammar{nodes: []node{{kind: kindString, maxLen: -1}}}}
+	v.inString = NewTokenSet(len(tokens))
+	v.strNeed = make([]uint16, len(tokens))
+	groups := map[string][]int32{}
+	for id, tok := range tokens {
+		if len(tok) == 0 {
+			continue
+		}
+		st := []frame{{kind: frameTop, phase: topInCall}, {kind: frameString}}
+		ok := true
+		for i, b := range tok {
+			chars := st[1].count
+			if st, ok = m.step(st, b); !ok {
+				break
+			}
+			if len(st) == 1 { // the string closed at byte i
+				groups[string(tok[i+1:])] = append(groups[string(tok[i+1:])], int32(id))
+				v.strNeed[id] = uint16(min(chars, 1<<16-1))
+				break
+			}
+		}
+		if ok && len(st) == 2 {
+			f := &st[1]
+			need := int(f.count)
+			if f.u8need > 0 || f.esc == 1 || f.hex > 0 {
+				need++
+			}
+			v.inString.Add(id)
+			v.strNeed[id] = uint16(min(need, 1<<16-1))
+			v.maxNeed = max(v.maxNeed, need)
+		}
+	}
+	for suffix := range groups {
+		v.closeSuffix = append(v.closeSuffix, suffix)
+	}
+	slices.Sort(v.closeSuffix)
+	for _, suffix := range v.closeSuffix {
+		v.closeIDs = append(v.closeIDs, groups[suffix])
+	}
+	v.inStringUpTo = make([]TokenSet, min(v.maxNeed, stringLevels))
+	for k := range v.inStringUpTo {
+		v.inStringUpTo[k] = NewTokenSet(len(tokens))
+		for id := range tokens {
+			if v.inString.Has(id) && int(v.strNeed[id]) <= k {
+				v.inStringUpTo[k].Add(id)
+			}
+		}
+	}
+}
 
-// plainWithin writes into dst the plain tokens of at most budget characters.
-func (v *Vocabulary) plainWithin(dst TokenSet, budget int) {
+// stringLevels is how many length budgets get a precomputed set.
+const stringLevels = 32
+
+// inStringWithin writes into dst the tokens that stay inside a string and
+// need at most budget characters (budget < 0: no limit).
+func (v *Vocabulary) inStringWithin(dst TokenSet, budget int) {
 	switch {
-	case budget < 0 || budget >= v.maxPlainRunes:
-		copy(dst, v.plain)
-	case budget < len(v.plainUpTo):
-		copy(dst, v.plainUpTo[budget])
+	case budget < 0 || budget >= v.maxNeed:
+		copy(dst, v.inString)
+	case budget < len(v.inStringUpTo):
+		copy(dst, v.inStringUpTo[budget])
 	default:
 		clear(dst)
-		for id, n := range v.plainRunes {
-			if n > 0 && int(n) <= budget {
+		for id := range v.size {
+			if v.inString.Has(id) && int(v.strNeed[id]) <= budget {
 				dst.Add(id)
 			}
 		}
 	}
 }
 
-// Size is the number of token ids, including those never allowed.
-func (v *Vocabulary) Size() int { return v.size }
-
-// isPlainString reports whether b may appear as is inside a JSON string
-// whatever came before it in the string, as long as that does not end with
-// part of </tool_call>: printable ASCII other than quote and backslash, and
-// whole UTF-8 characters, without </tool_call> itself.
-func isPlainString(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
+// subtree calls fn for every token whose bytes start with prefix.
+func (v *Vocabulary) subtree(prefix string, fn func(id int32)) {
+	n := int32(0)
+	for i := 0; i < len(prefix); i++ {
+		edges := v.edgeByte[v.edgeStart[n]:v.edgeStart[n+1]]
+		e, ok := slices.BinarySearch(edges, prefix[i])
+		if !ok {
+			return
+		}
+		n = v.edgeNode[int(v.edgeStart[n])+e]
+	}
+	var visit func(n int32)
+	visit = func(n int32) {
+		for _, id := range v.ids[v.idStart[n]:v.idStart[n+1]] {
+			fn(id)
+		}
+		for e := v.edgeStart[n]; e < v.edgeStart[n+1]; e++ {
+			visit(v.edgeNode[e])
 		}
 	}
-	return utf8.Valid(b) && !bytes.Contains(b, []byte(closeTag))
+	visit(n)
 }
+
+// Size is the number of token ids, including those never allowed.
+func (v *Vocabulary) Size() int { return v.size }
 
 // token is the byte string of id.
 func (v *Vocabulary) token(id int) []byte {
