@@ -49,7 +49,7 @@ const (
 // ErrNotApplicable is returned (wrapped) by a family that has nothing to
 // change in the harness it was given, e.g. skill masking without
 // unprotected skills.
-var ErrNotApplicable = errors.New("family does not apply to this harness")
+var ErrNotApplicable = errors.New("hsa: family does not apply to this harness")
 
 // Options tell a transform what the gold depends on.
 type Options struct {
