@@ -26,6 +26,11 @@ type Config struct {
 	// Context returns the stream's current state for the prompt's context
 	// section (featured item, active coupon); nil for none.
 	Context func() []harness.ContextItem
+	// Signals reports stream signals for strategy rules (e.g. "stock_low":
+	// 1 when the featured item runs low); nil for none.
+	Signals func() map[string]float64
+	// Metrics, when set, receives every turn and dropped message.
+	Metrics *Metrics
 	// SafeLine is said when a turn cannot produce an acceptable reply.
 	SafeLine string
 	// MaxTokens bounds each generation; 0 leaves it to the backend.
@@ -81,6 +86,7 @@ type Session struct {
 	queue   *messageQueue
 	stats   *LatencyStats
 	schemas sync.Map // schemaKey → *jsonschema.Schema
+	signals signalCounter
 
 	mu        sync.Mutex
 	history   []harness.Message
@@ -178,6 +184,7 @@ func (s *Session) Listen(buffer int) <-chan Event {
 }
 
 func (s *Session) publish(e Event) {
+	s.cfg.Metrics.observe(s.cfg.Stream, e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ch := range s.listeners {
@@ -211,6 +218,12 @@ func (s *Session) Submit(m Message) error {
 	}
 	if m.At.IsZero() {
 		m.At = s.cfg.Now()
+	}
+	if !m.narration {
+		s.signals.add("messages", m.At)
+		if isPriceQuestion(m.Text) {
+			s.signals.add("price_questions", m.At)
+		}
 	}
 	for _, d := range s.queue.push(m) {
 		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})

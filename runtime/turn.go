@@ -183,6 +183,10 @@ func (r *turnRunner) run(ctx context.Context, in input, history []harness.Messag
 		return
 	}
 	userText := res.text
+	if in.event == harness.EventNarrationTick {
+		// Nobody asked: the model must know it speaks on its own initiative.
+		userText = "(host strategy, no viewer asked) " + userText
+	}
 	if len(in.viewers) > 1 {
 		userText = fmt.Sprintf("(asked by %d viewers: %s) %s", len(in.viewers), strings.Join(in.viewers, ", "), userText)
 	}

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics exports the runtime's latency and outcome accounting as
+// Prometheus metrics, labelled by stream. One Metrics serves every session
+// of a process; register it with a prometheus.Registerer (the console
+// serves it on /metrics).
+type Metrics struct {
+	turnSeconds       *prometheus.HistogramVec
+	firstChunkSeconds *prometheus.HistogramVec
+	modelSeconds      *prometheus.HistogramVec
+	queueSeconds      *prometheus.HistogramVec
+	turns             *prometheus.CounterVec
+	dropped           *prometheus.CounterVec
+	cachedTokens      *prometheus.CounterVec
+	promptTokens      *prometheus.CounterVec
+}
+
+// NewMetrics creates the collectors and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	buckets := []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 6, 8, 12, 20}
+	hist := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "livehat", Subsystem: "turn", Name: name, Help: help, Buckets: buckets}, []string{"stream"})
+	}
+	m := &Metrics{
+		turnSeconds:       hist("total_seconds", "Time from a message's arrival to the end of its turn."),
+		firstChunkSeconds: hist("first_chunk_seconds", "Time from a message's arrival to its first speakable chunk."),
+		modelSeconds:      hist("model_seconds", "Time a turn spent in the model."),
+		queueSeconds:      hist("queue_seconds", "Time a message waited in the session queue."),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "turn", Name: "total",
+			Help: "Turns by outcome."}, []string{"stream", "outcome"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "queue", Name: "dropped_total",
+			Help: "Viewer messages dropped, by reason (shed, stale)."}, []string{"stream", "reason"}),
+		cachedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "model", Name: "cached_prompt_tokens_total",
+			Help: "Prompt tokens served from the prefix cache."}, []string{"stream"}),
+		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "model", Name: "prompt_tokens_total",
+			Help: "Prompt tokens of all generations."}, []string{"stream"}),
+	}
+	for _, c := range []prometheus.Collector{m.turnSeconds, m.firstChunkSeconds, m.modelSeconds, m.queueSeconds, m.turns, m.dropped, m.cachedTokens, m.promptTokens} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe records a session event; a nil Metrics records nothing.
+func (m *Metrics) observe(stream string, e Event) {
+	if m == nil {
+		return
+	}
+	switch e.Kind {
+	case EventTurn:
+		t := e.Record
+		m.turns.WithLabelValues(stream, string(t.Outcome)).Inc()
+		if t.Outcome != OutcomeReplied && t.Outcome != OutcomeSafeLine {
+			return
+		}
+		m.turnSeconds.WithLabelValues(stream).Observe(t.Timing.Total.Seconds())
+		m.firstChunkSeconds.WithLabelValues(stream).Observe(t.Timing.FirstChunk.Seconds())
+		m.modelSeconds.WithLabelValues(stream).Observe(t.Timing.Model.Seconds())
+		m.queueSeconds.WithLabelValues(stream).Observe(t.Timing.Queue.Seconds())
+		m.promptTokens.WithLabelValues(stream).Add(float64(t.Timing.PromptTokens))
+		m.cachedTokens.WithLabelValues(stream).Add(float64(t.Timing.CachedTokens))
+	case EventDropped:
+		reason := e.Reason
+		for i, c := range reason {
+			if c == ':' {
+				reason = reason[:i]
+				break
+			}
+		}
+		m.dropped.WithLabelValues(stream, reason).Inc()
+	}
+}
