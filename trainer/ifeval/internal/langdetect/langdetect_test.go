@@ -118,6 +118,23 @@ func TestDetectEdgeCases(t *testing.T) {
 	}
 }
 
+func TestNormalizeRune(t *testing.T) {
+	for in, want := range map[rune]rune{
+		'a': 'a', '1': ' ', '\u00A0': ' ', '\u2019': ' ', '\u0219': '\u015F', '\u06CC': '\u064A',
+		'\u1EA1': '\u1EC3', 'ひ': '\u3042', 'カ': '\u30A2', 'ㄅ': '\u3105', '한': '\uAC00',
+		'\u4E9C': '\u4E80', // KANJI_1_8: 亜 stands for its class representative 亀
+		'\u6934': '\u4F7C', // KANJI_1_0
+		'\u4E00': '\u4E00', // not in any class
+	} {
+		if got := normalizeRune(in); got != want {
+			t.Errorf("normalizeRune(%U) = %U, want %U", in, got, want)
+		}
+	}
+	if n := len(cjkRepresentative); n != 6667 {
+		t.Errorf("%d CJK class members, want 6667", n)
+	}
+}
+
 func TestTextPreparation(t *testing.T) {
 	cases := map[string]string{
 		"see https://example.com/x?y=1 now": "see now",
