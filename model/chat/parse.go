@@ -171,6 +171,10 @@ func (s *ToolCallScanner) Write(chunk string) ([]Event, error) {
 	}
 }
 
+// InCall reports whether the text so far has opened a tool call that is
+// not closed yet: the moment for a decoder to constrain what follows.
+func (s *ToolCallScanner) InCall() bool { return s.inCall }
+
 // Close ends the stream: it returns held-back text, or a *ParseError when a
 // tool call was opened and never closed.
 func (s *ToolCallScanner) Close() ([]Event, error) {

@@ -126,6 +126,19 @@ func TestToolCallScannerStreams(t *testing.T) {
 	if len(calls) != 1 || calls[0].Name != "f" || string(calls[0].Arguments) != `{"q": "</tool"}` {
 		t.Errorf("calls = %+v", calls)
 	}
+	var s3 ToolCallScanner
+	s3.Write("a <tool_")
+	if s3.InCall() {
+		t.Error("InCall before the tag is complete")
+	}
+	s3.Write("call>{")
+	if !s3.InCall() {
+		t.Error("InCall false inside a call")
+	}
+	s3.Write(`"name": "f", "arguments": {}}</tool_call>`)
+	if s3.InCall() {
+		t.Error("InCall true after the call closed")
+	}
 	// Text that cannot start a tag is emitted at once, not held back.
 	var s2 ToolCallScanner
 	evs, _ = s2.Write("hello <tool_c")

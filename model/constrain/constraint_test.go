@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/sample"
 )
 
 var testTools = []chat.Tool{
@@ -547,4 +548,43 @@ func ExampleToolCallConstraint() {
 	}
 	fmt.Println()
 	// Output: {"name": "now", "arguments": {}}</tool_call>
+}
+
+// TestSampledCallsAreValid drives the constraint as a decoder does, with
+// model/sample picking tokens from random logits under the allowed set.
+func TestSampledCallsAreValid(t *testing.T) {
+	vocab, g, toks := compileTest(t)
+	schemas := validators(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	logits := make([]float32, len(toks))
+	for i := range 50 {
+		s, err := sample.New(sample.Config{Temperature: 1, TopK: 40, Seed: uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewToolCallConstraint(vocab, g)
+		var text strings.Builder
+		var allowed TokenSet
+		for steps := 0; !c.Done(); steps++ {
+			if steps > 3000 {
+				t.Fatalf("call %d did not finish: %q", i, text.String())
+			}
+			for j := range logits {
+				logits[j] = float32(r.NormFloat64())
+				if strings.ContainsAny(string(toks[j]), `"}]`) {
+					logits[j] += 2 // a model that tends to finish what it opens
+				}
+			}
+			allowed = c.Allowed(allowed)
+			id, err := s.Sample(logits, nil, allowed)
+			if err != nil {
+				t.Fatalf("call %d after %q: %v", i, text.String(), err)
+			}
+			if err := c.Accept(id); err != nil {
+				t.Fatal(err)
+			}
+			text.Write(toks[id])
+		}
+		checkCall(t, strings.TrimLeft(text.String(), " \n"), schemas)
+	}
 }
