@@ -97,7 +97,7 @@ func (ml *mergeList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-type typed struct {
+type sectionType struct {
 	Type string `json:"type"`
 }
 
@@ -105,8 +105,7 @@ type typed struct {
 // 2*(number of tokens)+maxIDSlack, so a corrupt id cannot force a huge allocation.
 const maxIDSlack = 1 << 16
 
-// Parse reads a tokenizer from the bytes of a tokenizer.json file.
-func Parse(data []byte) (*Tokenizer, error) {
+func parse(data []byte) (*Tokenizer, error) {
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
@@ -197,6 +196,21 @@ func build(vocab map[string]int, merges [][2]string, added []AddedToken, fs file
 	}
 	t.tokens = make([]string, maxID+1)
 	t.tokenBytes = make([][]byte, maxID+1)
+	// All token bytes share one array; decoding never grows a token, so the
+	// capacity computed here is never exceeded.
+	size := 0
+	for tok := range vocab {
+		size += len(tok)
+	}
+	for _, a := range added {
+		size += len(a.Content)
+	}
+	data := make([]byte, 0, size)
+	tokenBytes := func(tok string) []byte {
+		start := len(data)
+		data = byteTable.decode(data, tok)
+		return data[start:len(data):len(data)]
+	}
 	owner := make([]bool, maxID+1)
 	for tok, id := range vocab {
 		if owner[id] {
@@ -204,7 +218,7 @@ func build(vocab map[string]int, merges [][2]string, added []AddedToken, fs file
 		}
 		owner[id] = true
 		t.tokens[id] = tok
-		t.tokenBytes[id] = byteTable.decode([]byte{}, tok)
+		t.tokenBytes[id] = tokenBytes(tok)
 	}
 	maxAdded := -1
 	for i, a := range added {
@@ -235,7 +249,7 @@ func build(vocab map[string]int, merges [][2]string, added []AddedToken, fs file
 		}
 		t.addedIDs[a.Content] = a.ID
 		t.tokens[a.ID] = a.Content
-		t.tokenBytes[a.ID] = byteTable.decode([]byte{}, a.Content)
+		t.tokenBytes[a.ID] = tokenBytes(a.Content)
 		if a.Special {
 			t.special = append(t.special, a.ID)
 		}
@@ -269,7 +283,7 @@ func (t *Tokenizer) configure() error {
 	if t.stages, err = parsePreTokenizer(fs.preTokenizer); err != nil {
 		return err
 	}
-	var dec typed
+	var dec sectionType
 	if isNull(fs.decoder) {
 		return errors.New("decoder: missing (only ByteLevel is supported)")
 	}

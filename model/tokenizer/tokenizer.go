@@ -1,7 +1,18 @@
 // Package tokenizer is a byte-level BPE tokenizer compatible with Hugging Face
-// tokenizer.json files (Qwen2/Qwen3, Llama-3 and GPT-2 style): it loads and
-// saves them, encodes and decodes exactly as the Hugging Face tokenizers
-// library does, and trains new vocabularies.
+// tokenizer.json files: it loads and saves them, encodes and decodes exactly as
+// the Hugging Face tokenizers library does (checked line by line against the
+// library for Qwen3), streams decoding for generation, and trains new
+// vocabularies with the Qwen2 pipeline.
+//
+// Supported files: model BPE (merges as "a b" strings or ["a", "b"] pairs,
+// unk_token, fuse_unk, byte_fallback, ignore_merges); normalizer NFC, NFD, NFKC,
+// NFKD or a Sequence of them; pre-tokenizer ByteLevel, alone (GPT-2 split) or
+// after Isolated Split steps, where the Qwen2, Llama-3 and GPT-2 look-ahead
+// patterns run on a hand-written scanner and other patterns must be RE2;
+// decoder ByteLevel; added tokens with all their flags. Anything else is an
+// error naming the field. Truncation, padding and the post-processor are kept
+// for Save but do not affect encoding: no ids are added, as with
+// add_special_tokens=False.
 //
 // Text given to Encode that is not valid UTF-8 is first converted the way
 // Rust's String::from_utf8_lossy does (each maximal ill-formed subsequence
@@ -57,9 +68,18 @@ func Load(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	t, err := Parse(data)
+	t, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse reads a tokenizer from the bytes of a tokenizer.json file.
+func Parse(data []byte) (*Tokenizer, error) {
+	t, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	return t, nil
 }
