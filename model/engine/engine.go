@@ -1,0 +1,447 @@
+// Package engine is the local generation engine: it turns the model core
+// (transformer, tokenizer, chat template, sampler, tool-call constraint) into
+// a chat-completion service that many sessions share.
+//
+// Every Generate call becomes a request in one scheduler goroutine, which
+// advances all active requests together in each model step (continuous
+// batching: one matrix-matrix product over the weights per step), admits
+// new requests between steps and feeds their prompts in chunks so that a long
+// prefill does not stall the others. Prompts go through a prefix cache, so
+// the harness prefix of a live room (its system prompt and tools) is computed
+// once and reused by every viewer question.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/constrain"
+	"github.com/livehat/livehat/model/sample"
+	"github.com/livehat/livehat/model/tokenizer"
+)
+
+// Finish reasons reported in Result.FinishReason, as OpenAI-compatible APIs
+// name them.
+const (
+	// FinishStop: the model ended its turn or a stop string was written.
+	FinishStop = "stop"
+	// FinishLength: MaxTokens or the model's context was reached.
+	FinishLength = "length"
+	// FinishToolCalls: the model ended its turn after calling tools.
+	FinishToolCalls = "tool_calls"
+	// FinishCancelled: the caller's context was cancelled or its delta
+	// callback failed.
+	FinishCancelled = "cancelled"
+)
+
+// ErrClosed is returned by Generate once the engine is closed.
+var ErrClosed = errors.New("engine: closed")
+
+// Defaults for the zero Options.
+const (
+	DefaultMaxBatch         = 8
+	DefaultPrefillChunk     = 256
+	DefaultPrefixCacheBytes = 256 << 20
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Model configures how Load builds the model (storage type, backend,
+	// context cap). New ignores it. With no Backend, Load creates a CPU
+	// backend that Close stops.
+	Model model.Options
+	// MaxBatch bounds the requests advanced together in one step; more wait
+	// in arrival order. 0 means DefaultMaxBatch.
+	MaxBatch int
+	// PrefillChunk bounds the prompt tokens fed in one step over all joining
+	// requests, so that decoding requests keep producing tokens while a long
+	// prompt is read. 0 means DefaultPrefillChunk.
+	PrefillChunk int
+	// PrefixCacheBytes bounds the prefix cache's keys and values. 0 means
+	// DefaultPrefixCacheBytes; a negative value disables the cache.
+	PrefixCacheBytes int64
+}
+
+// Request is one chat completion.
+type Request struct {
+	// Messages is the conversation so far; the reply continues it as an
+	// assistant turn.
+	Messages []chat.Message
+	// Tools the model may call.
+	Tools []chat.Tool
+	// MaxTokens bounds the generated tokens; 0 means up to the model's
+	// context.
+	MaxTokens int
+	// Sampling chooses how tokens are picked; the zero value is greedy.
+	Sampling sample.Config
+	// Stop strings end the reply; the stop string itself is not returned.
+	Stop []string
+	// Constrain makes every tool call valid: once the reply opens
+	// <tool_call>, only tokens that keep it a prefix of a call matching one
+	// of Tools are sampled, and after the call only white space, another
+	// call or the end of the turn. It needs Tools.
+	Constrain bool
+	// DisableThinking renders the prompt with an empty <think> block, so a
+	// Qwen3 model answers without reasoning first.
+	DisableThinking bool
+	// Prefix is text the reply is forced to begin with, as if the model had
+	// written it: it is read with the prompt, streamed and returned as part
+	// of the reply, and not counted in CompletionTokens. A Prefix of
+	// "<tool_call>" forces a tool call.
+	Prefix string
+}
+
+// Delta is one streamed piece of a reply. Exactly one field is set.
+type Delta struct {
+	// Content is answer text outside tool calls.
+	Content string
+	// Reasoning is text of the model's <think> block.
+	Reasoning string
+	// ToolCall is a tool call, delivered once it is complete and parsed.
+	ToolCall *chat.ToolCall
+}
+
+// Result is a finished reply.
+type Result struct {
+	// Content is the answer text without the reasoning and the tool calls,
+	// trimmed of surrounding white space.
+	Content string
+	// Reasoning is the text of the <think> block, trimmed.
+	Reasoning string
+	// ToolCalls are the calls the reply made, parsed by chat.ParseAssistant.
+	ToolCalls []chat.ToolCall
+	// ToolCallError says why the reply's tool-call text did not parse; then
+	// ToolCalls is empty and Content holds the text as written.
+	ToolCallError error
+	// FinishReason is FinishStop, FinishLength, FinishToolCalls or
+	// FinishCancelled.
+	FinishReason string
+	// Usage counts the request's tokens and time.
+	Usage Usage
+}
+
+// Usage counts the work of one request.
+type Usage struct {
+	// PromptTokens is the length of the rendered prompt (with Prefix).
+	PromptTokens int
+	// CachedTokens of the prompt were restored from the prefix cache
+	// instead of computed.
+	CachedTokens int
+	// CompletionTokens were generated.
+	CompletionTokens int
+	// Queued is the time from the call until the request joined the batch.
+	Queued time.Duration
+	// Prefill is the time from joining the batch to the first generated
+	// token; Queued + Prefill is the time to first token.
+	Prefill time.Duration
+	// Decode is the time from the first generated token to the end.
+	Decode time.Duration
+}
+
+// Engine serves chat completions from one model to any number of
+// concurrent callers. It is safe for concurrent use.
+type Engine struct {
+	model *model.Model
+	tok   *tokenizer.Tokenizer
+	opts  Options
+	cache *model.PrefixCache
+	// owned is the backend Load created, stopped by Close.
+	owned *model.CPU
+
+	special []bool // by token id: added tokens marked special
+	eos     []bool // by token id: tokens that end the turn
+
+	vocabOnce sync.Once
+	vocab     *constrain.Vocabulary
+	afterCall constrain.TokenSet // tokens allowed after a constrained call
+
+	submit    chan *request
+	quit      chan struct{} // closed by Close
+	stopped   chan struct{} // closed when the scheduler has returned
+	stepCtx   context.Context
+	stopSteps context.CancelFunc
+	closeOnce sync.Once
+}
+
+// Load builds an engine from a Hugging Face checkpoint directory:
+// config.json, model.safetensors (or its shards) and tokenizer.json.
+func Load(dir string, opts Options) (*Engine, error) {
+	mopts := opts.Model
+	var owned *model.CPU
+	if mopts.Backend == nil {
+		owned = model.NewCPU(0)
+		mopts.Backend = owned
+	}
+	fail := func(err error) (*Engine, error) {
+		if owned != nil {
+			owned.Close()
+		}
+		return nil, fmt.Errorf("engine: load %s: %w", dir, err)
+	}
+	m, err := model.Load(dir, mopts)
+	if err != nil {
+		return fail(err)
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return fail(err)
+	}
+	e, err := newEngine(m, tok, opts, owned)
+	if err != nil {
+		return fail(err)
+	}
+	return e, nil
+}
+
+// New builds an engine over a model and its tokenizer. The engine does not
+// own the model's backend; the caller stops it after Close.
+func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error) {
+	return newEngine(m, tok, opts, nil)
+}
+
+func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned *model.CPU) (*Engine, error) {
+	if m == nil || tok == nil {
+		return nil, errors.New("engine: a model and a tokenizer are required")
+	}
+	vocab := m.Config.VocabSize
+	if tok.VocabSize() > vocab {
+		return nil, fmt.Errorf("engine: tokenizer has %d tokens, the model's vocabulary only %d", tok.VocabSize(), vocab)
+	}
+	switch {
+	case opts.MaxBatch < 0:
+		return nil, fmt.Errorf("engine: MaxBatch %d is negative", opts.MaxBatch)
+	case opts.MaxBatch == 0:
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	switch {
+	case opts.PrefillChunk < 0:
+		return nil, fmt.Errorf("engine: PrefillChunk %d is negative", opts.PrefillChunk)
+	case opts.PrefillChunk == 0:
+		opts.PrefillChunk = DefaultPrefillChunk
+	}
+	if opts.PrefixCacheBytes == 0 {
+		opts.PrefixCacheBytes = DefaultPrefixCacheBytes
+	}
+	e := &Engine{
+		model:   m,
+		tok:     tok,
+		opts:    opts,
+		owned:   owned,
+		special: make([]bool, vocab),
+		eos:     make([]bool, vocab),
+		submit:  make(chan *request),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	if opts.PrefixCacheBytes > 0 {
+		e.cache = model.NewPrefixCache(m, opts.PrefixCacheBytes)
+	}
+	for _, id := range tok.SpecialIDs() {
+		e.special[id] = true
+	}
+	if id := m.Config.EOSTokenID; id >= 0 && id < vocab {
+		e.eos[id] = true
+	}
+	for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
+		if id, ok := tok.TokenID(s); ok && id < vocab {
+			e.eos[id] = true
+		}
+	}
+	e.stepCtx, e.stopSteps = context.WithCancel(context.Background())
+	go e.run()
+	return e, nil
+}
+
+// Close stops the engine: requests still running end with ErrClosed, and a
+// backend that Load created is stopped. Close waits for the scheduler to
+// return and is safe to call more than once.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		close(e.quit)
+		e.stopSteps()
+		<-e.stopped
+		if e.owned != nil {
+			e.owned.Close()
+		}
+	})
+	return nil
+}
+
+// Model returns the engine's model.
+func (e *Engine) Model() *model.Model { return e.model }
+
+// Tokenizer returns the engine's tokenizer.
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// PrefixCacheStats returns the prefix cache's counters (zero when the cache
+// is disabled).
+func (e *Engine) PrefixCacheStats() model.PrefixCacheStats {
+	if e.cache == nil {
+		return model.PrefixCacheStats{}
+	}
+	return e.cache.Stats()
+}
+
+// Generate writes the assistant's reply to req.Messages. Pieces of the reply
+// go to onDelta (which may be nil) as they are decoded, on the caller's
+// goroutine; text that might still turn out to be part of a stop string or of
+// a tag is held back until the next token decides it. An error from onDelta
+// stops the request and is returned.
+//
+// When ctx is cancelled, generation stops within one model step and Generate
+// returns the partial reply, with FinishReason FinishCancelled, together with
+// the context's error.
+func (e *Engine) Generate(ctx context.Context, req Request, onDelta func(Delta) error) (Result, error) {
+	select {
+	case <-e.quit:
+		return Result{}, ErrClosed
+	default:
+	}
+	r, err := e.newRequest(req)
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.ctx = ctx
+	select {
+	case e.submit <- r:
+	case <-ctx.Done():
+		return Result{FinishReason: FinishCancelled, Usage: Usage{PromptTokens: len(r.prompt)}}, context.Cause(ctx)
+	case <-e.quit:
+		return Result{}, ErrClosed
+	}
+	var cbErr error
+	deliver := func() {
+		for _, d := range r.takeDeltas() {
+			if onDelta == nil || cbErr != nil {
+				continue
+			}
+			if err := onDelta(d); err != nil {
+				cbErr = fmt.Errorf("engine: delta callback: %w", err)
+				cancel(cbErr)
+			}
+		}
+	}
+	for {
+		select {
+		case <-r.notify:
+			deliver()
+		case <-r.done:
+			deliver()
+			if cbErr != nil {
+				return r.result, cbErr
+			}
+			return r.result, r.err
+		}
+	}
+}
+
+// newRequest renders and tokenizes the prompt and prepares the sampler and
+// the constraint, so that bad input fails before it reaches the scheduler.
+func (e *Engine) newRequest(req Request) (*request, error) {
+	if len(req.Messages) == 0 {
+		return nil, errors.New("engine: request has no messages")
+	}
+	if req.MaxTokens < 0 {
+		return nil, fmt.Errorf("engine: MaxTokens %d is negative", req.MaxTokens)
+	}
+	if req.Constrain && len(req.Tools) == 0 {
+		return nil, errors.New("engine: Constrain needs tools")
+	}
+	sampler, err := sample.New(req.Sampling)
+	if err != nil {
+		return nil, fmt.Errorf("engine: sampling: %w", err)
+	}
+	text, err := chat.Render(req.Messages, req.Tools, chat.RenderOptions{AddGenerationPrompt: true, DisableThinking: req.DisableThinking})
+	if err != nil {
+		return nil, fmt.Errorf("engine: render prompt: %w", err)
+	}
+	prompt := e.tok.EncodeWithSpecial(text)
+	if req.Prefix != "" {
+		prompt = append(prompt, e.tok.EncodeWithSpecial(req.Prefix)...)
+	}
+	if len(prompt) == 0 {
+		return nil, errors.New("engine: the prompt encodes to no tokens")
+	}
+	if limit := e.model.MaxContext(); len(prompt) >= limit {
+		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in the model's context of %d: %w", len(prompt), limit, model.ErrContextTooLong)
+	}
+	r := &request{
+		prompt:    prompt,
+		history:   append(make([]int, 0, len(prompt)+64), prompt...),
+		maxTokens: req.MaxTokens,
+		sampler:   sampler,
+		reply:     newReplyText(e.tok, e.special, req.Stop, opensThink(text)),
+		notify:    make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		submitted: time.Now(),
+	}
+	if req.Constrain {
+		g, err := constrain.Compile(req.Tools)
+		if err != nil {
+			return nil, fmt.Errorf("engine: constrain tool calls: %w", err)
+		}
+		vocab, after := e.constraintVocabulary()
+		r.guard = newCallGuard(vocab, g, after)
+	}
+	if req.Prefix != "" {
+		deltas, stopped := r.reply.pushText(req.Prefix)
+		if stopped {
+			return nil, fmt.Errorf("engine: prefix %q contains a stop string", req.Prefix)
+		}
+		r.addDeltas(deltas)
+		if r.guard != nil {
+			if err := r.guard.scan(r.reply.raw, r.reply.contentStart()); err != nil {
+				return nil, fmt.Errorf("engine: prefix %q: %w", req.Prefix, err)
+			}
+		}
+	}
+	return r, nil
+}
+
+// constraintVocabulary prepares, once, the tokens' byte strings for the
+// tool-call constraint (special tokens have none, so a call never contains
+// them) and the set of tokens allowed after a constrained call.
+func (e *Engine) constraintVocabulary() (*constrain.Vocabulary, constrain.TokenSet) {
+	e.vocabOnce.Do(func() {
+		n := e.model.Config.VocabSize
+		tokens := make([][]byte, n)
+		after := constrain.NewTokenSet(n)
+		for id := range e.tok.VocabSize() {
+			if e.eos[id] {
+				after.Add(id)
+			}
+			if e.special[id] {
+				continue
+			}
+			b := e.tok.TokenBytes(id)
+			tokens[id] = b
+			if len(b) > 0 && (isSpace(b) || string(b) == chat.ToolCallOpen) {
+				after.Add(id)
+			}
+		}
+		for id := e.tok.VocabSize(); id < n; id++ {
+			if e.eos[id] {
+				after.Add(id)
+			}
+		}
+		e.vocab = constrain.NewVocabulary(tokens)
+		e.afterCall = after
+	})
+	return e.vocab, e.afterCall
+}
+
+func isSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
