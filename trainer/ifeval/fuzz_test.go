@@ -25,39 +25,37 @@ var fuzzKwargs = map[string]map[string]any{
 	"change_case:capital_word_frequency":            {"capital_frequency": 3, "capital_relation": "at least"},
 }
 
-// FuzzCheckers runs every checker, in both modes, over arbitrary responses:
-// none may panic, and loose must never be stricter than strict.
+// FuzzCheckers runs one checker, chosen by the first argument, in both
+// modes over an arbitrary response: none may panic, and loose mode must never
+// be stricter than strict mode.
 func FuzzCheckers(f *testing.F) {
-	for _, s := range []string{
+	seeds := []string{
 		"", " ", "\n\n", "Hello, world. Mr. Smith went.\n\n* a\n- b\n***\nP.P.S bye",
 		"```json\n{\"a\": NaN}\n```", "<<title>>", "A\n******\nB", "\"quoted\"", "ÀÉ ǅ ß İ σΣ",
 		"...!!! ?? . . . -- ''", "\xff\xfe invalid utf8", "日本語のテキスト。", "((\"'[{", "\x1c\x1d\u0085\u00a0",
 		"Section 1 x Section 2 y", "http://x.y/z a@b.cd",
-	} {
-		f.Add(s)
+	}
+	for i, s := range seeds {
+		for j := range instructionIDs {
+			if j%len(seeds) == i {
+				f.Add(uint8(j), s)
+			}
+		}
 	}
 	ev := evaluator(f)
-	var prompts []Prompt
-	for i, id := range instructionIDs {
+	f.Fuzz(func(t *testing.T, which uint8, response string) {
+		id := instructionIDs[int(which)%len(instructionIDs)]
 		kw := fuzzKwargs[id]
 		if kw == nil {
 			kw = map[string]any{}
 		}
-		prompts = append(prompts, Prompt{Key: i, InstructionIDs: []string{id}, Kwargs: []map[string]any{kw}})
-	}
-	f.Fuzz(func(t *testing.T, response string) {
-		responses := make([]Response, len(prompts))
-		for i := range responses {
-			responses[i].Response = response
-		}
-		rep, err := ev.Evaluate(t.Context(), prompts, responses)
+		prompts := []Prompt{{Key: 1, InstructionIDs: []string{id}, Kwargs: []map[string]any{kw}}}
+		rep, err := ev.Evaluate(t.Context(), prompts, []Response{{Response: response}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range rep.Prompts {
-			if p.Strict[0] && !p.Loose[0] {
-				t.Errorf("%s: strict true, loose false for %q", p.InstructionIDs[0], response)
-			}
+		if p := rep.Prompts[0]; p.Strict[0] && !p.Loose[0] {
+			t.Errorf("%s: strict true, loose false for %q", id, response)
 		}
 	})
 }
