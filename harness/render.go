@@ -337,6 +337,13 @@ func (h *Harness) FormatInjection(c InjectedContext) string {
 	}
 }
 
+// ReplySkillFeedback is the feedback the model reads when it answers
+// before loading a reply skill, which RequireReplySkill forbids. The
+// runtime sends it and augmentation reproduces it, so both say the same.
+func (h *Harness) ReplySkillFeedback() string {
+	return fmt.Sprintf("Load a reply skill with %s before you answer.", h.LoadSkillToolName())
+}
+
 // RetryMessage is the text the model reads when a hook asks it to try
 // again, built from the pipeline's feedback template.
 func (h *Harness) RetryMessage(feedback string) string {

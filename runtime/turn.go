@@ -203,7 +203,8 @@ func (r *turnRunner) run(ctx context.Context, in input, history []harness.Messag
 			return
 		}
 		t0 := time.Now()
-		prompt, err := harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, harness.RenderOptions{})
+		opts := harness.RenderOptions{OmitToolsSection: appliesToolTemplate(r.s.cfg.Model)}
+		prompt, err := harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, opts)
 		t.Timing.Render += time.Since(t0)
 		if err != nil {
 			r.safeLine(msgs[turnStart:], "render: "+err.Error())
@@ -214,7 +215,7 @@ func (r *turnRunner) run(ctx context.Context, in input, history []harness.Messag
 			return
 		}
 		if len(r.injected) > 0 { // before_model hooks may have added context
-			prompt, err = harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, harness.RenderOptions{})
+			prompt, err = harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, opts)
 			if err != nil {
 				r.safeLine(msgs[turnStart:], "render: "+err.Error())
 				return
@@ -269,7 +270,7 @@ func (r *turnRunner) run(ctx context.Context, in input, history []harness.Messag
 		// The harness rule: a reply skill must be loaded before a final reply.
 		feedback := ""
 		if limits.RequireReplySkill && !skillLoaded && hasReplySkill(r.h) {
-			feedback = fmt.Sprintf("Load a reply skill with %s before you answer.", r.h.LoadSkillToolName())
+			feedback = r.h.ReplySkillFeedback()
 		} else if reply == "" {
 			feedback = "Your reply was empty. Answer the viewer."
 		} else {

@@ -254,7 +254,7 @@ func ApplyCorrection(h *harness.Harness, transcript []harness.Message, c Correct
 		flawed = gold
 		// The runtime's own words (runtime/turn.go), so training shows
 		// the model the feedback it will meet on air.
-		feedback = fmt.Sprintf("Load a reply skill with %s before you answer.", h.LoadSkillToolName())
+		feedback = h.ReplySkillFeedback()
 	default:
 		return nil, fmt.Errorf("apply correction: unknown flaw %q (want %s, %s or %s)", c.Flaw, FlawTooLong, FlawBannedClaim, FlawSkippedSkill)
 	}

@@ -1,0 +1,109 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/remote"
+)
+
+// toolTemplater is implemented by backends that write the tool listing
+// into the prompt themselves (OpenAI-compatible servers apply their chat
+// template to the tools), so the harness must not render it twice.
+type toolTemplater interface {
+	AppliesToolTemplate() bool
+}
+
+func appliesToolTemplate(m Model) bool {
+	t, ok := m.(toolTemplater)
+	return ok && t.AppliesToolTemplate()
+}
+
+// RemoteModel serves a session from an OpenAI-compatible server (vLLM,
+// SGLang, Ollama, a hosted API) through model/remote.
+type RemoteModel struct {
+	Client *remote.Client
+	// Temperature, when set, overrides the server's default.
+	Temperature *float64
+}
+
+// AppliesToolTemplate reports that the server renders the tools itself.
+func (RemoteModel) AppliesToolTemplate() bool { return true }
+
+// Generate sends the prompt and returns the assistant's message.
+func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error) {
+	if m.Client == nil {
+		return Response{}, fmt.Errorf("runtime: remote model has no client")
+	}
+	r := remote.Request{Messages: toChat(req.Messages), Tools: toChatTools(req.Tools), MaxTokens: req.MaxTokens, Temperature: m.Temperature}
+	resp, err := m.Client.Complete(ctx, r)
+	if err != nil {
+		return Response{}, err
+	}
+	return fromChat(resp.Message, Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}), nil
+}
+
+// toChat converts harness messages to the model core's chat messages.
+func toChat(msgs []harness.Message) []chat.Message {
+	out := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		cm := chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		}
+		out[i] = cm
+	}
+	return out
+}
+
+func toChatTools(specs []harness.FunctionSpec) []chat.Tool {
+	if specs == nil {
+		return nil
+	}
+	out := make([]chat.Tool, len(specs))
+	for i, s := range specs {
+		out[i] = chat.Tool{Name: s.Function.Name, Description: s.Function.Description, Parameters: s.Function.Parameters}
+	}
+	return out
+}
+
+// fromChat converts an assistant message back, separating reasoning the
+// backend left inline in <think>…</think>.
+func fromChat(m chat.Message, u Usage) Response {
+	content, reasoning := splitThink(m.Content)
+	if m.ReasoningContent != "" {
+		reasoning = strings.TrimSpace(m.ReasoningContent + "\n" + reasoning)
+	}
+	r := Response{Content: content, Reasoning: reasoning, Usage: u}
+	for _, c := range m.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	}
+	return r
+}
+
+// splitThink removes <think>…</think> blocks from text and returns them
+// apart; an unclosed block runs to the end (the model was cut off while
+// thinking, so nothing after it is speakable).
+func splitThink(text string) (content, reasoning string) {
+	var c, r strings.Builder
+	for {
+		i := strings.Index(text, "<think>")
+		if i < 0 {
+			c.WriteString(text)
+			break
+		}
+		c.WriteString(text[:i])
+		rest := text[i+len("<think>"):]
+		j := strings.Index(rest, "</think>")
+		if j < 0 {
+			r.WriteString(rest)
+			break
+		}
+		r.WriteString(rest[:j])
+		text = rest[j+len("</think>"):]
+	}
+	return strings.TrimSpace(c.String()), strings.TrimSpace(r.String())
+}
