@@ -1,6 +1,10 @@
 package tokenizer
 
 import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,4 +82,28 @@ func BenchmarkLoadQwen3(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTrain trains an 8,000-token vocabulary on 1 MB of text made by
+// decoding random Qwen3 token sequences (skewed towards frequent low ids), so
+// that the corpus has many distinct words in many scripts.
+func BenchmarkTrain(b *testing.B) {
+	qwen := loadQwen3(b)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var corpus []string
+	size := 0
+	for size < 1<<20 {
+		ids := make([]int, 5+rng.IntN(35))
+		for i := range ids {
+			ids[i] = int(float64(151643) * math.Pow(rng.Float64(), 4))
+		}
+		s := qwen.Decode(ids)
+		corpus = append(corpus, s)
+		size += len(s)
+	}
+	loopMBps(b, size, func() {
+		if _, err := Train(context.Background(), slices.Values(corpus), TrainConfig{VocabSize: 8000, MinFrequency: 2}); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
