@@ -286,3 +286,27 @@ func equalBools(a, b []bool) bool {
 	}
 	return true
 }
+
+// TestWordTokenize checks nltk.word_tokenize (Punkt then Treebank) against
+// NLTK's own tests and doctest.
+func TestWordTokenize(t *testing.T) {
+	ev := evaluator(t)
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\n\nThanks.",
+			[]string{"Good", "muffins", "cost", "$", "3.88", "in", "New", "York", ".", "Please", "buy", "me", "two", "of", "them", ".", "Thanks", "."}},
+		{"This is a, *weird sentence with *asterisks in it.",
+			[]string{"This", "is", "a", ",", "*", "weird", "sentence", "with", "*", "asterisks", "in", "it", "."}},
+		{"Why did dotdot.. not get tokenized but dotdotdot... did? How about manydots.....",
+			[]string{"Why", "did", "dotdot", "..", "not", "get", "tokenized", "but", "dotdotdot", "...", "did", "?", "How", "about", "manydots", "....."}},
+		{"The 'v', I've been fooled but I'll seek revenge.",
+			[]string{"The", "'", "v", "'", ",", "I", "'ve", "been", "fooled", "but", "I", "'ll", "seek", "revenge", "."}},
+		{"'v' 're'", []string{"'", "v", "'", "'re", "'"}},
+	} {
+		if got := ev.wordTokens(c.in); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("word_tokenize(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

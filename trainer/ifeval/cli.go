@@ -36,8 +36,9 @@ func DefaultDataDir(start string) (string, error) {
 	return data, nil
 }
 
-// suiteJSON is the ifeval entry of `livehat eval --json`.
-type suiteJSON struct {
+// Summary is the ifeval entry of `livehat eval --json`: the four
+// accuracies in percent, with prompt-level strict as the headline score.
+type Summary struct {
 	Name         string  `json:"name"`
 	Score        float64 `json:"score"`
 	N            int     `json:"n"`
@@ -45,6 +46,19 @@ type suiteJSON struct {
 	InstStrict   float64 `json:"inst_strict"`
 	PromptLoose  float64 `json:"prompt_loose"`
 	InstLoose    float64 `json:"inst_loose"`
+}
+
+// Summary returns the report's suite entry.
+func (r Report) Summary() Summary {
+	return Summary{
+		Name:         "ifeval",
+		Score:        r.PromptStrict.Percent(),
+		N:            r.PromptStrict.Total,
+		PromptStrict: r.PromptStrict.Percent(),
+		InstStrict:   r.InstStrict.Percent(),
+		PromptLoose:  r.PromptLoose.Percent(),
+		InstLoose:    r.InstLoose.Percent(),
+	}
 }
 
 // EvalMain runs `livehat eval --suite ifeval`: it scores an existing
@@ -124,16 +138,8 @@ func EvalMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if *asJSON {
 		out := struct {
-			Suites []suiteJSON `json:"suites"`
-		}{[]suiteJSON{{
-			Name:         "ifeval",
-			Score:        rep.PromptStrict.Percent(),
-			N:            rep.PromptStrict.Total,
-			PromptStrict: rep.PromptStrict.Percent(),
-			InstStrict:   rep.InstStrict.Percent(),
-			PromptLoose:  rep.PromptLoose.Percent(),
-			InstLoose:    rep.InstLoose.Percent(),
-		}}}
+			Suites []Summary `json:"suites"`
+		}{[]Summary{rep.Summary()}}
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(out); err != nil {
 			return fmt.Errorf("ifeval: %w", err)
