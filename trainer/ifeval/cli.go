@@ -131,6 +131,9 @@ func EvalMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	if n := len(rep.PromptMismatches); n > 0 {
+		fmt.Fprintf(stderr, "ifeval: warning: %d response lines carry a different prompt text than the prompt at the same position (keys %v); responses are joined by line order\n", n, rep.PromptMismatches)
+	}
 	if *outDir != "" {
 		if err := WriteOfficialResults(*outDir, rep); err != nil {
 			return err

@@ -17,6 +17,9 @@ func TestEvalMainTable(t *testing.T) {
 	if err := EvalMain(t.Context(), []string{"--suite", "ifeval", "--responses", responses, "--out", out}, nil, &stdout, &stderr); err != nil {
 		t.Fatalf("EvalMain: %v (stderr %s)", err, stderr.String())
 	}
+	if !strings.Contains(stderr.String(), "keys [2785]") {
+		t.Errorf("stderr lacks the key 2785 mismatch warning: %q", stderr.String())
+	}
 	text := stdout.String()
 	for _, want := range []string{"prompt-level strict", "instruction-level loose", "(541)", "keywords", "punctuation", "detectable_format"} {
 		if want == "(541)" {

@@ -155,6 +155,11 @@ type Report struct {
 	Categories   []Breakdown    `json:"categories"`
 	Instructions []Breakdown    `json:"instructions"`
 	Prompts      []PromptResult `json:"prompts"`
+	// PromptMismatches lists the keys of prompts whose response line carries
+	// a different, non-empty prompt text. Responses are joined by position,
+	// so many mismatches mean a misordered responses file; the official
+	// GPT-4 file has one (key 2785, whose prompt was revised later).
+	PromptMismatches []int `json:"prompt_mismatches,omitempty"`
 }
 
 // Evaluate scores responses against prompts, joined by position as the
@@ -178,6 +183,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, prompts []Prompt, responses []
 			return Report{}, fmt.Errorf("ifeval: %s: %d instruction ids but %d kwargs", p.where(), len(p.InstructionIDs), len(p.Kwargs))
 		}
 		resp := responses[pi].Response
+		if rp := responses[pi].Prompt; rp != "" && rp != p.Prompt {
+			rep.PromptMismatches = append(rep.PromptMismatches, p.Key)
+		}
 		loose := looseCandidates(resp)
 		res := PromptResult{Key: p.Key, Prompt: p.Prompt, Response: resp, InstructionIDs: p.InstructionIDs}
 		for i, id := range p.InstructionIDs {

@@ -45,6 +45,9 @@ func TestGPT4MatchesPaper(t *testing.T) {
 			t.Errorf("%s: %d, more than 3 away from the paper's %d", c.name, c.got.Correct, c.want)
 		}
 	}
+	if len(rep.PromptMismatches) != 1 || rep.PromptMismatches[0] != 2785 {
+		t.Errorf("prompt mismatches %v, want [2785] (see NOTICE.md)", rep.PromptMismatches)
+	}
 	// Loose mode can only add verdicts.
 	for _, p := range rep.Prompts {
 		for i := range p.Strict {
