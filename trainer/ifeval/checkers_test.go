@@ -310,3 +310,32 @@ func TestWordTokenize(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyResponseFailsEverything: the protocol fails every instruction on
+// an empty or blank response, even those whose checker alone would pass
+// (no_comma, forbidden_words, "less than" counts, undetectable language).
+func TestEmptyResponseFailsEverything(t *testing.T) {
+	ev := evaluator(t)
+	for _, blank := range []string{"", " \n\t\u3000\x1c"} {
+		var prompts []Prompt
+		var responses []Response
+		for i, id := range instructionIDs {
+			kw := fuzzKwargs[id]
+			if kw == nil {
+				kw = map[string]any{}
+			}
+			prompts = append(prompts, Prompt{Key: i, InstructionIDs: []string{id}, Kwargs: []map[string]any{kw}})
+			responses = append(responses, Response{Response: blank})
+		}
+		rep, err := ev.Evaluate(t.Context(), prompts, responses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.InstStrict.Correct != 0 || rep.InstLoose.Correct != 0 || rep.InstStrict.Total != len(instructionIDs) {
+			t.Errorf("blank %q: strict %+v loose %+v, want 0 followed of %d", blank, rep.InstStrict, rep.InstLoose, len(instructionIDs))
+		}
+	}
+	if !follows(t, ev, "punctuation:no_comma", nil, "") {
+		t.Error("the raw no_comma checker should pass an empty string; only the protocol fails it")
+	}
+}
