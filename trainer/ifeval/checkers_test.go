@@ -304,6 +304,23 @@ func TestWordTokenize(t *testing.T) {
 		{"The 'v', I've been fooled but I'll seek revenge.",
 			[]string{"The", "'", "v", "'", ",", "I", "'ve", "been", "fooled", "but", "I", "'ll", "seek", "revenge", "."}},
 		{"'v' 're'", []string{"'", "v", "'", "'re", "'"}},
+		// nltk/test/tokenize.doctest
+		{"On a $50,000 mortgage of 30 years at 8 percent, the monthly payment would be $366.88.",
+			[]string{"On", "a", "$", "50,000", "mortgage", "of", "30", "years", "at", "8", "percent", ",", "the", "monthly", "payment", "would", "be", "$", "366.88", "."}},
+		{"\"We beat some pretty good teams to get here,\" Slocum said.",
+			[]string{"``", "We", "beat", "some", "pretty", "good", "teams", "to", "get", "here", ",", "''", "Slocum", "said", "."}},
+		{"Well, we couldn't have this predictable, cliche-ridden, \"Touched by an Angel\" (a show creator John Masius worked on) wanna-be if she didn't.",
+			[]string{"Well", ",", "we", "could", "n't", "have", "this", "predictable", ",", "cliche-ridden", ",", "``", "Touched", "by", "an", "Angel", "''", "(", "a", "show", "creator", "John", "Masius", "worked", "on", ")", "wanna-be", "if", "she", "did", "n't", "."}},
+		{"I cannot cannot work under these conditions!", []string{"I", "can", "not", "can", "not", "work", "under", "these", "conditions", "!"}},
+		{"The company spent $30,000,000 last year.", []string{"The", "company", "spent", "$", "30,000,000", "last", "year", "."}},
+		{"The company spent 40.75% of its income last year.", []string{"The", "company", "spent", "40.75", "%", "of", "its", "income", "last", "year", "."}},
+		{"He arrived at 3:00 pm.", []string{"He", "arrived", "at", "3:00", "pm", "."}},
+		{"I bought these items: books, pencils, and pens.", []string{"I", "bought", "these", "items", ":", "books", ",", "pencils", ",", "and", "pens", "."}},
+		{"Though there were 150, 100 of them were old.", []string{"Though", "there", "were", "150", ",", "100", "of", "them", "were", "old", "."}},
+		{"There were 300,000, but that wasn't enough.", []string{"There", "were", "300,000", ",", "but", "that", "was", "n't", "enough", "."}},
+		{"I called Dr. Jones. I called Dr. Jones.", []string{"I", "called", "Dr.", "Jones", ".", "I", "called", "Dr.", "Jones", "."}},
+		{"Ich muss unbedingt daran denken, Mehl, usw. fur einen Kuchen einzukaufen. Ich muss.",
+			[]string{"Ich", "muss", "unbedingt", "daran", "denken", ",", "Mehl", ",", "usw", ".", "fur", "einen", "Kuchen", "einzukaufen", ".", "Ich", "muss", "."}},
 	} {
 		if got := ev.wordTokens(c.in); strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("word_tokenize(%q)\n got %q\nwant %q", c.in, got, c.want)
