@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -395,7 +396,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStage, error) {
 			case p.Pattern.Regex != nil:
 				pattern = *p.Pattern.Regex
 			case p.Pattern.String != nil:
-				pattern = regexpQuote(*p.Pattern.String)
+				pattern = regexp.QuoteMeta(*p.Pattern.String)
 			default:
 				return nil, fmt.Errorf("%s: Split has no Regex or String pattern", where)
 			}
@@ -424,17 +425,6 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStage, error) {
 		return nil, errors.New("pre_tokenizer: empty Sequence (a ByteLevel pre-tokenizer is required)")
 	}
 	return stages, nil
-}
-
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // buildModel resolves the merges and the initial symbol of every byte.

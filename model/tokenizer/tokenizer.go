@@ -158,7 +158,7 @@ func (t *Tokenizer) encode(text string, withSpecial bool) []int {
 		}
 		seg = t.normalize(seg)
 		if t.normAdded.empty() {
-			ids = t.encodeStages(ids, seg, 0, s)
+			ids = t.encodeText(ids, seg, s)
 			return
 		}
 		t.normAdded.split(seg, withSpecial, func(seg string, id int) {
@@ -166,7 +166,7 @@ func (t *Tokenizer) encode(text string, withSpecial bool) []int {
 				ids = append(ids, id)
 				return
 			}
-			ids = t.encodeStages(ids, seg, 0, s)
+			ids = t.encodeText(ids, seg, s)
 		})
 	})
 	return ids
@@ -188,33 +188,39 @@ func (t *Tokenizer) normalize(s string) string {
 	return s
 }
 
-// encodeStages runs pre-tokenizer stages from stage on a normalized text
-// segment and appends the BPE ids of every resulting piece.
-func (t *Tokenizer) encodeStages(ids []int, text string, stage int, s *bpeScratch) []int {
+// encodeText appends the ids of a normalized text segment.
+func (t *Tokenizer) encodeText(ids []int, text string, s *bpeScratch) []int {
+	t.forEachPiece(text, 0, s, func(piece string) { ids = t.encodeWord(ids, piece, s) })
+	return ids
+}
+
+// forEachPiece runs the pre-tokenizer stages from stage on and calls fn with
+// every resulting piece.
+func (t *Tokenizer) forEachPiece(text string, stage int, s *bpeScratch, fn func(string)) {
 	if text == "" {
-		return ids
+		return
 	}
 	if stage == len(t.stages) {
-		return t.encodeWord(ids, text, s)
+		fn(text)
+		return
 	}
 	st := t.stages[stage]
 	if st.prefixSpace && text[0] != ' ' {
 		text = " " + text
 	}
 	if st.split == nil {
-		return t.encodeStages(ids, text, stage+1, s)
+		t.forEachPiece(text, stage+1, s, fn)
+		return
 	}
-	// The ends buffer is shared by all stages: take ours off its end.
 	base := len(s.ends)
 	s.ends = st.split.appendEnds(s.ends, text)
 	start := 0
 	for k := base; k < len(s.ends); k++ {
 		end := s.ends[k]
-		ids = t.encodeStages(ids, text[start:end], stage+1, s)
+		t.forEachPiece(text[start:end], stage+1, s, fn)
 		start = end
 	}
 	s.ends = s.ends[:base]
-	return ids
 }
 
 // encodeWord appends the ids of one pre-tokenized piece.

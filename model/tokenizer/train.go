@@ -127,15 +127,7 @@ func (t *Tokenizer) countWords(ctx context.Context, corpus iter.Seq[string]) (ma
 			if id >= 0 {
 				return
 			}
-			seg = t.normalize(seg)
-			base := len(s.ends)
-			s.ends = t.stages[0].split.appendEnds(s.ends, seg)
-			start := 0
-			for _, end := range s.ends[base:] {
-				counts[seg[start:end]]++
-				start = end
-			}
-			s.ends = s.ends[:base]
+			t.forEachPiece(t.normalize(seg), 0, s, func(piece string) { counts[piece]++ })
 		})
 	}
 	return counts, ctx.Err()
