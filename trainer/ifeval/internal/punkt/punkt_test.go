@@ -103,7 +103,11 @@ func TestSentencesExamples(t *testing.T) {
 		{"   ", nil},
 		{"No boundary here", []string{"No boundary here"}},
 		{"It costs 3.5 dollars. Next one.", []string{"It costs 3.5 dollars.", "Next one."}},
-		{". Leading period.", []string{".", "Leading period."}},
+		// nltk/test/tokenize.doctest regression tests.
+		{"See Section 3).  Or Section 2).  ", []string{"See Section 3).", "Or Section 2)."}},
+		{"See Section 3.)  Or Section 2.)  ", []string{"See Section 3.)", "Or Section 2.)"}},
+		{". This input starts with a dot. This used to cause issues.", []string{".", "This input starts with a dot.", "This used to cause issues."}},
+		{"I called Dr. Jones. I called Dr. Jones.", []string{"I called Dr. Jones.", "I called Dr. Jones."}},
 	}
 	for _, c := range cases {
 		got := tok.Sentences(c.text)
