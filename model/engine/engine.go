@@ -89,6 +89,10 @@ type Request struct {
 	// DisableThinking renders the prompt with an empty <think> block, so a
 	// Qwen3 model answers without reasoning first.
 	DisableThinking bool
+	// IgnoreEOS keeps generating past the end-of-turn token, until
+	// MaxTokens, a stop string or the context ends the reply; the token
+	// itself adds no text. Benchmarks use it for replies of fixed length.
+	IgnoreEOS bool
 	// Prefix is text the reply is forced to begin with, as if the model had
 	// written it: it is read with the prompt, streamed and returned as part
 	// of the reply, and not counted in CompletionTokens. A Prefix of
@@ -108,6 +112,10 @@ type Delta struct {
 
 // Result is a finished reply.
 type Result struct {
+	// Text is the reply as the model wrote it, Prefix included, without the
+	// stop string and special tokens: the assistant turn to store, so that
+	// the next turn's prompt can reuse this one's cached tokens.
+	Text string
 	// Content is the answer text without the reasoning and the tool calls,
 	// trimmed of surrounding white space.
 	Content string
@@ -376,6 +384,7 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		prompt:    prompt,
 		history:   append(make([]int, 0, len(prompt)+64), prompt...),
 		maxTokens: req.MaxTokens,
+		ignoreEOS: req.IgnoreEOS,
 		sampler:   sampler,
 		reply:     newReplyText(e.tok, e.special, req.Stop, opensThink(text)),
 		notify:    make(chan struct{}, 1),

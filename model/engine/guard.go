@@ -46,7 +46,7 @@ func (g *callGuard) allowed() []uint64 {
 func (g *callGuard) accept(id int, raw []byte, contentStart int) error {
 	if g.call != nil {
 		if err := g.call.Accept(id); err != nil {
-			return fmt.Errorf("engine: constrained tool call: %w", err)
+			return fmt.Errorf("constrained tool call: %w", err)
 		}
 		if g.call.Done() {
 			g.call, g.called, g.scanFrom = nil, true, len(raw)
@@ -71,7 +71,7 @@ func (g *callGuard) scan(raw []byte, contentStart int) error {
 	call := constrain.NewToolCallConstraint(g.vocab, g.grammar)
 	rest := raw[from+i+len(chat.ToolCallOpen):]
 	if err := call.AcceptText(string(rest)); err != nil {
-		return fmt.Errorf("engine: constrained tool call: %w", err)
+		return fmt.Errorf("constrained tool call: %w", err)
 	}
 	g.scanFrom = len(raw)
 	if call.Done() {

@@ -20,6 +20,7 @@ type request struct {
 	prompt    []int
 	history   []int // prompt and generated tokens, for the sampler's penalties
 	maxTokens int
+	ignoreEOS bool
 	sampler   *sample.Sampler
 	reply     *replyText
 	guard     *callGuard // nil unless the request is constrained
@@ -253,7 +254,7 @@ func (e *Engine) advance(r *request, logits []float32) {
 	}
 	r.generated++
 	r.history = append(r.history, id)
-	if e.eos[id] {
+	if e.eos[id] && !r.ignoreEOS {
 		r.finish(FinishStop, nil)
 		return
 	}
@@ -261,7 +262,7 @@ func (e *Engine) advance(r *request, logits []float32) {
 	r.addDeltas(deltas)
 	if r.guard != nil {
 		if err := r.guard.accept(id, r.reply.raw, r.reply.contentStart()); err != nil {
-			r.finish(FinishStop, err)
+			r.finish(FinishStop, fmt.Errorf("engine: %w", err))
 			return
 		}
 	}

@@ -40,8 +40,9 @@ type replyText struct {
 	raw []byte
 	// rawThinking is the reasoning state raw starts in.
 	rawThinking bool
-	// content and reasoning collect what the think splitter let through.
-	content, reasoning strings.Builder
+	// written collects the text the stop matcher let through; content and
+	// reasoning split it as the think splitter did.
+	written, content, reasoning strings.Builder
 }
 
 func newReplyText(tok *tokenizer.Tokenizer, special []bool, stops []string, thinking bool) *replyText {
@@ -79,6 +80,7 @@ func (t *replyText) emit(s string) ([]Delta, bool) {
 	}
 	out, stopped := t.stops.Push(s)
 	t.stopped = stopped
+	t.written.WriteString(out)
 	reasoning, content := t.think.push(out)
 	return t.route(nil, reasoning, content), stopped
 }
@@ -92,6 +94,7 @@ func (t *replyText) finish() []Delta {
 			out += t.stops.Flush()
 		}
 	}
+	t.written.WriteString(out)
 	reasoning, content := t.think.push(out)
 	r2, c2 := t.think.flush()
 	deltas := t.route(nil, reasoning+r2, content+c2)
@@ -132,6 +135,7 @@ func appendEvents(deltas []Delta, events []chat.Event) []Delta {
 
 // result fills the reply's parts of a Result from everything let through.
 func (t *replyText) result(r *Result) {
+	r.Text = t.written.String()
 	r.Reasoning = strings.TrimSpace(t.reasoning.String())
 	content, calls, err := chat.ParseAssistant(t.content.String())
 	if err != nil {

@@ -1,0 +1,467 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/sample"
+	"github.com/livehat/livehat/model/tokenizer"
+)
+
+func question(system, user string) []chat.Message {
+	return []chat.Message{{Role: chat.RoleSystem, Content: system}, {Role: chat.RoleUser, Content: user}}
+}
+
+// greedy is greedy decoding with a presence penalty: a random model's
+// plain greedy output is one token repeated, which would make comparisons
+// of outputs vacuous.
+func greedy() sample.Config { return sample.Config{PresencePenalty: 2} }
+
+// referenceLoop generates with a plain loop over Model.Prefill,
+// Model.Decode and a Sampler, the behaviour the engine must reproduce.
+func referenceLoop(t *testing.T, m *model.Model, tok *tokenizer.Tokenizer, msgs []chat.Message, cfg sample.Config, maxTokens int) (text string, n int, ended bool) {
+	t.Helper()
+	ctx := context.Background()
+	prompt, err := chat.Render(msgs, nil, chat.RenderOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := m.NewSequence()
+	history := tok.EncodeWithSpecial(prompt)
+	logits, err := m.Prefill(ctx, seq, history, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampler, err := sample.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	special := map[int]bool{}
+	for _, id := range tok.SpecialIDs() {
+		special[id] = true
+	}
+	var ids []int
+	for len(ids) < maxTokens {
+		best, err := sampler.Sample(logits, history, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		history = append(history, best)
+		n++
+		if best == m.Config.EOSTokenID {
+			ended = true
+			break
+		}
+		if !special[best] {
+			ids = append(ids, best)
+		}
+		if logits, err = m.Decode(ctx, seq, best); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tok.Decode(ids), n, ended
+}
+
+func TestGenerateMatchesReferenceLoop(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 1)
+	e := startEngine(t, m, tok, Options{})
+	for i, user := range []string{"How much is the red jacket?", "包邮吗？", "Is there a coupon for the blue sneakers today?"} {
+		msgs := question("You are a live-stream host.", user)
+		// Greedy with a repetition penalty, and seeded sampling: a random
+		// model alone repeats one token.
+		cfg := greedy()
+		if i > 0 {
+			cfg = sample.Config{Temperature: 0.9, TopK: 40, Seed: uint64(i)}
+		}
+		want, n, ended := referenceLoop(t, m, tok, msgs, cfg, 40)
+		var deltas []Delta
+		res, err := e.Generate(context.Background(), Request{Messages: msgs, MaxTokens: 40, Sampling: cfg}, func(d Delta) error {
+			deltas = append(deltas, d)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Usage.CompletionTokens != n {
+			t.Errorf("request %d: %d tokens, reference loop %d", i, res.Usage.CompletionTokens, n)
+		}
+		for _, d := range deltas {
+			if !utf8.ValidString(d.Content) || !utf8.ValidString(d.Reasoning) {
+				t.Errorf("request %d: delta %+v is not valid UTF-8", i, d)
+			}
+		}
+		t.Logf("request %d: %d tokens, %s: %q", i, n, res.FinishReason, want)
+		if res.Text != want {
+			t.Errorf("request %d: text %q, reference loop %q", i, res.Text, want)
+		}
+		// The stream and the result agree on how the text splits.
+		content, reasoning, calls := joined(deltas)
+		if strings.TrimSpace(reasoning) != res.Reasoning || len(calls) != len(res.ToolCalls) {
+			t.Errorf("request %d: streamed reasoning %q and %d calls, result %q and %d", i, reasoning, len(calls), res.Reasoning, len(res.ToolCalls))
+		}
+		if res.ToolCallError == nil && len(calls) == 0 && strings.TrimSpace(content) != res.Content {
+			t.Errorf("request %d: streamed content %q, result %q", i, content, res.Content)
+		}
+		wantReason := FinishLength
+		if ended {
+			wantReason = FinishStop
+		}
+		if res.FinishReason != wantReason {
+			t.Errorf("request %d: finish %q, want %q", i, res.FinishReason, wantReason)
+		}
+		if res.Usage.PromptTokens == 0 || res.Usage.Prefill <= 0 {
+			t.Errorf("request %d: usage %+v", i, res.Usage)
+		}
+	}
+}
+
+// longSystem is a harness prefix of several hundred tokens.
+func longSystem(lines int) string {
+	c := corpus()
+	var b strings.Builder
+	b.WriteString("You are the host of a live room. Rules and catalog follow.\n")
+	for i := range lines {
+		b.WriteString(c[i%len(c)])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestPrefixCacheSameOutput(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 2)
+	cached := startEngine(t, m, tok, Options{})
+	plain := startEngine(t, m, tok, Options{PrefixCacheBytes: -1})
+	system := longSystem(40)
+	systemTokens := len(tok.EncodeWithSpecial(system))
+	if systemTokens < 300 {
+		t.Fatalf("system prompt has only %d tokens", systemTokens)
+	}
+	ctx := context.Background()
+	for i, user := range []string{"How much is the red jacket?", "这双蓝色运动鞋多少钱？"} {
+		req := Request{Messages: question(system, user), MaxTokens: 24, Sampling: greedy()}
+		got, err := cached.Generate(ctx, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.Generate(ctx, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != want.Text || got.FinishReason != want.FinishReason {
+			t.Errorf("request %d: cached engine wrote %q (%s), uncached %q (%s)", i, got.Text, got.FinishReason, want.Text, want.FinishReason)
+		}
+		if want.Usage.CachedTokens != 0 {
+			t.Errorf("request %d: uncached engine reports %d cached tokens", i, want.Usage.CachedTokens)
+		}
+		switch {
+		case i == 0 && got.Usage.CachedTokens != 0:
+			t.Errorf("first request reports %d cached tokens on a cold cache", got.Usage.CachedTokens)
+		case i > 0 && got.Usage.CachedTokens < systemTokens:
+			t.Errorf("request %d: %d cached tokens, want at least the %d of the system prompt", i, got.Usage.CachedTokens, systemTokens)
+		}
+		t.Logf("request %d: prompt %d tokens, cached %d, prefill %v (uncached %v)", i, got.Usage.PromptTokens, got.Usage.CachedTokens, got.Usage.Prefill, want.Usage.Prefill)
+	}
+	if st := cached.PrefixCacheStats(); st.HitTokens < int64(systemTokens) {
+		t.Errorf("prefix cache stats %+v", st)
+	}
+}
+
+// batchRequests are requests of different lengths, stops and limits.
+func batchRequests(n int) []Request {
+	users := []string{"How much is the red jacket?", "包邮吗？", "Is there a coupon for the blue sneakers today? I want size M.",
+		"尺码有哪些？", "Tell me about the hat.", "今天的红色外套有优惠吗？请详细介绍一下。"}
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{
+			Messages:  question("You are a live-stream host.", fmt.Sprintf("%s (%d)", users[i%len(users)], i)),
+			MaxTokens: 12 + 5*(i%4),
+			Sampling:  greedy(),
+		}
+		if i%3 == 1 {
+			reqs[i].Sampling = sample.Config{Temperature: 0.8, TopP: 0.9, Seed: uint64(i)}
+		}
+		if i%4 == 2 {
+			reqs[i].Stop = []string{"e"}
+		}
+	}
+	return reqs
+}
+
+func TestConcurrentMatchesSequential(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny-qwen3", tok, 3)
+	reqs := batchRequests(10)
+	ctx := context.Background()
+
+	alone := startEngine(t, m, tok, Options{MaxBatch: 1})
+	want := make([]Result, len(reqs))
+	for i, req := range reqs {
+		var err error
+		if want[i], err = alone.Generate(ctx, req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A small batch and prefill chunk make requests wait, join between
+	// steps and read their prompts over several steps while others decode.
+	batched := startEngine(t, m, tok, Options{MaxBatch: 4, PrefillChunk: 16})
+	got := make([]Result, len(reqs))
+	streamed := make([]string, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Go(func() {
+			var b strings.Builder
+			res, err := batched.Generate(ctx, req, func(d Delta) error {
+				b.WriteString(d.Reasoning)
+				b.WriteString(d.Content)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			got[i], streamed[i] = res, b.String()
+		})
+	}
+	wg.Wait()
+	for i := range reqs {
+		g, w := got[i], want[i]
+		if g.Text != w.Text || g.FinishReason != w.FinishReason || g.Usage.CompletionTokens != w.Usage.CompletionTokens {
+			t.Errorf("request %d: batched %q (%s, %d tokens), alone %q (%s, %d tokens)", i,
+				g.Text, g.FinishReason, g.Usage.CompletionTokens, w.Text, w.FinishReason, w.Usage.CompletionTokens)
+		}
+		if g.Usage.CompletionTokens == 0 {
+			t.Errorf("request %d generated nothing", i)
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 4)
+	e := startEngine(t, m, tok, Options{MaxBatch: 1})
+	msgs := question("You are a live-stream host.", "Talk about the jacket forever.")
+	// Sampled text streams from the first tokens on, and without the end
+	// of turn it would run to the context's 4096 tokens.
+	endless := Request{Messages: msgs, Sampling: sample.Config{Temperature: 1, Seed: 1}, IgnoreEOS: true}
+
+	t.Run("context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		deltas := 0
+		res, err := e.Generate(ctx, endless, func(Delta) error {
+			if deltas++; deltas == 3 {
+				cancel()
+			}
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) || res.FinishReason != FinishCancelled {
+			t.Fatalf("err %v, finish %q", err, res.FinishReason)
+		}
+		if n := res.Usage.CompletionTokens; n == 0 || n > 200 {
+			t.Errorf("%d tokens generated", n)
+		}
+	})
+	t.Run("callback", func(t *testing.T) {
+		stop := errors.New("viewer left")
+		deltas := 0
+		res, err := e.Generate(context.Background(), endless, func(Delta) error {
+			if deltas++; deltas == 2 {
+				return stop
+			}
+			if deltas > 2 {
+				t.Error("callback called after it failed")
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || res.FinishReason != FinishCancelled {
+			t.Fatalf("err %v, finish %q", err, res.FinishReason)
+		}
+	})
+	t.Run("queued", func(t *testing.T) {
+		// With MaxBatch 1 a second request waits for the first; its
+		// deadline passes in the queue.
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan struct{})
+		first := make(chan error, 1)
+		go func() {
+			var once sync.Once
+			_, err := e.Generate(ctx, endless, func(Delta) error {
+				once.Do(func() { close(started) })
+				return nil
+			})
+			first <- err
+		}()
+		<-started
+		qctx, qcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer qcancel()
+		res, err := e.Generate(qctx, Request{Messages: msgs, MaxTokens: 5}, nil)
+		if !errors.Is(err, context.DeadlineExceeded) || res.FinishReason != FinishCancelled || res.Usage.CompletionTokens != 0 {
+			t.Errorf("queued request: err %v, result %+v", err, res)
+		}
+		cancel()
+		if err := <-first; !errors.Is(err, context.Canceled) {
+			t.Errorf("first request: %v", err)
+		}
+	})
+}
+
+func TestClose(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 5)
+	e := startEngine(t, m, tok, Options{})
+	msgs := question("You are a live-stream host.", "Talk about the jacket forever.")
+	// Sampled text streams from the first tokens on, and without the end
+	// of turn it would run to the context's 4096 tokens.
+	endless := Request{Messages: msgs, Sampling: sample.Config{Temperature: 1, Seed: 1}, IgnoreEOS: true}
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		_, err := e.Generate(context.Background(), endless, func(Delta) error {
+			once.Do(func() { close(started) })
+			return nil
+		})
+		done <- err
+	}()
+	<-started
+	e.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("request running at Close: %v", err)
+	}
+	if _, err := e.Generate(context.Background(), Request{Messages: msgs}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("request after Close: %v", err)
+	}
+	e.Close()
+}
+
+// No goroutine outlives the engine and its backend, whether requests
+// finish, are cancelled or fail their callback.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		tok := trainTokenizer(t, 600)
+		cfg, _ := model.Preset("tiny")
+		cfg.VocabSize = tok.VocabSize()
+		cpu := model.NewCPU(2)
+		defer cpu.Close()
+		m, err := model.NewRandom(cfg, 6, model.Options{Backend: cpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(m, tok, Options{MaxBatch: 3, PrefillChunk: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		var wg sync.WaitGroup
+		for i, req := range batchRequests(8) {
+			wg.Go(func() {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if i%3 == 0 {
+					req.MaxTokens = 0
+					n := 0
+					e.Generate(ctx, req, func(Delta) error {
+						if n++; n == 4 {
+							cancel()
+						}
+						return nil
+					})
+					return
+				}
+				if _, err := e.Generate(ctx, req, nil); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 7)
+	e := startEngine(t, m, tok, Options{})
+	msgs := question("host", "hi")
+	badTool := chat.Tool{Name: "f", Parameters: []byte(`{"type": "object", "properties": {"x": {"$ref": "#/a"}}}`)}
+	for name, req := range map[string]Request{
+		"no messages":          {},
+		"negative MaxTokens":   {Messages: msgs, MaxTokens: -1},
+		"constrain, no tools":  {Messages: msgs, Constrain: true},
+		"bad sampling":         {Messages: msgs, Sampling: sample.Config{Temperature: -1}},
+		"unknown role":         {Messages: []chat.Message{{Role: "narrator", Content: "x"}}},
+		"prompt too long":      {Messages: question(longSystem(400), "hi")},
+		"unenforceable schema": {Messages: msgs, Tools: []chat.Tool{badTool}, Constrain: true},
+		"stop in prefix":       {Messages: msgs, Prefix: "Hello there", Stop: []string{"there"}},
+		"prefix not a call":    {Messages: msgs, Tools: []chat.Tool{{Name: "f"}}, Constrain: true, Prefix: "<tool_call>[1]"},
+	} {
+		if _, err := e.Generate(context.Background(), req, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	small := randomModel(t, "tiny", trainTokenizer(t, 300), 1)
+	if _, err := New(small, tok, Options{}); err == nil {
+		t.Error("a tokenizer larger than the model's vocabulary was accepted")
+	}
+	for _, opts := range []Options{{MaxBatch: -1}, {PrefillChunk: -1}} {
+		if _, err := New(m, tok, opts); err == nil {
+			t.Errorf("options %+v accepted", opts)
+		}
+	}
+	if _, err := New(nil, tok, Options{}); err == nil {
+		t.Error("nil model accepted")
+	}
+	if _, err := Load(t.TempDir(), Options{}); err == nil {
+		t.Error("empty checkpoint directory loaded")
+	}
+}
+
+func TestLoadCheckpoint(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny-qwen3", tok, 8)
+	dir := t.TempDir()
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	mem := startEngine(t, m, tok, Options{})
+	req := Request{Messages: question("You are a live-stream host.", "How much is the red jacket?"), MaxTokens: 20, Sampling: greedy()}
+	want, err := mem.Generate(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loaded.Generate(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != want.Text {
+		t.Errorf("loaded checkpoint wrote %q, the model it was saved from %q", got.Text, want.Text)
+	}
+}
