@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -532,4 +533,58 @@ func (w *tailWriter) suffix() string {
 		lines = lines[:3]
 	}
 	return "; guest stderr: " + strings.Join(lines, " | ")
+}
+
+// ModuleInfo describes a module without running it.
+type ModuleInfo struct {
+	// Imports are "module.name" of every imported function.
+	Imports []string
+	// Exports are the names of exported functions, with their signatures.
+	Exports []string
+	// MemoryMinPages and MemoryMaxPages are the declared memory; max 0
+	// means none declared.
+	MemoryMinPages, MemoryMaxPages uint32
+	// Problem is why the host would refuse the module's imports, or "".
+	Problem string
+}
+
+// Inspect decodes wasm with the interpreter (no native compilation, so
+// it is fast) and lists its imports, exports and memory.
+func Inspect(ctx context.Context, wasm []byte) (ModuleInfo, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(api.CoreFeaturesV2))
+	defer rt.Close(ctx)
+	c, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return ModuleInfo{}, fmt.Errorf("decode: %w", err)
+	}
+	var info ModuleInfo
+	for _, f := range c.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		info.Imports = append(info.Imports, mod+"."+name)
+	}
+	for name, def := range c.ExportedFunctions() {
+		info.Exports = append(info.Exports, name+signature(def))
+	}
+	sort.Strings(info.Exports)
+	for _, m := range c.ExportedMemories() {
+		info.MemoryMinPages = m.Min()
+		if max, ok := m.Max(); ok {
+			info.MemoryMaxPages = max
+		}
+	}
+	if err := checkImports(c); err != nil {
+		info.Problem = err.Error()
+	}
+	return info, nil
+}
+
+func signature(def api.FunctionDefinition) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(def.ParamTypes()) + ") -> (" + names(def.ResultTypes()) + ")"
 }

@@ -1,0 +1,654 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/livehat/livehat/plugins/internal/engine"
+)
+
+// ErrUsage marks command-line mistakes (exit status 2 in livehat).
+var ErrUsage = errors.New("usage")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+const pluginUsage = `Usage: livehat plugin COMMAND [flags]
+
+Commands:
+  build DIR                       compile the Go plugin in DIR to its .wasm and check it in the sandbox
+  inspect FILE                    show manifest, exports, imports, size and hash (FILE: .lhp, .wasm or DIR)
+  test FILE --call KIND:NAME --input JSON
+                                  run one call in the real sandbox; print the result and the time
+  pack DIR [--key FILE --key-id ID]
+                                  build, pin, sign and write NAME-VERSION.lhp, the archive the console accepts
+  install FILE --data DIR         verify a package and install it into DIR/plugins (what the console serves)
+  keygen --out FILE               make an ed25519 signing key (FILE) and print its public key
+
+Run 'livehat plugin COMMAND -h' for a command's flags.
+`
+
+// PluginMain runs "livehat plugin ARGS...".
+func PluginMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, pluginUsage)
+		if len(args) == 0 {
+			return usagef("plugin: no command")
+		}
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "build":
+		return cliBuild(ctx, rest, stdout, stderr)
+	case "inspect":
+		return cliInspect(ctx, rest, stdout, stderr)
+	case "test":
+		return cliTest(ctx, rest, stdin, stdout, stderr)
+	case "pack":
+		return cliPack(ctx, rest, stdout, stderr)
+	case "install":
+		return cliInstall(ctx, rest, stdout, stderr)
+	case "keygen":
+		return cliKeygen(rest, stdout, stderr)
+	}
+	fmt.Fprint(stderr, pluginUsage)
+	return usagef("plugin: unknown command %q", cmd)
+}
+
+// parseArgs parses flags that may come before or after the positional
+// arguments ("test FILE --call x" and "test --call x FILE" both work)
+// and returns the positional ones.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("plugin "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: livehat plugin %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func cliHost(ctx context.Context, cacheDir string) (*Host, error) {
+	return NewHost(ctx, NewHostConfig().WithCacheDir(cacheDir))
+}
+
+func cliBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("build", "DIR", stderr)
+	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("plugin build: want one DIR")
+	}
+	start := time.Now()
+	pkg, err := BuildDir(ctx, pos[0], stderr)
+	if err != nil {
+		return err
+	}
+	built := time.Since(start)
+	h, err := cliHost(ctx, *cache)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	start = time.Now()
+	p, err := h.Load(ctx, pkg)
+	if err != nil {
+		return fmt.Errorf("plugin build: the module built but the sandbox refuses it: %w", err)
+	}
+	defer p.Close(ctx)
+	fmt.Fprintf(stdout, "built %s (%d bytes, sha256 %s) in %v; loaded in the sandbox in %v\n",
+		filepath.Join(pos[0], pkg.Manifest.Wasm.File), len(pkg.Wasm), pkg.Manifest.Wasm.SHA256,
+		built.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s@%s: %s\n", pkg.Manifest.Name, pkg.Manifest.Version, strings.Join(declared(pkg.Manifest), ", "))
+	return nil
+}
+
+// declared lists KIND:NAME of everything the manifest declares.
+func declared(m *Manifest) []string {
+	var out []string
+	for _, t := range m.Tools {
+		out = append(out, "tool:"+t.Name)
+	}
+	for _, h := range m.Hooks {
+		out = append(out, "hook:"+h.Name)
+	}
+	for _, s := range m.Skills {
+		out = append(out, "skill:"+s.ID)
+	}
+	return out
+}
+
+// readAny reads a package from a .lhp archive, a plugin directory, or a
+// .wasm file with its manifest next to it.
+func readAny(path string) (*Package, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.IsDir():
+		return ReadDir(path)
+	case strings.HasSuffix(path, PackageExt):
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return ReadPackage(data)
+	case strings.HasSuffix(path, ".wasm"):
+		pkg, err := ReadDir(filepath.Dir(path))
+		if err != nil {
+			return nil, err
+		}
+		if want := filepath.Base(path); pkg.Manifest.Wasm.File != want {
+			return nil, fmt.Errorf("%s: the manifest next to it names module %q", path, pkg.Manifest.Wasm.File)
+		}
+		return pkg, nil
+	}
+	return nil, usagef("%s: want a %s package, a .wasm file or a plugin directory", path, PackageExt)
+}
+
+// inspection is what inspect prints.
+type inspection struct {
+	Name        string              `json:"name"`
+	Version     string              `json:"version"`
+	ABI         int                 `json:"abi"`
+	Description string              `json:"description,omitempty"`
+	Declares    []string            `json:"declares"`
+	Permissions []PermissionRequest `json:"permissions"`
+	Limits      Limits              `json:"limits"`
+	Size        int                 `json:"size"`
+	SHA256      string              `json:"sha256"`
+	Pinned      bool                `json:"pinned"`
+	Signed      string              `json:"signed_by,omitempty"`
+	Imports     []string            `json:"imports"`
+	Exports     []string            `json:"exports"`
+	MemoryPages uint32              `json:"memory_min_pages"`
+	Problems    []string            `json:"problems,omitempty"`
+}
+
+func cliInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", "FILE", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("plugin inspect: want one FILE")
+	}
+	pkg, err := readAny(pos[0])
+	if err != nil {
+		return err
+	}
+	m := pkg.Manifest
+	mi, err := engine.Inspect(ctx, pkg.Wasm)
+	if err != nil {
+		return fmt.Errorf("plugin inspect %s: %w", pos[0], err)
+	}
+	in := inspection{Name: m.Name, Version: m.Version, ABI: m.ABI, Description: m.Description, Declares: declared(m),
+		Permissions: m.Permissions, Limits: m.Limits.WithDefaults(), Size: len(pkg.Wasm), SHA256: SHA256Hex(pkg.Wasm),
+		Imports: mi.Imports, Exports: mi.Exports, MemoryPages: mi.MemoryMinPages}
+	in.Pinned = m.Wasm.SHA256 == in.SHA256
+	if pkg.Signature != nil {
+		in.Signed = pkg.Signature.KeyID + " (not verified: inspect trusts no keys)"
+	}
+	if mi.Problem != "" {
+		in.Problems = append(in.Problems, mi.Problem)
+	}
+	if !in.Pinned {
+		in.Problems = append(in.Problems, "the manifest's wasm.sha256 does not match the module")
+	}
+	if mi.MemoryMinPages > in.Limits.MemoryPages {
+		in.Problems = append(in.Problems, fmt.Sprintf("the module needs %d memory pages; limits.memory_pages is %d", mi.MemoryMinPages, in.Limits.MemoryPages))
+	}
+	for _, d := range declared(m) {
+		kind, name, _ := strings.Cut(d, ":")
+		export, _ := m.Export(Kind(kind), name)
+		if !slices.Contains(mi.Exports, export+"() -> (i32)") {
+			in.Problems = append(in.Problems, fmt.Sprintf("%s: no export %q of type () -> i32", d, export))
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(in)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "plugin\t%s@%s (abi %d)\n", in.Name, in.Version, in.ABI)
+	if in.Description != "" {
+		fmt.Fprintf(w, "description\t%s\n", in.Description)
+	}
+	fmt.Fprintf(w, "declares\t%s\n", strings.Join(in.Declares, ", "))
+	for _, p := range in.Permissions {
+		fmt.Fprintf(w, "permission\t%s: %s\n", p.Name, p.Reason)
+	}
+	l := in.Limits
+	fmt.Fprintf(w, "limits\t%d pages (%d MiB), %d ms, in %d B, out %d B, %d instances, kv %d B\n",
+		l.MemoryPages, l.MemoryPages/16, l.TimeoutMS, l.MaxInputBytes, l.MaxOutputBytes, l.Instances, l.KVBytes)
+	fmt.Fprintf(w, "module\t%d bytes, sha256 %s, pinned %v, memory min %d pages\n", in.Size, in.SHA256, in.Pinned, in.MemoryPages)
+	if in.Signed != "" {
+		fmt.Fprintf(w, "signed by\t%s\n", in.Signed)
+	}
+	fmt.Fprintf(w, "imports\t%s\n", strings.Join(in.Imports, ", "))
+	fmt.Fprintf(w, "exports\t%s\n", strings.Join(in.Exports, ", "))
+	for _, p := range in.Problems {
+		fmt.Fprintf(w, "PROBLEM\t%s\n", p)
+	}
+	return w.Flush()
+}
+
+func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("test", "FILE --call KIND:NAME --input JSON", stderr)
+	call := fs.String("call", "", "what to call: `KIND:NAME` with KIND tool, hook or skill")
+	input := fs.String("input", "", "input `JSON`; @FILE reads a file, - reads stdin; default {} (hooks: an event of the hook)")
+	catalog := fs.String("catalog", "", "stream catalog `file` (JSON) behind livehat_catalog_lookup")
+	now := fs.String("now", "", "stream clock as RFC 3339 `time`; default the real time")
+	repeat := fs.Int("repeat", 1, "run the call `n` times and report p50/p99")
+	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *call == "" {
+		return usagef("plugin test: want FILE and --call KIND:NAME")
+	}
+	kindText, name, ok := strings.Cut(*call, ":")
+	kind, err := ParseKind(kindText)
+	if !ok || err != nil || name == "" {
+		return usagef("plugin test: --call %q: want KIND:NAME, KIND one of tool, hook, skill", *call)
+	}
+	if *repeat < 1 {
+		return usagef("plugin test: --repeat must be at least 1")
+	}
+	pkg, err := readAny(pos[0])
+	if err != nil {
+		return err
+	}
+	in, err := readInput(*input, stdin)
+	if err != nil {
+		return err
+	}
+	if in == nil {
+		in = defaultInput(pkg.Manifest, kind, name)
+	}
+	env, err := cliEnv(*catalog, *now, stderr)
+	if err != nil {
+		return err
+	}
+	h, err := cliHost(ctx, *cache)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	loadStart := time.Now()
+	p, err := h.Load(ctx, pkg)
+	if err != nil {
+		return err
+	}
+	defer p.Close(ctx)
+	loaded := time.Since(loadStart)
+	var (
+		result []byte
+		times  []time.Duration
+	)
+	for range *repeat {
+		start := time.Now()
+		result, err = runKind(ctx, p, env, kind, name, in)
+		times = append(times, time.Since(start))
+		if err != nil {
+			return err
+		}
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, result, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(result)
+	}
+	fmt.Fprintln(stdout, pretty.String())
+	slices.Sort(times)
+	if len(times) == 1 {
+		fmt.Fprintf(stderr, "%s %s: ok in %v (load %v)\n", p.label, *call, times[0], loaded.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(stderr, "%s %s: %d calls, p50 %v, p99 %v, max %v (load %v)\n", p.label, *call, len(times),
+			times[len(times)/2], times[len(times)*99/100], times[len(times)-1], loaded.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// runKind calls kind:name through the same checks the runtime uses and
+// returns the result as JSON.
+func runKind(ctx context.Context, p *Plugin, env HostEnv, kind Kind, name string, in []byte) ([]byte, error) {
+	switch kind {
+	case KindTool:
+		return p.Tool(ctx, env, name, in)
+	case KindHook:
+		d, err := p.Hook(ctx, env, name, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(d)
+	default:
+		text, err := p.Skill(ctx, env, name, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]string{"text": text})
+	}
+}
+
+func readInput(arg string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case arg == "":
+		return nil, nil
+	case arg == "-":
+		return io.ReadAll(io.LimitReader(stdin, MaxPayloadBytes))
+	case strings.HasPrefix(arg, "@"):
+		return os.ReadFile(arg[1:])
+	}
+	return []byte(arg), nil
+}
+
+// defaultInput is {} for tools, an event of the hook for hooks, and the
+// skill's id for skills.
+func defaultInput(m *Manifest, kind Kind, name string) []byte {
+	switch kind {
+	case KindHook:
+		for _, h := range m.Hooks {
+			if h.Name == name {
+				b, _ := json.Marshal(HookInput{Event: h.Event, Config: h.Config})
+				return b
+			}
+		}
+	case KindSkill:
+		b, _ := json.Marshal(SkillInput{Skill: name})
+		return b
+	}
+	return []byte("{}")
+}
+
+func cliEnv(catalogPath, now string, stderr io.Writer) (*LocalEnv, error) {
+	c := &Catalog{}
+	if catalogPath != "" {
+		data, err := os.ReadFile(catalogPath)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = ParseCatalog(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", catalogPath, err)
+		}
+	}
+	clock := time.Now
+	if now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			return nil, usagef("--now %q: %v", now, err)
+		}
+		clock = func() time.Time { return t }
+	}
+	return NewLocalEnv(c, newStderrLogger(stderr), clock), nil
+}
+
+func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pack", "DIR", stderr)
+	out := fs.String("o", "", "output `file`; default DIR/NAME-VERSION"+PackageExt)
+	keyFile := fs.String("key", "", "ed25519 signing key `file` (from keygen); unsigned without it")
+	keyID := fs.String("key-id", "", "name of the signing key the host trusts; default the key file's name")
+	noBuild := fs.Bool("no-build", false, "pack the module already in DIR instead of building it")
+	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("plugin pack: want one DIR")
+	}
+	dir := pos[0]
+	var pkg *Package
+	if *noBuild {
+		pkg, err = ReadDir(dir)
+	} else {
+		pkg, err = BuildDir(ctx, dir, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	pkg.Pin()
+	cfg := NewHostConfig().WithCacheDir(*cache)
+	if *keyFile != "" {
+		key, err := readKey(*keyFile)
+		if err != nil {
+			return err
+		}
+		id := *keyID
+		if id == "" {
+			id = strings.TrimSuffix(filepath.Base(*keyFile), filepath.Ext(*keyFile))
+		}
+		if err := pkg.Sign(id, key); err != nil {
+			return err
+		}
+		cfg = cfg.WithTrustedKey(id, key.Public().(ed25519.PublicKey))
+	}
+	h, err := NewHost(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	p, err := h.Load(ctx, pkg)
+	if err != nil {
+		return fmt.Errorf("plugin pack: the sandbox refuses the plugin: %w", err)
+	}
+	p.Close(ctx)
+	archive, err := pkg.Archive()
+	if err != nil {
+		return err
+	}
+	path := *out
+	if path == "" {
+		path = filepath.Join(dir, pkg.Manifest.Name+"-"+pkg.Manifest.Version+PackageExt)
+	}
+	if err := os.WriteFile(path, archive, 0o644); err != nil {
+		return err
+	}
+	signed := "unsigned"
+	if pkg.Signature != nil {
+		signed = "signed by " + pkg.Signature.KeyID
+	}
+	fmt.Fprintf(stdout, "packed %s (%d bytes, module sha256 %s, %s)\n", path, len(archive), pkg.Manifest.Wasm.SHA256, signed)
+	return nil
+}
+
+// StoreDir is where installed packages live inside a data directory:
+// DATA/plugins/NAME/VERSION.lhp.
+func StoreDir(data string) string { return filepath.Join(data, "plugins") }
+
+// InstallToStore verifies pkg (integrity, and the signature against
+// trusted keys when signed) and writes it into the store of a data
+// directory, from which LoadStore installs it.
+func InstallToStore(data string, pkg *Package, trusted map[string]ed25519.PublicKey) (string, error) {
+	if _, err := pkg.Verify(trusted); err != nil {
+		return "", err
+	}
+	archive, err := pkg.Archive()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(StoreDir(data), pkg.Manifest.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, pkg.Manifest.Version+PackageExt)
+	if err := os.WriteFile(path, archive, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// LoadStore installs every package of a data directory's store into r
+// and activates the highest version of each plugin. Packages that fail
+// to load are reported together; the others are installed.
+func (r *Registry) LoadStore(ctx context.Context, data string) error {
+	paths, err := filepath.Glob(filepath.Join(StoreDir(data), "*", "*"+PackageExt))
+	if err != nil {
+		return err
+	}
+	sort.Strings(paths)
+	var errs []error
+	best := map[string]Semver{}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pkg, err := ReadPackage(b)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		if _, err := r.Install(ctx, pkg); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		v, _ := ParseSemver(pkg.Manifest.Version)
+		if cur, ok := best[pkg.Manifest.Name]; !ok || v.Compare(cur) > 0 {
+			best[pkg.Manifest.Name] = v
+		}
+	}
+	for name, v := range best {
+		if err := r.Activate(name, v.String()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("install", "FILE --data DIR", stderr)
+	data := fs.String("data", "livehat-data", "data `dir` of the console")
+	trustKey := fs.String("trust", "", "public key `file` (hex, from keygen) to verify a signed package with")
+	trustID := fs.String("trust-id", "", "name of that key; default the file's name")
+	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("plugin install: want one FILE")
+	}
+	pkg, err := readAny(pos[0])
+	if err != nil {
+		return err
+	}
+	cfg := NewHostConfig().WithCacheDir(*cache)
+	trusted := map[string]ed25519.PublicKey{}
+	if *trustKey != "" {
+		b, err := os.ReadFile(*trustKey)
+		if err != nil {
+			return err
+		}
+		pub, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			return fmt.Errorf("%s: want a hex ed25519 public key", *trustKey)
+		}
+		id := *trustID
+		if id == "" {
+			id = strings.TrimSuffix(filepath.Base(*trustKey), ".pub")
+		}
+		trusted[id] = pub
+		cfg = cfg.WithTrustedKey(id, pub)
+	}
+	h, err := NewHost(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	p, err := h.Load(ctx, pkg)
+	if err != nil {
+		return fmt.Errorf("plugin install: %w", err)
+	}
+	p.Close(ctx)
+	path, err := InstallToStore(*data, pkg, trusted)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "installed %s@%s into %s\n", pkg.Manifest.Name, pkg.Manifest.Version, path)
+	return nil
+}
+
+func cliKeygen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("keygen", "--out FILE", stderr)
+	out := fs.String("out", "", "private key `file` to write (mode 0600); the public key goes to FILE.pub")
+	if _, err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("plugin keygen: want --out FILE")
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, []byte(hex.EncodeToString(priv.Seed())+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out+".pub", []byte(hex.EncodeToString(pub)+"\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s.pub\npublic key %s\n", *out, *out, hex.EncodeToString(pub))
+	return nil
+}
+
+func newStderrLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func readKey(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("%s: want a hex ed25519 seed (from livehat plugin keygen)", path)
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}
