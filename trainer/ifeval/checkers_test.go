@@ -254,10 +254,10 @@ func TestStrictAndLoose(t *testing.T) {
 }
 
 func TestLetterCompat(t *testing.T) {
-	ev, err := NewEvaluator(sharedData(t), Options{RandomLetterCompat: true, LetterSeed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Share the loaded models; only the options differ.
+	compat := *evaluator(t)
+	compat.opts = Options{RandomLetterCompat: true, LetterSeed: 7}
+	ev := &compat
 	prompts := []Prompt{{Key: 1, InstructionIDs: []string{"keywords:letter_frequency"},
 		Kwargs: []map[string]any{{"letter": "#", "let_frequency": 1, "let_relation": "at least"}}}}
 	responses := []Response{{Response: "####"}}
