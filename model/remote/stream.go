@@ -177,6 +177,11 @@ func (s *Stream) readEvent() (string, error) {
 		if line[0] == ':' {
 			continue // a comment, which servers send to keep the connection alive
 		}
+		if line[0] == '{' {
+			// A bare JSON line: some servers answer a stream request with a
+			// plain JSON error body and status 200.
+			return line, nil
+		}
 		field, value, _ := strings.Cut(line, ":")
 		if field != "data" {
 			continue // event, id, retry

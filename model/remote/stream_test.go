@@ -139,6 +139,8 @@ func TestStreamFailures(t *testing.T) {
 		{"malformed chunk", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n", "data: {\"choices\": [\n\n"}, "malformed stream chunk", nil},
 		{"error event", []string{`data: {"error": {"message": "CUDA out of memory", "type": "InternalServerError", "code": 500}}` + "\n\n"},
 			`error in the stream: CUDA out of memory (type "InternalServerError", code "500")`, nil},
+		{"plain JSON error body", []string{`{"error": {"message": "model not loaded", "type": "NotFoundError"}}` + "\n"},
+			"error in the stream: model not loaded", nil},
 		{"ends early", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n"}, "ended before [DONE]", io.ErrUnexpectedEOF},
 		{"tool call index gap", []string{`data: {"choices":[{"delta":{"tool_calls":[{"index":1000000000,"function":{"name":"f"}}]}}]}` + "\n\n"},
 			"tool call index 1000000000", nil},
