@@ -186,7 +186,7 @@ func TestHookDecisions(t *testing.T) {
 	}
 	t.Run("viewer_message deny drops the message", func(t *testing.T) {
 		p := newPlugins()
-		p.hooks["moderation/filter_message"] = decide(harness.HookDecision{Action: harness.ActionDeny, Reason: "spam"})
+		p.hooks["moderation/screen_message"] = decide(harness.HookDecision{Action: harness.ActionDeny, Reason: "spam"})
 		s := startSession(t, Config{Model: priceModel("x"), Plugins: p})
 		turn := ask(t, s, s.Listen(64), "加微信abc123")
 		if turn.Outcome != OutcomeDenied || turn.Reason != "spam" || turn.Reply != "" {
@@ -195,7 +195,7 @@ func TestHookDecisions(t *testing.T) {
 	})
 	t.Run("viewer_message rewrite and inject reach the model", func(t *testing.T) {
 		p := newPlugins()
-		p.hooks["moderation/filter_message"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "how much is the serum"})
+		p.hooks["moderation/screen_message"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "how much is the serum"})
 		var seen []harness.Message
 		var mu sync.Mutex
 		model := priceModel("199 yuan.")
@@ -268,7 +268,7 @@ func TestHookDecisions(t *testing.T) {
 	t.Run("failing fail_closed hook gives the safe line, fail_open passes", func(t *testing.T) {
 		p := newPlugins()
 		p.hooks["compliance/check_reply"] = func(json.RawMessage) (harness.HookDecision, error) { return harness.HookDecision{}, errors.New("trap") }
-		p.hooks["moderation/filter_message"] = func(json.RawMessage) (harness.HookDecision, error) {
+		p.hooks["moderation/screen_message"] = func(json.RawMessage) (harness.HookDecision, error) {
 			return harness.HookDecision{Action: "explode"}, nil // garbage from a fail_open hook
 		}
 		s := startSession(t, Config{Plugins: p, Model: priceModel("199 yuan.")})
@@ -279,7 +279,7 @@ func TestHookDecisions(t *testing.T) {
 	})
 	t.Run("after_response rewrite is what is spoken", func(t *testing.T) {
 		p := newPlugins()
-		p.hooks["speech/fit_length"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "199 yuan."})
+		p.hooks["speech-length/fit_speech"] = decide(harness.HookDecision{Action: harness.ActionRewrite, Text: "199 yuan."})
 		s := startSession(t, Config{Plugins: p, Model: priceModel("It is 199 yuan, and let me tell you a long story about it.")})
 		turn := ask(t, s, s.Listen(64), "serum price?")
 		if turn.Reply != "199 yuan." {
