@@ -152,3 +152,33 @@ func BenchmarkDot(b *testing.B) {
 	b.ReportMetric(2*4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	_ = sink
 }
+
+// BenchmarkAttentionHead is one decode attention head over 1024 cached
+// positions (head dim 64, KV rows of 128 floats as with 2 KV heads):
+// scores with Gemv, the weighted value sum with GemvT, against the same
+// work done one position at a time with Dot and a scalar axpy.
+func BenchmarkAttentionHead(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const n, d, ld = 1024, 64, 128
+	keys, vals := randSlice(rng, n*ld), randSlice(rng, n*ld)
+	q, p := randSlice(rng, d), randSlice(rng, n)
+	scores, out := make([]float32, n), make([]float32, d)
+	b.Run("Gemv+GemvT", func(b *testing.B) {
+		for b.Loop() {
+			Gemv(scores, keys, n, d, ld, q)
+			clear(out)
+			GemvT(out, vals, n, d, ld, p)
+		}
+	})
+	b.Run("Dot+axpy", func(b *testing.B) {
+		for b.Loop() {
+			for j := range n {
+				scores[j] = Dot(q, keys[j*ld:j*ld+d])
+			}
+			clear(out)
+			for j := range n {
+				axpyGo(out, p[j], vals[j*ld:j*ld+d])
+			}
+		}
+	})
+}

@@ -410,3 +410,52 @@ func TestBlocking(t *testing.T) {
 	}
 	t.Logf("assembly kernels in use: %v", Accelerated())
 }
+
+func TestGemvAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, rows := range []int{1, 3, 4, 9, 130} {
+		for _, cols := range []int{1, 7, 64, 100, 129} {
+			ldw := cols + 3
+			w := randSlice(rng, (rows-1)*ldw+cols)
+			x := randSlice(rng, cols)
+			y := make([]float32, rows)
+			Gemv(y, w, rows, cols, ldw, x)
+			for i := range rows {
+				var want, mag float64
+				for j := range cols {
+					v := float64(w[i*ldw+j]) * float64(x[j])
+					want, mag = want+v, mag+math.Abs(v)
+				}
+				if e := math.Abs(float64(y[i]) - want); e > bound(cols, mag) {
+					t.Fatalf("Gemv %d×%d: y[%d] = %v, want %v", rows, cols, i, y[i], want)
+				}
+			}
+			xt := randSlice(rng, rows)
+			yt := randSlice(rng, cols)
+			y0 := append([]float32(nil), yt...)
+			GemvT(yt, w, rows, cols, ldw, xt)
+			for j := range cols {
+				want, mag := float64(y0[j]), math.Abs(float64(y0[j]))
+				for i := range rows {
+					v := float64(w[i*ldw+j]) * float64(xt[i])
+					want, mag = want+v, mag+math.Abs(v)
+				}
+				if e := math.Abs(float64(yt[j]) - want); e > bound(rows, mag) {
+					t.Fatalf("GemvT %d×%d: y[%d] = %v, want %v", rows, cols, j, yt[j], want)
+				}
+			}
+		}
+	}
+	for n := range 40 {
+		x, y := randSlice(rng, n), randSlice(rng, n)
+		y0 := append([]float32(nil), y...)
+		Axpy(y, -0.75, x)
+		for i := range y {
+			// One FMA or a rounded product and sum: within 2 ulps.
+			want := float64(y0[i]) - 0.75*float64(x[i])
+			if e := math.Abs(float64(y[i]) - want); e > math.Ldexp(1, -22)*(math.Abs(float64(y0[i]))+math.Abs(0.75*float64(x[i]))) {
+				t.Fatalf("Axpy n=%d: y[%d] = %v, want %v", n, i, y[i], want)
+			}
+		}
+	}
+}

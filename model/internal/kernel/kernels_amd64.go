@@ -42,6 +42,12 @@ func pack8BF16AVX2(k int, src *uint16, lds int, dst *float32)
 func pack8Q8AVX2(k int, src *int8, lds int, dst *float32, scales *float32, ldsc int)
 
 //go:noescape
+func gemvT64AVX2(rows int, w *float32, ldw int, x *float32, y *float32)
+
+//go:noescape
+func axpyAVX2(n int, alpha float32, x, y *float32)
+
+//go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
 // hasAVX2FMA is set once at start-up and never changed.
@@ -264,4 +270,36 @@ func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb in
 	pack8Q8AVX2(k32, &w[0], ldw, &dst[0], &scales[0], ldsc)
 	pack8Q8AVX2(k32, &w[8*ldw], ldw, &dst[8], &scales[8*ldsc], ldsc)
 	packPanelQ8Go(dst, w, ldw, scales, ldsc, k32, kb)
+}
+
+// gemvT runs the assembly on 64-column strips (the sums stay in registers
+// for the whole strip) and the portable loop on the last cols%64 columns.
+func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
+	c64 := cols &^ 63
+	if !hasAVX2FMA || c64 == 0 {
+		gemvTGo(y, w, rows, cols, ldw, x)
+		return
+	}
+	_ = w[(rows-1)*ldw+cols-1] // the assembly reads rows×c64 of w unchecked
+	_ = x[rows-1]
+	for c := 0; c < c64; c += 64 {
+		_ = y[c+63]
+		gemvT64AVX2(rows, &w[c], ldw, &x[0], &y[c])
+	}
+	if c64 < cols {
+		for i := range rows {
+			axpyGo(y[c64:cols], x[i], w[i*ldw+c64:i*ldw+cols])
+		}
+	}
+}
+
+func axpy(y []float32, alpha float32, x []float32) {
+	n := len(y) &^ 7
+	if !hasAVX2FMA || n == 0 {
+		axpyGo(y, alpha, x)
+		return
+	}
+	x = x[:len(y)]
+	axpyAVX2(n, alpha, &x[0], &y[0])
+	axpyGo(y[n:], alpha, x[n:])
 }

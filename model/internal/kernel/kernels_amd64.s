@@ -1507,3 +1507,66 @@ pack8q8_loop:
 	JNZ pack8q8_loop
 	VZEROUPPER
 	RET
+
+// func gemvT64AVX2(rows int, w *float32, ldw int, x *float32, y *float32)
+//
+// y[0:64] += Σ_{i<rows} x[i]·w[i*ldw : i*ldw+64], rows ≥ 1: the 64 sums stay
+// in Y0–Y7 while the rows stream past (attention's P·V for one head).
+TEXT ·gemvT64AVX2(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), R8
+	SHLQ $2, R8
+	MOVQ x+24(FP), DI
+	MOVQ y+32(FP), DX
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+gemvt_loop:
+	VBROADCASTSS (DI), Y8
+	VFMADD231PS 0(SI), Y8, Y0
+	VFMADD231PS 32(SI), Y8, Y1
+	VFMADD231PS 64(SI), Y8, Y2
+	VFMADD231PS 96(SI), Y8, Y3
+	VFMADD231PS 128(SI), Y8, Y4
+	VFMADD231PS 160(SI), Y8, Y5
+	VFMADD231PS 192(SI), Y8, Y6
+	VFMADD231PS 224(SI), Y8, Y7
+	ADDQ R8, SI
+	ADDQ $4, DI
+	DECQ CX
+	JNZ gemvt_loop
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(n int, alpha float32, x, y *float32)
+//
+// y[i] += alpha·x[i] for i < n, n a positive multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DI
+	XORQ AX, AX
+axpy_loop:
+	VMOVUPS (DI)(AX*4), Y1
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JL axpy_loop
+	VZEROUPPER
+	RET

@@ -48,3 +48,9 @@ func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
 func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb int) {
 	packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
 }
+
+func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
+	gemvTGo(y, w, rows, cols, ldw, x)
+}
+
+func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
