@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -19,11 +17,12 @@ func fuzzTokenizers(f *testing.F) []*Tokenizer {
 		f.Fatal(err)
 	}
 	toks = append(toks, tok)
-	if wd, err := os.Getwd(); err == nil {
-		qwen := filepath.Join(wd, "..", "..", "..", "shared", "data", "tokenizers", "qwen3")
-		if q, err := Load(qwen); err == nil {
-			toks = append(toks, q)
+	if dir, ok := qwen3Dir(); ok {
+		q, err := Load(dir)
+		if err != nil {
+			f.Fatal(err)
 		}
+		toks = append(toks, q)
 	}
 	return toks
 }

@@ -10,13 +10,12 @@ import (
 	"testing"
 )
 
-// sharedDir returns ../shared/data/tokenizers/qwen3 relative to the module
-// root, or skips the test when the shared folder is absent.
-func sharedQwen3(t testing.TB) string {
-	t.Helper()
+// qwen3Dir returns ../shared/data/tokenizers/qwen3 relative to the module
+// root and whether the shared folder exists.
+func qwen3Dir() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -24,15 +23,26 @@ func sharedQwen3(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("go.mod not found above the test directory")
+			return "", false
 		}
 		dir = parent
 	}
 	shared := filepath.Join(dir, "..", "shared")
 	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared data folder %s is absent; the Qwen3 reference tests need it", shared)
+		return shared, false
 	}
-	return filepath.Join(shared, "data", "tokenizers", "qwen3")
+	return filepath.Join(shared, "data", "tokenizers", "qwen3"), true
+}
+
+// sharedQwen3 returns the Qwen3 data folder or skips the test when the shared
+// folder is absent.
+func sharedQwen3(t testing.TB) string {
+	t.Helper()
+	dir, ok := qwen3Dir()
+	if !ok {
+		t.Skipf("shared data folder %s is absent; the Qwen3 reference tests need it", dir)
+	}
+	return dir
 }
 
 var qwen3 struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -196,36 +197,52 @@ func TestLongInputs(t *testing.T) {
 // TestMergePathsAgree checks the heap merge (long words) against the array
 // merge (short words) on the same symbols.
 func TestMergePathsAgree(t *testing.T) {
-	tok := loadQwen3(t)
+	trained, err := Load("testdata/trained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []*Tokenizer{trained}
+	if _, ok := qwen3Dir(); ok {
+		toks = append(toks, loadQwen3(t))
+	}
 	words := []string{"hello", " the", "这个口红多少钱", "ĠĠĠĠĠĠĠ", strings.Repeat(" ", 300),
 		strings.Repeat("ab", 200), strings.Repeat("多少钱", 100), "internationalization"}
-	for _, r := range readReference(t) {
-		s := &bpeScratch{ends: nil}
-		s.ends = tok.stages[0].split.appendEnds(s.ends, tok.normalize(r.Text))
-		start := 0
-		for _, e := range s.ends {
-			words = append(words, r.Text[start:e])
-			start = e
-		}
+	s := &bpeScratch{}
+	for _, text := range smallCorpus {
+		trained.forEachPiece(text, 0, s, func(piece string) { words = append(words, piece) })
 	}
-	for _, w := range words {
-		s1, s2 := &bpeScratch{}, &bpeScratch{}
-		ids := tok.model.initialSymbols(s1, w)
-		if len(ids) < 2 {
-			continue
-		}
-		orig := slices.Clone(ids)
-		a := slices.Clone(tok.model.mergeArray(s1, ids))
-		b := tok.model.mergeHeap(s2, orig)
-		if !slices.Equal(a, b) {
-			t.Fatalf("word %q: array merge %v, heap merge %v", w, a, b)
+	for _, tok := range toks {
+		for _, w := range words {
+			s1, s2 := &bpeScratch{}, &bpeScratch{}
+			ids := tok.model.initialSymbols(s1, w)
+			if len(ids) < 2 {
+				continue
+			}
+			orig := slices.Clone(ids)
+			a := slices.Clone(tok.model.mergeArray(s1, ids))
+			b := tok.model.mergeHeap(s2, orig)
+			if !slices.Equal(a, b) {
+				t.Fatalf("word %q: array merge %v, heap merge %v", w, a, b)
+			}
 		}
 	}
 }
 
+// TestConcurrentEncode runs the trained fixture's Hugging Face references
+// from 8 goroutines at once (run with -race); it needs no shared data.
 func TestConcurrentEncode(t *testing.T) {
-	tok := loadQwen3(t)
-	lines := readReference(t)
+	tok, err := Load("testdata/trained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []referenceLine
+	readJSONL(t, "testdata/trained-reference.jsonl", func(line []byte) {
+		var r referenceLine
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, r)
+	})
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
 	for g := range 8 {
