@@ -107,10 +107,12 @@ func BenchmarkAllowedQwen3(b *testing.B) {
 				b.Fatal(err)
 			}
 			var set TokenSet
+			cpu := startCPU()
 			for b.Loop() {
 				c.cache = nil
 				set = c.Allowed(set)
 			}
+			cpu.report(b, b.N, "cpu-µs/op")
 			b.ReportMetric(float64(set.Len()), "allowed")
 		})
 	}
