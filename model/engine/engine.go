@@ -166,7 +166,7 @@ type Engine struct {
 
 	vocabOnce sync.Once
 	vocab     *constrain.Vocabulary
-	afterCall constrain.TokenSet // tokens allowed after a constrained call
+	afterCall *afterCallSets
 
 	submit    chan *request
 	quit      chan struct{} // closed by Close
@@ -416,28 +416,24 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 
 // constraintVocabulary prepares, once, the tokens' byte strings for the
 // tool-call constraint (special tokens have none, so a call never contains
-// them) and the set of tokens allowed after a constrained call.
-func (e *Engine) constraintVocabulary() (*constrain.Vocabulary, constrain.TokenSet) {
+// them) and the sets of tokens allowed after a constrained call.
+func (e *Engine) constraintVocabulary() (*constrain.Vocabulary, *afterCallSets) {
 	e.vocabOnce.Do(func() {
 		n := e.model.Config.VocabSize
 		tokens := make([][]byte, n)
-		after := constrain.NewTokenSet(n)
-		for id := range e.tok.VocabSize() {
-			if e.eos[id] {
-				after.Add(id)
-			}
-			if e.special[id] {
-				continue
-			}
+		after := &afterCallSets{spaced: constrain.NewTokenSet(n), closing: constrain.NewTokenSet(n), space: make([]bool, n)}
+		for id := range n {
 			b := e.tok.TokenBytes(id)
-			tokens[id] = b
-			if len(b) > 0 && (isSpace(b) || string(b) == chat.ToolCallOpen) {
-				after.Add(id)
+			switch {
+			case e.eos[id] || !e.special[id] && string(b) == chat.ToolCallOpen:
+				after.spaced.Add(id)
+				after.closing.Add(id)
+			case !e.special[id] && len(b) > 0 && isSpace(b):
+				after.spaced.Add(id)
+				after.space[id] = true
 			}
-		}
-		for id := e.tok.VocabSize(); id < n; id++ {
-			if e.eos[id] {
-				after.Add(id)
+			if !e.special[id] {
+				tokens[id] = b
 			}
 		}
 		e.vocab = constrain.NewVocabulary(tokens)

@@ -11,20 +11,33 @@ import (
 // callGuard applies the tool-call constraint to one reply: it watches the
 // reply's bytes for <tool_call>, then masks each step to the tokens the
 // constraint allows until the call is complete, and after a call allows only
-// white space, another call or the end of the turn.
+// a little white space, another call or the end of the turn.
 type callGuard struct {
-	vocab     *constrain.Vocabulary
-	grammar   *constrain.Grammar
-	afterCall constrain.TokenSet // shared, read-only
+	vocab   *constrain.Vocabulary
+	grammar *constrain.Grammar
+	after   *afterCallSets // shared, read-only
 
 	call     *constrain.ToolCallConstraint // the call being written, or nil
 	called   bool                          // a call has been completed
+	spaces   int                           // white-space tokens since the last call
 	scanFrom int                           // raw offset where <tool_call> is looked for next
 	mask     constrain.TokenSet
 }
 
-func newCallGuard(vocab *constrain.Vocabulary, g *constrain.Grammar, afterCall constrain.TokenSet) *callGuard {
-	return &callGuard{vocab: vocab, grammar: g, afterCall: afterCall}
+// maxSpacesAfterCall bounds the white-space tokens between calls: a large
+// vocabulary has hundreds of them, and a weak model would otherwise pad the
+// turn with them instead of ending it.
+const maxSpacesAfterCall = 2
+
+// afterCallSets are the tokens allowed after a constrained call: spaced
+// while a little white space may still come, closing once it may not.
+type afterCallSets struct {
+	spaced, closing constrain.TokenSet
+	space           []bool // by token id: the token is white space only
+}
+
+func newCallGuard(vocab *constrain.Vocabulary, g *constrain.Grammar, after *afterCallSets) *callGuard {
+	return &callGuard{vocab: vocab, grammar: g, after: after}
 }
 
 // allowed returns the mask for the next token, or nil when the step is
@@ -34,8 +47,10 @@ func (g *callGuard) allowed() []uint64 {
 	case g.call != nil:
 		g.mask = g.call.Allowed(g.mask)
 		return g.mask
+	case g.called && g.spaces < maxSpacesAfterCall:
+		return g.after.spaced
 	case g.called:
-		return g.afterCall
+		return g.after.closing
 	}
 	return nil
 }
@@ -49,9 +64,12 @@ func (g *callGuard) accept(id int, raw []byte, contentStart int) error {
 			return fmt.Errorf("constrained tool call: %w", err)
 		}
 		if g.call.Done() {
-			g.call, g.called, g.scanFrom = nil, true, len(raw)
+			g.call, g.called, g.spaces, g.scanFrom = nil, true, 0, len(raw)
 		}
 		return nil
+	}
+	if g.called && id < len(g.after.space) && g.after.space[id] {
+		g.spaces++
 	}
 	return g.scan(raw, contentStart)
 }
@@ -75,7 +93,7 @@ func (g *callGuard) scan(raw []byte, contentStart int) error {
 	}
 	g.scanFrom = len(raw)
 	if call.Done() {
-		g.called = true
+		g.called, g.spaces = true, 0
 		return nil
 	}
 	g.call = call
