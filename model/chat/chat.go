@@ -3,7 +3,11 @@
 // trained on, and parses the tool calls a model writes back.
 package chat
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
 
 // Roles a Message may have.
 const (
@@ -50,4 +54,66 @@ type Tool struct {
 	Description string `json:"description,omitempty"`
 	// Parameters is the JSON Schema of the arguments object.
 	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// toolCallJSON is the OpenAI / Hugging Face layout of a tool call in a
+// message, which TRL and verl datasets use too.
+type toolCallJSON struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function *struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function,omitempty"`
+	// The flat form {"name": ..., "arguments": ...}, also accepted.
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MarshalJSON writes the call as {"id": ..., "type": "function", "function":
+// {"name": ..., "arguments": {...}}}, with the arguments as a JSON object.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var out toolCallJSON
+	out.ID, out.Type = c.ID, "function"
+	out.Function = &struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{c.Name, args}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a call in the layout MarshalJSON writes, with the
+// arguments as an object or, as OpenAI sends them, as a string holding JSON;
+// it also reads the flat form {"name": ..., "arguments": ...}.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var in toolCallJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	name, args := in.Name, in.Arguments
+	if in.Function != nil {
+		name, args = in.Function.Name, in.Function.Arguments
+	}
+	if len(args) > 0 && args[0] == '"' {
+		var s string
+		if err := json.Unmarshal(args, &s); err != nil {
+			return err
+		}
+		if s == "" {
+			s = "{}"
+		}
+		if !json.Valid([]byte(s)) {
+			return fmt.Errorf("chat: tool call %q: arguments string is not JSON: %.60q", name, s)
+		}
+		args = json.RawMessage(s)
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	*c = ToolCall{ID: in.ID, Name: name, Arguments: bytes.Clone(args)}
+	return nil
 }

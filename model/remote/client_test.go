@@ -99,7 +99,7 @@ func TestCompleteWireFormat(t *testing.T) {
 			map[string]any{"role": "user", "content": "Weather?"},
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 				"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}},
-			map[string]any{"role": "tool", "content": "sunny", "name": "get_weather", "tool_call_id": "call_1"},
+			map[string]any{"role": "tool", "content": "sunny", "tool_call_id": "call_1"},
 		},
 		"tools": []any{map[string]any{"type": "function", "function": map[string]any{
 			"name": "get_weather", "description": "Weather for a city",

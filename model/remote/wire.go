@@ -96,7 +96,10 @@ func toWireMessages(msgs []chat.Message) ([]wireMessage, error) {
 	out := make([]wireMessage, 0, len(msgs))
 	for i, m := range msgs {
 		content := m.Content
-		w := wireMessage{Role: m.Role, Content: &content, Name: m.Name, ToolCallID: m.ToolCallID}
+		w := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID}
+		if m.Role != chat.RoleTool {
+			w.Name = m.Name // OpenAI's tool messages take no name
+		}
 		if m.Role == chat.RoleAssistant && m.ReasoningContent != "" {
 			w.ReasoningContent = m.ReasoningContent
 		}
