@@ -163,6 +163,10 @@ type linearCase struct {
 	name string
 	w    []float32
 	mul  func(p *Pool, y, x []float32, batch int)
+	// xInt16 marks kernels that may quantize a single activation row to
+	// int16 per block of Q8Block, adding at most |w|·amax/32767/2 per
+	// product (amax the largest |x| of the block).
+	xInt16 bool
 }
 
 func linearCases(rng *rand.Rand, rows, cols int) []linearCase {
@@ -183,21 +187,21 @@ func linearCases(rng *rand.Rand, rows, cols int) []linearCase {
 				return
 			}
 			p.MatMul(y, w, rows, cols, x, batch)
-		}},
+		}, false},
 		{"bf16", wbf, func(p *Pool, y, x []float32, batch int) {
 			if batch == 1 {
 				p.MatVecBF16(y, wb, rows, cols, x)
 				return
 			}
 			p.MatMulBF16(y, wb, rows, cols, x, batch)
-		}},
+		}, false},
 		{"q8", wq, func(p *Pool, y, x []float32, batch int) {
 			if batch == 1 {
 				p.MatVecQ8(y, q, x)
 				return
 			}
 			p.MatMulQ8(y, q, x, batch)
-		}},
+		}, true},
 	}
 }
 
@@ -212,22 +216,38 @@ func TestMatMul(t *testing.T) {
 			for _, batch := range []int{1, 2, 3, 4, 7, 8, 16, 37, 64, 65} {
 				x := randSlice(rng, batch*cols)
 				y := make([]float32, batch*rows)
+				amax := make([]float64, len(x)) // largest |x| of each element's block
+				for b := range batch {
+					for c0 := 0; c0 < cols; c0 += Q8Block {
+						blk := x[b*cols+c0 : b*cols+min(cols, c0+Q8Block)]
+						var m float64
+						for _, v := range blk {
+							m = max(m, math.Abs(float64(v)))
+						}
+						for i := range blk {
+							amax[b*cols+c0+i] = m
+						}
+					}
+				}
 				for i := range y {
 					y[i] = float32(math.NaN())
 				}
 				lc.mul(pool, y, x, batch)
 				for b := range batch {
 					for r := range rows {
-						var want, mag float64
+						var want, mag, quant float64
 						for i := range cols {
 							v := float64(lc.w[r*cols+i]) * float64(x[b*cols+i])
 							want += v
 							mag += math.Abs(v)
+							if lc.xInt16 {
+								quant += math.Abs(float64(lc.w[r*cols+i])) * amax[b*cols+i] / 32767 / 2
+							}
 						}
 						got := float64(y[b*rows+r])
-						if e := math.Abs(got - want); !(e <= bound(cols, mag)) {
+						if e := math.Abs(got - want); !(e <= bound(cols, mag)+quant) {
 							t.Fatalf("%s %d×%d batch %d: y[%d,%d] = %v, want %v (error %.3g > bound %.3g)",
-								lc.name, rows, cols, batch, b, r, got, want, e, bound(cols, mag))
+								lc.name, rows, cols, batch, b, r, got, want, e, bound(cols, mag)+quant)
 						}
 					}
 				}
@@ -457,5 +477,57 @@ func TestGemvAxpy(t *testing.T) {
 				t.Fatalf("Axpy n=%d: y[%d] = %v, want %v", n, i, y[i], want)
 			}
 		}
+	}
+}
+
+// TestQ8Int16 checks the integer Q8 mat-vec kernel (and its portable twin)
+// against float64, including a block whose activations are all zero, and
+// that a NaN activation reaches the result instead of being quantized away.
+func TestQ8Int16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const rows, cols = 8, 100
+	w := randSlice(rng, rows*cols)
+	q, err := QuantizeQ8(w, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wq, _ := q.Dequantize()
+	x := randSlice(rng, cols)
+	clear(x[32:64])
+	nblk := cols / Q8Block
+	xq, xs := make([]int16, nblk*Q8Block), make([]float32, nblk)
+	if !quantizeX16(xq, xs, x) {
+		t.Fatal("finite activations refused")
+	}
+	bpr := q.BlocksPerRow()
+	for name, kern := range map[string]func(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32){
+		"dispatch": rows4Q8X16, "go": rows4Q8X16Go,
+	} {
+		for r0 := 0; r0 < rows; r0 += 4 {
+			var out [4]float32
+			kern(cols, q.Data[r0*cols:], cols, xq, xs, x, q.Scales[r0*bpr:], bpr, &out)
+			for r := range 4 {
+				var want, mag, quant float64
+				for i := range cols {
+					v := float64(wq[(r0+r)*cols+i]) * float64(x[i])
+					want, mag = want+v, mag+math.Abs(v)
+					if i < nblk*Q8Block {
+						quant += math.Abs(float64(wq[(r0+r)*cols+i])) * float64(xs[i/Q8Block]) / 2
+					}
+				}
+				if e := math.Abs(float64(out[r]) - want); e > bound(cols, mag)+quant {
+					t.Fatalf("%s: row %d = %v, want %v (error %.3g)", name, r0+r, out[r], want, e)
+				}
+			}
+		}
+	}
+	x[5] = float32(math.NaN())
+	if quantizeX16(xq, xs, x) {
+		t.Fatal("NaN activation accepted for int16 quantization")
+	}
+	y := make([]float32, rows)
+	NewPool(1).MatVecQ8(y, q, x)
+	if !math.IsNaN(float64(y[0])) {
+		t.Fatalf("NaN activation gave %v", y[0])
 	}
 }

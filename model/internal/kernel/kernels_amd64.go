@@ -48,10 +48,16 @@ func gemvT64AVX2(rows int, w *float32, ldw int, x *float32, y *float32)
 func axpyAVX2(n int, alpha float32, x, y *float32)
 
 //go:noescape
+func rows4Q8X16AVX2(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *float32, lds int, out *[4]float32)
+
+//go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
 // hasAVX2FMA is set once at start-up and never changed.
 var hasAVX2FMA = detectAVX2FMA()
+
+// q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
+var q8Int16Kernels = hasAVX2FMA
 
 // detectAVX2FMA checks CPUID for AVX, AVX2 and FMA and XCR0 for the OS
 // saving the YMM registers (without that, AVX instructions fault).
@@ -302,4 +308,21 @@ func axpy(y []float32, alpha float32, x []float32) {
 	x = x[:len(y)]
 	axpyAVX2(n, alpha, &x[0], &y[0])
 	axpyGo(y[n:], alpha, x[n:])
+}
+
+// rows4Q8X16 sets out[r] = Σ_{i<k} W[r,i]·x[i] for four Q8 rows against an
+// activation quantized to int16 per block (xq, xs, covering the full
+// blocks of x); the last partial block uses x itself.
+func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+	nblk := k / Q8Block
+	k32 := nblk * Q8Block
+	if len(w) < 3*ldw+k || len(xq) < k32 || len(xs) < nblk || len(scales) < 3*lds+nblk || len(x) < k {
+		panic("kernel: internal error: Q8 mat-vec block out of range")
+	}
+	rows4Q8X16AVX2(nblk, &w[0], ldw, &xq[0], &xs[0], &scales[0], lds, out)
+	if k32 < k {
+		for r := range 4 {
+			out[r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[k32:])
+		}
+	}
 }

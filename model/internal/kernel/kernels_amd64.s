@@ -1570,3 +1570,92 @@ axpy_loop:
 	JL axpy_loop
 	VZEROUPPER
 	RET
+
+// func rows4Q8X16AVX2(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *float32, lds int, out *[4]float32)
+//
+// out[r] = Σ_blk scales[r*lds+blk]·xs[blk]·Σ_{i<32} w[r*ldw+32·blk+i]·xq[32·blk+i]
+// for r < 4 over nblk ≥ 1 blocks: the activation quantized to int16 per block,
+// so VPMADDWD multiplies and pair-sums 16 weights per instruction in exact
+// integer arithmetic (|sum| < 2²⁵), and only one convert and one FMA per
+// block and row remain in floating point.
+TEXT ·rows4Q8X16AVX2(SB), NOSPLIT, $0-64
+	MOVQ nblk+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), R8
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14 // prefetch pointer through the next four rows
+	MOVQ xq+24(FP), DI
+	MOVQ xs+32(FP), R10
+	MOVQ scales+40(FP), R8
+	MOVQ lds+48(FP), R15
+	SHLQ $2, R15
+	LEAQ (R8)(R15*1), R9
+	LEAQ (R9)(R15*1), BX
+	LEAQ (BX)(R15*1), R15
+	MOVQ out+56(FP), DX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+q8x16_loop:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	ADDQ $128, R14
+	VBROADCASTSS (R10), Y15
+	VMOVDQU (DI)(AX*2), Y8
+	VMOVDQU 32(DI)(AX*2), Y9
+	VPMOVSXBW (SI)(AX*1), Y10
+	VPMOVSXBW 16(SI)(AX*1), Y11
+	VPMADDWD Y8, Y10, Y10
+	VPMADDWD Y9, Y11, Y11
+	VPADDD Y11, Y10, Y10
+	VCVTDQ2PS Y10, Y10
+	VBROADCASTSS (R8), Y14
+	VMULPS Y15, Y14, Y14
+	VFMADD231PS Y14, Y10, Y0
+	VPMOVSXBW (R11)(AX*1), Y12
+	VPMOVSXBW 16(R11)(AX*1), Y13
+	VPMADDWD Y8, Y12, Y12
+	VPMADDWD Y9, Y13, Y13
+	VPADDD Y13, Y12, Y12
+	VCVTDQ2PS Y12, Y12
+	VBROADCASTSS (R9), Y5
+	VMULPS Y15, Y5, Y5
+	VFMADD231PS Y5, Y12, Y1
+	VPMOVSXBW (R12)(AX*1), Y10
+	VPMOVSXBW 16(R12)(AX*1), Y11
+	VPMADDWD Y8, Y10, Y10
+	VPMADDWD Y9, Y11, Y11
+	VPADDD Y11, Y10, Y10
+	VCVTDQ2PS Y10, Y10
+	VBROADCASTSS (BX), Y14
+	VMULPS Y15, Y14, Y14
+	VFMADD231PS Y14, Y10, Y2
+	VPMOVSXBW (R13)(AX*1), Y12
+	VPMOVSXBW 16(R13)(AX*1), Y13
+	VPMADDWD Y8, Y12, Y12
+	VPMADDWD Y9, Y13, Y13
+	VPADDD Y13, Y12, Y12
+	VCVTDQ2PS Y12, Y12
+	VBROADCASTSS (R15), Y6
+	VMULPS Y15, Y6, Y6
+	VFMADD231PS Y6, Y12, Y3
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, BX
+	ADDQ $4, R15
+	ADDQ $4, R10
+	ADDQ $32, AX
+	DECQ CX
+	JNZ q8x16_loop
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET

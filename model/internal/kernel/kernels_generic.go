@@ -188,3 +188,26 @@ func packPanelQ8Go(dst []float32, w []int8, ldw int, scales []float32, ldsc, p0,
 }
 
 func identity(v float32) float32 { return v }
+
+// rows4Q8X16Go is the portable rows4Q8X16: exact int32 sums per block of
+// Q8 weights times int16 activations, scaled in float32; the last partial
+// block uses the float activation x.
+func rows4Q8X16Go(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+	nblk := k / Q8Block
+	for r := range 4 {
+		wr := w[r*ldw : r*ldw+k]
+		sr := scales[r*lds:]
+		var sum float32
+		for blk := range nblk {
+			var isum int32
+			for i := blk * Q8Block; i < (blk+1)*Q8Block; i++ {
+				isum += int32(wr[i]) * int32(xq[i])
+			}
+			sum += float32(isum) * (sr[blk] * xs[blk])
+		}
+		if k32 := nblk * Q8Block; k32 < k {
+			sum += dotQ8Go(k-k32, wr[k32:], sr[nblk:], x[k32:])
+		}
+		out[r] = sum
+	}
+}

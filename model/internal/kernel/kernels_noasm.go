@@ -54,3 +54,10 @@ func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
 }
 
 func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
+
+// q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
+const q8Int16Kernels = false
+
+func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+}

@@ -1,6 +1,9 @@
 package kernel
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // linearKC is the column chunk of the small-batch kernels when several
 // batch rows reuse the same weight rows: four rows of a 1024-column chunk
@@ -91,11 +94,21 @@ type weightRows interface {
 	dot1(r, p0, kb int, x []float32) float32
 }
 
+// activationPreparer is a weight format whose mat-vec (batch 1) runs
+// faster on a transformed activation, which prepare computes once per call
+// into the scratch buffers.
+type activationPreparer interface {
+	prepare(s *threadScratch, x []float32) weightRows
+}
+
 // linear computes Y = alpha·X·Wᵀ + beta·Y for batch ≤ smallM rows of X,
 // splitting the rows of W across threads in groups of four.
 func (p *Pool) linear(src weightRows, y []float32, ldy, rows, cols int, x []float32, ldx, batch int, alpha, beta float32) {
 	nt := p.acquire()
 	defer p.release()
+	if prep, ok := src.(activationPreparer); ok && batch == 1 {
+		src = prep.prepare(p.scratchFor(0), x[:cols])
+	}
 	if work := 2 * rows * cols * batch; work < nt*minParallelFlops/4 {
 		nt = max(1, min(nt, work/(minParallelFlops/4)))
 	}
@@ -228,13 +241,79 @@ func (s rowsBF16) packB(dst []float32, p0, j0, kb, nb int) {
 	}
 }
 
-// rowsQ8 is an 8-bit quantized weight.
+// rowsQ8 is an 8-bit quantized weight. For a single activation row, xq
+// and xs may hold that row quantized to int16 per block (see prepare).
 type rowsQ8 struct {
-	q Q8Matrix
+	q  Q8Matrix
+	xq []int16
+	xs []float32
+}
+
+// prepare quantizes a single activation row to int16 with one scale per
+// block of Q8Block (its largest magnitude ↦ 32767), for the integer
+// mat-vec kernel. The added error per product is at most |w|·scale/2, a
+// relative 2⁻¹⁶ of the block's largest activation — far below the weight's
+// own 8-bit rounding. A row with NaN or Inf keeps the float path, so those
+// propagate into the result as they should.
+func (s rowsQ8) prepare(sc *threadScratch, x []float32) weightRows {
+	nblk := len(x) / Q8Block
+	if !q8Int16Kernels || nblk == 0 {
+		return s
+	}
+	if cap(sc.xq) < nblk*Q8Block {
+		sc.xq = make([]int16, nblk*Q8Block)
+	}
+	if cap(sc.xs) < nblk {
+		sc.xs = make([]float32, nblk)
+	}
+	xq, xs := sc.xq[:nblk*Q8Block], sc.xs[:nblk]
+	if !quantizeX16(xq, xs, x) {
+		return s
+	}
+	s.xq, s.xs = xq, xs
+	return s
+}
+
+// quantizeX16 fills xq and xs (one scale per block of Q8Block) from the
+// first len(xq) values of x; it reports false if x holds NaN or Inf.
+func quantizeX16(xq []int16, xs []float32, x []float32) bool {
+	for blk := range xs {
+		src := x[blk*Q8Block : (blk+1)*Q8Block]
+		dst := xq[blk*Q8Block : (blk+1)*Q8Block]
+		var amax float32
+		for _, v := range src {
+			amax = max(amax, v, -v)
+		}
+		if !(amax <= math.MaxFloat32) {
+			return false
+		}
+		if amax == 0 {
+			xs[blk] = 0
+			clear(dst)
+			continue
+		}
+		xs[blk] = amax / 32767
+		inv := 32767 / amax
+		for i, v := range src {
+			v *= inv
+			if v >= 0 {
+				dst[i] = int16(v + 0.5)
+			} else {
+				dst[i] = int16(v - 0.5)
+			}
+		}
+	}
+	return true
 }
 
 func (s rowsQ8) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
 	bpr := s.q.BlocksPerRow()
+	if s.xq != nil && nb == 1 && p0 == 0 && kb == s.q.Cols {
+		var o [4]float32
+		rows4Q8X16(kb, s.q.Data[r0*s.q.Cols:], s.q.Cols, s.xq, s.xs, x, s.q.Scales[r0*bpr:], bpr, &o)
+		copy(out[:4], o[:])
+		return
+	}
 	rows4Q8(kb, s.q.Data[r0*s.q.Cols+p0:], s.q.Cols, s.q.Scales[r0*bpr+p0/Q8Block:], bpr, x, ldx, nb, out)
 }
 

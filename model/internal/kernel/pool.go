@@ -31,6 +31,8 @@ type Pool struct {
 type threadScratch struct {
 	packA []float32
 	packB []float32
+	xq    []int16   // an activation row quantized for the Q8 mat-vec
+	xs    []float32 // its per-block scales
 }
 
 // NewPool starts a pool of the given number of threads. threads <= 0 means
