@@ -168,6 +168,9 @@ type Engine struct {
 	vocab     *constrain.Vocabulary
 	afterCall *afterCallSets
 
+	statsMu sync.Mutex
+	stats   Stats
+
 	submit    chan *request
 	quit      chan struct{} // closed by Close
 	stopped   chan struct{} // closed when the scheduler has returned
@@ -286,13 +289,30 @@ func (e *Engine) Model() *model.Model { return e.model }
 // Tokenizer returns the engine's tokenizer.
 func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 
-// PrefixCacheStats returns the prefix cache's counters (zero when the cache
-// is disabled).
-func (e *Engine) PrefixCacheStats() model.PrefixCacheStats {
-	if e.cache == nil {
-		return model.PrefixCacheStats{}
+// Stats counts the engine's work since it was created.
+type Stats struct {
+	// Active requests are in the batch; Waiting ones are queued for it.
+	Active, Waiting int
+	// Steps is the number of model steps run.
+	Steps int64
+	// StepSequences sums the sequences advanced over all steps, so
+	// StepSequences/Steps is the mean batch size.
+	StepSequences int64
+	// MaxStepSequences is the largest batch of one step.
+	MaxStepSequences int
+	// PrefixCache holds the prefix cache's counters (zero when disabled).
+	PrefixCache model.PrefixCacheStats
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	e.statsMu.Lock()
+	st := e.stats
+	e.statsMu.Unlock()
+	if e.cache != nil {
+		st.PrefixCache = e.cache.Stats()
 	}
-	return e.cache.Stats()
+	return st
 }
 
 // Generate writes the assistant's reply to req.Messages. Pieces of the reply

@@ -172,7 +172,7 @@ func TestPrefixCacheSameOutput(t *testing.T) {
 		}
 		t.Logf("request %d: prompt %d tokens, cached %d, prefill %v (uncached %v)", i, got.Usage.PromptTokens, got.Usage.CachedTokens, got.Usage.Prefill, want.Usage.Prefill)
 	}
-	if st := cached.PrefixCacheStats(); st.HitTokens < int64(systemTokens) {
+	if st := cached.Stats().PrefixCache; st.HitTokens < int64(systemTokens) {
 		t.Errorf("prefix cache stats %+v", st)
 	}
 }
@@ -233,6 +233,16 @@ func TestConcurrentMatchesSequential(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// The scheduler counts the queue after the step that finished the last
+	// request, a moment after that request returned.
+	st := batched.Stats()
+	for deadline := time.Now().Add(time.Second); st.Active > 0 && time.Now().Before(deadline); st = batched.Stats() {
+		time.Sleep(time.Millisecond)
+	}
+	if st.MaxStepSequences < 2 || st.MaxStepSequences > 4 || st.Active != 0 || st.Waiting != 0 {
+		t.Errorf("stats %+v: want batches of 2 to 4 sequences and nothing left", st)
+	}
+	t.Logf("%d steps, mean batch %.2f", st.Steps, float64(st.StepSequences)/float64(st.Steps))
 	for i := range reqs {
 		g, w := got[i], want[i]
 		if g.Text != w.Text || g.FinishReason != w.FinishReason || g.Usage.CompletionTokens != w.Usage.CompletionTokens {

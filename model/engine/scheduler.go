@@ -142,6 +142,7 @@ func (e *Engine) run() {
 				active = append(active, r)
 			}
 		}
+		e.setQueue(len(active), len(waiting))
 		if len(active) == 0 {
 			continue
 		}
@@ -154,7 +155,6 @@ func (e *Engine) run() {
 				r.finish(FinishStop, err)
 			}
 			active = active[:0]
-			continue
 		}
 		active = slices.DeleteFunc(active, func(r *request) bool {
 			select {
@@ -164,7 +164,14 @@ func (e *Engine) run() {
 				return false
 			}
 		})
+		e.setQueue(len(active), len(waiting))
 	}
+}
+
+func (e *Engine) setQueue(active, waiting int) {
+	e.statsMu.Lock()
+	e.stats.Active, e.stats.Waiting = active, waiting
+	e.statsMu.Unlock()
 }
 
 func (e *Engine) closeAll(lists ...[]*request) {
@@ -213,6 +220,11 @@ func (e *Engine) step(active []*request) error {
 		seqs = append(seqs, r.seq)
 		stepped = append(stepped, r)
 	}
+	e.statsMu.Lock()
+	e.stats.Steps++
+	e.stats.StepSequences += int64(len(seqs))
+	e.stats.MaxStepSequences = max(e.stats.MaxStepSequences, len(seqs))
+	e.statsMu.Unlock()
 	logits, err := e.model.Step(e.stepCtx, seqs, tokens)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && e.stepCtx.Err() != nil {
