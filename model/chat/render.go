@@ -6,14 +6,32 @@ import (
 	"unicode/utf8"
 )
 
+// Template names a chat template that Render reproduces.
+type Template int
+
+const (
+	// Qwen3 is the chat_template of Qwen3's tokenizer_config.json: thinking
+	// blocks kept only after the last user query, no default system prompt.
+	Qwen3 Template = iota
+	// Qwen25 is the template of the Qwen2.5 instruct models: a default
+	// system prompt when none is given, assistant text written as is.
+	Qwen25
+)
+
+// qwen25System is the system prompt Qwen2.5's template adds when a
+// conversation has none.
+const qwen25System = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+
 // RenderOptions adjust how Render writes a conversation.
 type RenderOptions struct {
+	// Template selects the chat template; the zero value is Qwen3.
+	Template Template
 	// AddGenerationPrompt appends the opening of an assistant turn so that the
 	// model continues with its answer.
 	AddGenerationPrompt bool
 	// DisableThinking appends an empty `<think>` block after the generation
 	// prompt, as Qwen3's template does for enable_thinking=false, so the model
-	// answers without reasoning first.
+	// answers without reasoning first. Qwen25 ignores it.
 	DisableThinking bool
 	// VerbatimArguments writes each tool call's Arguments exactly as stored
 	// (the template's branch for arguments given as a string) instead of
@@ -35,15 +53,21 @@ const (
 )
 
 // Render writes messages and tools as the ChatML prompt text produced by the
-// Qwen3 chat template (the `chat_template` of Qwen3's tokenizer_config.json),
-// with each tool passed as {"type": "function", "function": {...}} and
-// rendered through the template's tojson filter. It fails on an unknown role or
-// on a tool or call name that would not stay a JSON string unescaped.
+// chat template opts.Template names (for Qwen3, the `chat_template` of Qwen3's
+// tokenizer_config.json), with each tool passed as {"type": "function",
+// "function": {...}} and rendered through the template's tojson filter. It
+// fails on an unknown role or template, or on a tool or call name that would
+// not stay a JSON string unescaped.
 //
-// Differences from the Jinja template, both for inputs it cannot express
-// usefully: an empty ReasoningContent counts as absent, and a tool's empty
-// Description or Parameters is left out of its JSON.
+// Differences from the Jinja templates, all for inputs they cannot express
+// usefully: an empty ReasoningContent counts as absent, a tool's empty
+// Description or Parameters is left out of its JSON, and VerbatimArguments
+// applies to Qwen25 too although its template always re-encodes.
 func Render(messages []Message, tools []Tool, opts RenderOptions) (string, error) {
+	if opts.Template != Qwen3 && opts.Template != Qwen25 {
+		return "", fmt.Errorf("chat: render: unknown template %d", opts.Template)
+	}
+	qwen25 := opts.Template == Qwen25
 	var b strings.Builder
 	first := 0
 	if len(tools) > 0 {
@@ -51,6 +75,8 @@ func Render(messages []Message, tools []Tool, opts RenderOptions) (string, error
 		if len(messages) > 0 && messages[0].Role == RoleSystem {
 			b.WriteString(messages[0].Content + "\n\n")
 			first = 1
+		} else if qwen25 {
+			b.WriteString(qwen25System + "\n\n")
 		}
 		b.WriteString(toolsHeader)
 		for i, t := range tools {
@@ -65,6 +91,8 @@ func Render(messages []Message, tools []Tool, opts RenderOptions) (string, error
 	} else if len(messages) > 0 && messages[0].Role == RoleSystem {
 		b.WriteString(imStart + "system\n" + messages[0].Content + imEnd + "\n")
 		first = 1
+	} else if qwen25 {
+		b.WriteString(imStart + "system\n" + qwen25System + imEnd + "\n")
 	}
 
 	lastQuery := lastQueryIndex(messages)
@@ -74,7 +102,8 @@ func Render(messages []Message, tools []Tool, opts RenderOptions) (string, error
 		case RoleUser, RoleSystem:
 			b.WriteString(imStart + m.Role + "\n" + m.Content + imEnd + "\n")
 		case RoleAssistant:
-			if err := renderAssistant(&b, m, i > lastQuery, i == len(messages)-1, opts); err != nil {
+			keepThinking := !qwen25 && i > lastQuery
+			if err := renderAssistant(&b, m, keepThinking, i == len(messages)-1, opts); err != nil {
 				return "", fmt.Errorf("chat: render message %d: %w", i, err)
 			}
 		case RoleTool:
@@ -91,7 +120,7 @@ func Render(messages []Message, tools []Tool, opts RenderOptions) (string, error
 	}
 	if opts.AddGenerationPrompt {
 		b.WriteString(imStart + "assistant\n")
-		if opts.DisableThinking {
+		if opts.DisableThinking && !qwen25 {
 			b.WriteString("<think>\n\n</think>\n\n")
 		}
 	}
@@ -111,9 +140,14 @@ func lastQueryIndex(messages []Message) int {
 	return len(messages) - 1
 }
 
+// renderAssistant writes an assistant turn. Qwen3 splits a <think> block off
+// the content and keeps it only after the last query; Qwen2.5 has no
+// thinking and writes the content as is.
 func renderAssistant(b *strings.Builder, m Message, afterQuery, last bool, opts RenderOptions) error {
 	content, reasoning := m.Content, m.ReasoningContent
-	if reasoning == "" {
+	if opts.Template == Qwen25 {
+		reasoning = ""
+	} else if reasoning == "" {
 		if before, after, ok := cutLast(content, "</think>"); ok {
 			content = strings.TrimLeft(after, "\n")
 			r, _, _ := strings.Cut(before, "</think>")

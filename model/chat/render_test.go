@@ -117,3 +117,44 @@ func TestPyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderQwen25 checks the Qwen2.5 instruct template. The expected strings
+// were written by reading that template (tokenizer_config.json of
+// Qwen/Qwen2.5-*-Instruct): a default system prompt, the tools block after the
+// system text, assistant text as is (no thinking), tool calls and results as in
+// Qwen3.
+func TestRenderQwen25(t *testing.T) {
+	const sys = "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+	tool := Tool{Name: "now", Description: "time", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	tests := []struct {
+		name     string
+		messages []Message
+		tools    []Tool
+		want     string
+	}{
+		{"default system prompt", []Message{{Role: RoleUser, Content: "hi"}}, nil,
+			sys + "<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"},
+		{"own system prompt, thinking text kept as is", []Message{{Role: RoleSystem, Content: "S"}, {Role: RoleUser, Content: "q"},
+			{Role: RoleAssistant, Content: "<think>\nr\n</think>\n\na"}, {Role: RoleUser, Content: "q2"}}, nil,
+			"<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\nr\n</think>\n\na<|im_end|>\n" +
+				"<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n"},
+		{"tools with the default system prompt", []Message{{Role: RoleUser, Content: "t?"},
+			{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "now", Arguments: json.RawMessage(`{}`)}}}, {Role: RoleTool, Content: "12:00"}},
+			[]Tool{tool},
+			sys + "\n\n" + toolsHeader + "\n" + `{"type": "function", "function": {"name": "now", "description": "time", "parameters": {"type": "object", "properties": {}}}}` +
+				toolsFooter + "<|im_start|>user\nt?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call><|im_end|>\n" +
+				"<|im_start|>user\n<tool_response>\n12:00\n</tool_response><|im_end|>\n<|im_start|>assistant\n"},
+	}
+	for _, tt := range tests {
+		got, err := Render(tt.messages, tt.tools, RenderOptions{Template: Qwen25, AddGenerationPrompt: true, DisableThinking: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+	if _, err := Render(nil, nil, RenderOptions{Template: 7}); err == nil {
+		t.Error("unknown template accepted")
+	}
+}
