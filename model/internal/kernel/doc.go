@@ -1,14 +1,27 @@
 // Package kernel holds the CPU compute kernels of the model core: single
-// precision GEMM, matrix-vector and small-batch matrix-matrix products over
-// fp32, bf16 and 8-bit quantized weights, and the bf16 conversions.
+// precision GEMM ([Pool.Sgemm]), matrix-vector and small-batch
+// matrix-matrix products over fp32, bf16 and 8-bit quantized weights
+// ([Pool.MatVec], [Pool.MatMul] and their BF16 and Q8 variants), helpers for
+// work that is already parallel ([Gemv], [GemvT], [Axpy], [Dot]), and the
+// bf16 conversions.
 //
-// On amd64 with AVX2 and FMA the hot loops are Go assembly (a 6×16 GEMM
+// On amd64 with AVX2 and FMA the hot loops are Go assembly: a 6×16 GEMM
 // micro-kernel behind a Goto/BLIS-style packing driver, multi-row mat-vec
-// kernels that widen bf16 and int8 weights in registers). Elsewhere, on CPUs
-// without those features, or when built with the purego tag, the same
-// drivers run portable Go loops, so results agree within rounding everywhere.
+// kernels that widen bf16 and int8 weights in registers, and transposing
+// packers for weights used in prefill. Elsewhere, on CPUs without those
+// features, or when built with the purego tag, the same drivers run
+// portable Go loops.
+//
+// Accuracy: every product sums in float32 (in an order that differs between
+// kernels), so a result is within about k·2⁻²³·Σ|terms| of the exact sum.
+// The one exception is the Q8 mat-vec of a single row on the assembly path,
+// which quantizes the activation to int16 per block of 32 first, adding at
+// most |w|·amax/65534 per product (amax the block's largest |x|) — far
+// below the 8-bit weight's own rounding.
 //
 // All parallel work runs on a [Pool], a fixed set of worker goroutines sized
 // to the physical cores of the machine. Matrices are row-major; a leading
-// dimension (lda, ldb, ldc) is the distance in elements between rows.
+// dimension (lda, ldb, ldc, ldw) is the distance in elements between rows.
+// Shape errors are programming errors and panic, as an out-of-range index
+// would; [QuantizeQ8] returns errors because its input is data.
 package kernel
