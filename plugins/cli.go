@@ -345,6 +345,9 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	fmt.Fprintln(stdout, pretty.String())
 	slices.Sort(times)
+	if probe, err := p.ProbeInstance(ctx); err == nil {
+		fmt.Fprintf(stderr, "instance: starts in %v, %.1f MiB of linear memory\n", probe.Start.Round(100*time.Microsecond), float64(probe.MemoryBytes)/(1<<20))
+	}
 	if len(times) == 1 {
 		fmt.Fprintf(stderr, "%s %s: ok in %v (load %v)\n", p.label, *call, times[0], loaded.Round(time.Millisecond))
 	} else {

@@ -305,6 +305,13 @@ func (p *Plugin) Exports() []string { return p.mod.Exports() }
 // Stats returns the call and instance counters of this version.
 func (p *Plugin) Stats() Stats { return p.mod.Stats() }
 
+// InstanceProbe is what starting one instance of a plugin costs.
+type InstanceProbe = engine.Probe
+
+// ProbeInstance starts one extra instance outside the pool, measures
+// its start time and memory, and closes it.
+func (p *Plugin) ProbeInstance(ctx context.Context) (InstanceProbe, error) { return p.mod.Probe(ctx) }
+
 // Close stops the instance pool and frees the compiled module.
 func (p *Plugin) Close(ctx context.Context) error { return p.mod.Close(ctx) }
 

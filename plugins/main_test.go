@@ -19,6 +19,7 @@ import (
 var guestDirs = map[string]string{
 	"hostile":   "testdata/hostile",
 	"pdkcompat": "testdata/pdkcompat",
+	"sdkfloor":  "testdata/sdkfloor",
 }
 
 // builtGuests holds the .wasm path of every guest built in TestMain.

@@ -17,12 +17,16 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth bounds nesting, so hostile input cannot exhaust the stack.
 const maxDepth = 256
 
-// Reader reads one JSON value from a byte slice.
+// Reader reads one JSON value from a byte slice. Strings without escapes
+// are returned as views of the slice, without a copy: allocation is what
+// a wasm guest pays most for (see the package comment), so the slice
+// must not be modified while strings read from it are in use.
 type Reader struct {
 	b     []byte
 	i     int
@@ -178,17 +182,19 @@ func (r *Reader) String() (string, error) {
 	}
 	r.i++
 	start := r.i
+	ascii := true
 	// Fast path: no escapes, valid UTF-8.
 	for r.i < len(r.b) {
 		c := r.b[r.i]
 		if c == '"' {
 			s := r.b[start:r.i]
 			r.i++
-			if utf8.Valid(s) {
-				return string(s), nil
+			if ascii || utf8.Valid(s) {
+				return view(s), nil
 			}
 			return string([]rune(string(s))), nil
 		}
+		ascii = ascii && c < utf8.RuneSelf
 		if c == '\\' || c < 0x20 {
 			break
 		}
@@ -257,6 +263,14 @@ func (r *Reader) String() (string, error) {
 		}
 	}
 	return "", r.errorf("unterminated string")
+}
+
+// view returns b as a string without copying it.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func (r *Reader) hex4() (uint16, bool) {

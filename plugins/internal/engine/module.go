@@ -588,3 +588,27 @@ func signature(def api.FunctionDefinition) string {
 	}
 	return "(" + names(def.ParamTypes()) + ") -> (" + names(def.ResultTypes()) + ")"
 }
+
+// Probe is what starting one fresh instance costs.
+type Probe struct {
+	// Start is the time to instantiate and run the start function.
+	Start time.Duration
+	// MemoryBytes is the linear memory right after the start function.
+	MemoryBytes uint32
+}
+
+// Probe starts one extra instance outside the pool, measures it and
+// closes it. It is for diagnostics and benchmarks; calls never wait on it.
+func (m *Module) Probe(ctx context.Context) (Probe, error) {
+	start := time.Now()
+	inst, err := m.instantiate(ctx)
+	if err != nil {
+		return Probe{}, fmt.Errorf("engine: %s: %w", m.cfg.Label, err)
+	}
+	p := Probe{Start: time.Since(start)}
+	if mem := inst.mod.Memory(); mem != nil {
+		p.MemoryBytes = mem.Size()
+	}
+	inst.close()
+	return p, nil
+}
