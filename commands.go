@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/trainer/eval"
 )
 
 // isUsage reports whether err is a command-line mistake rather than a
@@ -46,4 +50,22 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return model.BenchModelMain(ctx, args[1:], stdin, stdout, stderr)
 	}
 	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model)", args[0])}
+}
+
+// runEval runs "livehat eval" on the demo harness with the example hook
+// plugins, built from examples/plugins in the working tree.
+func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	base, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		return fmt.Errorf("embedded demo harness: %w", err)
+	}
+	var dirs []string
+	for _, p := range []string{"moderation", "compliance", "speech"} {
+		dir := filepath.Join("examples", "plugins", p)
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("eval builds the example hook plugins from %s: run it from the repository root (%w)", dir, err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return eval.Main(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdout, stderr)
 }

@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
 		"bench":     {"measure the model core (bench model)", runBench},
+		"eval":      {"run the evaluation suites (lsqa, hvqa, ifeval) through the runtime", runEval},
 	}
 }
 

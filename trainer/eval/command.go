@@ -1,0 +1,220 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/remote"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/ifeval"
+)
+
+// Config is what the eval command needs from the binary that wires it.
+type Config struct {
+	// Base is the harness the suites run under (the demo harness).
+	Base *harness.Harness
+	// PluginDirs are the Go plugin folders whose hooks the harness names.
+	PluginDirs []string
+	// CacheDir caches built plugins; empty means the default.
+	CacheDir string
+}
+
+// UsageError is a command-line mistake.
+type UsageError = harness.UsageError
+
+// Main runs "livehat eval". With --suite ifeval and --responses it scores
+// existing responses (see trainer/ifeval); otherwise it runs the live-room
+// suites through the runtime with the model named by --model.
+func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, ifeval, all, or a comma-separated list")
+	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), or an OpenAI-compatible server URL")
+	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
+	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
+	limit := fs.Int("n", 0, "run only the first N items of each suite (0: all)")
+	parallel := fs.Int("parallel", 2, "items run at once")
+	out := fs.String("out", "", "write the JSON report (and per-item results) to this folder")
+	responses := fs.String("responses", "", "IFEval: score these responses (official input_response_data layout)")
+	suitesDir := fs.String("suites", "", "read suite files <name>.jsonl from this folder instead of the committed ones")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *responses != "" {
+		return ifeval.EvalMain(ctx, args, nil, stdout, stderr)
+	}
+	names, err := suiteNames(*suites)
+	if err != nil {
+		return err
+	}
+	var factory ModelFactory
+	switch {
+	case *modelArg == "expert":
+		factory = NewExpert
+	case strings.HasPrefix(*modelArg, "http://") || strings.HasPrefix(*modelArg, "https://"):
+		client, err := remote.New(remote.Config{BaseURL: *modelArg, Model: *remoteModel})
+		if err != nil {
+			return err
+		}
+		factory = func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }
+	default:
+		if st, err := os.Stat(*modelArg); err == nil && st.IsDir() {
+			return fmt.Errorf("eval: local checkpoints are served by the model engine, which is not wired into eval yet (#3, #5); serve %s with an OpenAI-compatible server and pass its URL", *modelArg)
+		}
+		return &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", *modelArg)}
+	}
+	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	sb, err := runtime.OpenSandbox(ctx, cfg.CacheDir, quiet)
+	if err != nil {
+		return err
+	}
+	defer sb.Close(context.Background())
+	for _, dir := range cfg.PluginDirs {
+		if _, err := sb.LoadGoDir(ctx, dir); err != nil {
+			return err
+		}
+	}
+	runner := &Runner{Base: cfg.Base, Sandbox: sb, Model: factory, Parallel: *parallel, Logger: quiet}
+	if !*asJSON {
+		runner.Progress = progressPrinter(stderr)
+	}
+	var reports []*SuiteReport
+	var notes []string
+	for _, name := range names {
+		if name == SuiteIFEval {
+			notes = append(notes, "ifeval: needs a language model's responses; pass --suite ifeval --responses FILE (the expert policy only plays the live room)")
+			continue
+		}
+		var s *Suite
+		if *suitesDir != "" {
+			s, err = LoadSuite(name, filepath.Join(*suitesDir, name+".jsonl"))
+		} else {
+			s, err = OpenSuite(name)
+		}
+		if err != nil {
+			return err
+		}
+		if *limit > 0 && *limit < len(s.Items) {
+			s.Items = s.Items[:*limit]
+		}
+		rep, err := runner.Run(ctx, s)
+		if rep != nil {
+			reports = append(reports, rep)
+		}
+		if err != nil {
+			writeReport(stdout, reports, notes, *asJSON)
+			return err
+		}
+	}
+	if *out != "" {
+		if err := saveReports(*out, reports); err != nil {
+			return err
+		}
+	}
+	return writeReport(stdout, reports, notes, *asJSON)
+}
+
+func suiteNames(arg string) ([]string, error) {
+	all := []string{SuiteLSQA, SuiteHVQA, SuiteIFEval}
+	if arg == "all" {
+		return all, nil
+	}
+	var out []string
+	for _, n := range strings.Split(arg, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(all, n) {
+			return nil, &UsageError{Msg: fmt.Sprintf("unknown suite %q (want %s or all)", n, strings.Join(all, ", "))}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func progressPrinter(w io.Writer) func(done, total int) {
+	last := time.Time{}
+	return func(done, total int) {
+		if done == total || time.Since(last) > 200*time.Millisecond {
+			fmt.Fprintf(w, "\r%d/%d items", done, total)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+			last = time.Now()
+		}
+	}
+}
+
+func writeReport(w io.Writer, reports []*SuiteReport, notes []string, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Suites []*SuiteReport `json:"suites"`
+			Notes  []string       `json:"notes,omitempty"`
+		}{reports, notes})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\terrors\ttime")
+	for _, r := range reports {
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
+			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.Errors, r.Took.Round(time.Millisecond))
+	}
+	tw.Flush()
+	for _, r := range reports {
+		fmt.Fprintf(w, "\n%s by category:\n", r.Name)
+		cats := make([]string, 0, len(r.Categories))
+		for c := range r.Categories {
+			cats = append(cats, c)
+		}
+		slices.Sort(cats)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, c := range cats {
+			fmt.Fprintf(tw, "  %s\t%.1f\t(n=%d)\n", c, r.Categories[c].Score, r.Categories[c].N)
+		}
+		tw.Flush()
+		for _, it := range r.Worst {
+			fmt.Fprintf(w, "  worst %s (%s) score %.1f: %s\n", it.ID, it.Category, it.Grade.Score, strings.Join(it.Grade.Deductions, "; "))
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "\nnote:", n)
+	}
+	return nil
+}
+
+func saveReports(dir string, reports []*SuiteReport) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		for _, it := range r.Items {
+			if err := enc.Encode(it); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, r.Name+"-items.jsonl"), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, r.Name+".json"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

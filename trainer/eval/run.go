@@ -1,0 +1,288 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// Case is what a model factory gets for one item: the room, the harness
+// the item runs under and, for a variant, the mapping from the base names.
+type Case struct {
+	Item    Item
+	Room    *liveroom.Room
+	Harness *harness.Harness
+	Mapping *hsa.Mapping
+}
+
+// ModelFactory returns the model that answers one case. A served model
+// ignores the case; the expert policy reads its gold.
+type ModelFactory func(c Case) (runtime.Model, error)
+
+// Runner runs suites through the runtime.
+type Runner struct {
+	// Base is the harness Live-Stream QA runs under and HVQA varies.
+	Base *harness.Harness
+	// Sandbox holds the hook plugins the harness names.
+	Sandbox *runtime.Sandbox
+	Model   ModelFactory
+	// Parallel is how many items run at once; default 2.
+	Parallel int
+	// TurnTimeout bounds each item's turn; default 60 s.
+	TurnTimeout time.Duration
+	Logger      *slog.Logger
+	// Progress, when set, is called after each item.
+	Progress func(done, total int)
+}
+
+// ItemResult is one graded item.
+type ItemResult struct {
+	ID       string          `json:"id"`
+	Category string          `json:"category"`
+	Grade    liveroom.Grade  `json:"grade"`
+	Reply    string          `json:"reply"`
+	Outcome  runtime.Outcome `json:"outcome"`
+	Took     time.Duration   `json:"took_ns"`
+	Error    string          `json:"error,omitempty"`
+	Turn     *runtime.Turn   `json:"-"`
+	Harness  string          `json:"harness_version"`
+	Families []string        `json:"families,omitempty"`
+}
+
+// Run runs every item of the suite and reports. Items that fail to run
+// (a backend error, a timeout) score 0 and carry the error; the run goes
+// on, so partial results are kept.
+func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteReport, error) {
+	par := r.Parallel
+	if par <= 0 {
+		par = 2
+	}
+	results := make([]ItemResult, len(s.Items))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, par)
+	start := time.Now()
+	for i := range s.Items {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = r.runItem(ctx, s.Items[i])
+			mu.Lock()
+			done++
+			if r.Progress != nil {
+				r.Progress(done, len(s.Items))
+			}
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return summarize(s.Name, results[:done], time.Since(start)), fmt.Errorf("eval: %s interrupted after %d items: %w", s.Name, done, err)
+	}
+	return summarize(s.Name, results, time.Since(start)), nil
+}
+
+func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
+	res := ItemResult{ID: it.ID, Category: it.Category}
+	fail := func(err error) ItemResult {
+		res.Error = err.Error()
+		res.Grade = liveroom.Grade{Deductions: []string{"not run: " + err.Error()}}
+		return res
+	}
+	room := liveroom.NewRoom(it.Room, roomConfig())
+	h, mapping := r.Base, (*hsa.Mapping)(nil)
+	if it.Variant != nil {
+		vh, rec, err := it.Variant.apply(r.Base, it.Question)
+		if err != nil {
+			return fail(err)
+		}
+		m := rec.Mapping()
+		h, mapping = vh, &m
+		res.Families = it.Variant.Families
+	}
+	res.Harness = h.ShortVersion()
+	model, err := r.Model(Case{Item: it, Room: room, Harness: h, Mapping: mapping})
+	if err != nil {
+		return fail(err)
+	}
+	catalog, err := room.CatalogJSON()
+	if err != nil {
+		return fail(err)
+	}
+	hooks, err := r.Sandbox.Plugins(catalog, nil)
+	if err != nil {
+		return fail(err)
+	}
+	timeout := r.TurnTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	log := r.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sess, err := runtime.NewSession(ctx, runtime.Config{
+		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
+		Plugins: roomPlugins{PluginSet: hooks, room: room, mapping: mapping}, TurnTimeout: timeout, Logger: log,
+		Queue: runtime.QueueConfig{StaleAfter: time.Hour},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+	events := sess.Listen(256)
+	t0 := time.Now()
+	if err := sess.Submit(runtime.Message{Viewer: it.Question.Viewer, Text: it.Question.Text}); err != nil {
+		return fail(err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case e, ok := <-events:
+			if !ok {
+				return fail(fmt.Errorf("session ended without a turn"))
+			}
+			if e.Kind != runtime.EventTurn {
+				continue
+			}
+			t := e.Record
+			res.Took, res.Turn, res.Outcome, res.Reply = time.Since(t0), t, t.Outcome, t.Reply
+			msgs := t.Messages
+			if t.Outcome == runtime.OutcomeSafeLine {
+				// What was spoken is the safe line, not the last draft.
+				msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
+			}
+			res.Grade = room.GradeTranscript(it.Question, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+			if t.Outcome == runtime.OutcomeSafeLine {
+				res.Grade.Deductions = append(res.Grade.Deductions, "safe line: "+t.Reason)
+			}
+			return res
+		}
+	}
+}
+
+// roomPlugins serves the harness's hooks from the WASM plugins and its
+// tools from the simulated room, the environment the suites are graded
+// against. Tool names arrive as the (possibly varied) harness names and
+// are mapped back to the room's.
+type roomPlugins struct {
+	*runtime.PluginSet
+	room    *liveroom.Room
+	mapping *hsa.Mapping
+}
+
+// Tool runs one of the room's tools. The export names the canonical tool
+// (variants keep the export and change what the model sees).
+func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	return p.room.CallTool(export, a)
+}
+
+// SuiteReport is a suite's result.
+type SuiteReport struct {
+	Name            string             `json:"name"`
+	Score           float64            `json:"score"`
+	N               int                `json:"n"`
+	CI95            [2]float64         `json:"ci95"`
+	Accuracy        float64            `json:"accuracy"`
+	Effectiveness   float64            `json:"effectiveness"`
+	ToolRationality float64            `json:"tool_rationality"`
+	SkillSelection  float64            `json:"skill_selection"`
+	Errors          int                `json:"errors"`
+	Categories      map[string]Summary `json:"categories"`
+	Took            time.Duration      `json:"took_ns"`
+	Worst           []ItemResult       `json:"worst,omitempty"`
+	Slowest         []ItemResult       `json:"slowest,omitempty"`
+	Items           []ItemResult       `json:"-"`
+}
+
+// Summary is the score of a group of items.
+type Summary struct {
+	Score float64 `json:"score"`
+	N     int     `json:"n"`
+}
+
+func summarize(name string, results []ItemResult, took time.Duration) *SuiteReport {
+	rep := &SuiteReport{Name: name, N: len(results), Categories: map[string]Summary{}, Took: took, Items: results}
+	if len(results) == 0 {
+		return rep
+	}
+	scores := make([]float64, len(results))
+	cat := map[string][]float64{}
+	for i, r := range results {
+		scores[i] = r.Grade.Score
+		rep.Accuracy += r.Grade.Accuracy
+		rep.Effectiveness += r.Grade.Effectiveness
+		rep.ToolRationality += r.Grade.ToolRationality
+		rep.SkillSelection += r.Grade.SkillSelection
+		if r.Error != "" {
+			rep.Errors++
+		}
+		cat[r.Category] = append(cat[r.Category], r.Grade.Score)
+	}
+	n := float64(len(results))
+	rep.Accuracy, rep.Effectiveness = 100*rep.Accuracy/n, 100*rep.Effectiveness/n
+	rep.ToolRationality, rep.SkillSelection = 100*rep.ToolRationality/n, 100*rep.SkillSelection/n
+	mean, lo, hi := meanCI(scores)
+	rep.Score, rep.CI95 = 100*mean, [2]float64{100 * lo, 100 * hi}
+	for c, s := range cat {
+		m, _, _ := meanCI(s)
+		rep.Categories[c] = Summary{Score: 100 * m, N: len(s)}
+	}
+	worst := append([]ItemResult(nil), results...)
+	sort.SliceStable(worst, func(i, j int) bool { return worst[i].Grade.Score < worst[j].Grade.Score })
+	for _, w := range worst {
+		if w.Grade.Score >= 1 || len(rep.Worst) == 5 {
+			break
+		}
+		rep.Worst = append(rep.Worst, w)
+	}
+	slow := append([]ItemResult(nil), results...)
+	sort.SliceStable(slow, func(i, j int) bool { return slow[i].Took > slow[j].Took })
+	rep.Slowest = slow[:min(3, len(slow))]
+	return rep
+}
+
+// meanCI returns the mean and a 95% confidence interval from the normal
+// approximation, clipped to [0, 1]; when every score is equal it uses the
+// rule of three, so a perfect run still shows its uncertainty.
+func meanCI(xs []float64) (mean, lo, hi float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	if n < 2 {
+		return mean, 0, 1
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	half := 1.96 * sd / math.Sqrt(n)
+	if half == 0 {
+		half = 3 / n // rule of three: P(failure) < 3/n at 95%
+	}
+	return mean, math.Max(0, mean-half), math.Min(1, mean+half)
+}

@@ -1,0 +1,192 @@
+// Package eval runs LiveHAT's evaluation suites through the real runtime
+// and reports them: Live-Stream QA (questions under the harness the model
+// is trained with), Harness-Variant QA (the same task families under
+// harnesses changed by the held-out HSA families), and IFEval (package
+// trainer/ifeval). Suites are fixed JSONL files generated once from fixed
+// seeds and kept under version control, so every model is scored on the
+// same items.
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// Suite names.
+const (
+	SuiteLSQA   = "lsqa"
+	SuiteHVQA   = "hvqa"
+	SuiteIFEval = "ifeval"
+)
+
+// Item is one question of a suite: the room it is asked in (by seed), the
+// question with its gold, and for Harness-Variant QA the held-out variant
+// of the base harness it is asked under.
+type Item struct {
+	ID       string            `json:"id"`
+	Category string            `json:"category"`
+	Room     uint64            `json:"room"`
+	Question liveroom.Question `json:"question"`
+	Variant  *Variant          `json:"variant,omitempty"`
+}
+
+// Variant says how to rebuild an item's harness from the base harness:
+// hsa.Augment with this pool, seed and count, protecting the gold. The
+// families it applied are recorded so that a changed base harness or
+// catalogue is detected instead of silently scoring other variants.
+type Variant struct {
+	Pool     hsa.Pool `json:"pool"`
+	Seed     int64    `json:"seed"`
+	N        int      `json:"n"`
+	Families []string `json:"families"`
+}
+
+// Suite is a named list of items.
+type Suite struct {
+	Name  string
+	Items []Item
+}
+
+// roomConfig is the room shape every suite uses.
+func roomConfig() liveroom.RoomConfig { return liveroom.RoomConfig{MinItems: 3, MaxItems: 6} }
+
+// Generate builds a suite from its fixed seeds. The committed files under
+// suites/ are its output; a test checks that they still agree.
+func Generate(name string, base *harness.Harness) (*Suite, error) {
+	const rooms, perRoom = 30, 10
+	s := &Suite{Name: name}
+	var firstRoom uint64
+	switch name {
+	case SuiteLSQA:
+		firstRoom = 1
+	case SuiteHVQA:
+		firstRoom = 1001
+	default:
+		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa or hvqa)", name)
+	}
+	for r := range uint64(rooms) {
+		seed := firstRoom + r
+		room := liveroom.NewRoom(seed, roomConfig())
+		for i, q := range room.Questions(seed*7919, perRoom, liveroom.QuestionConfig{TypoRate: 0.15}) {
+			it := Item{ID: fmt.Sprintf("%s-%03d-%02d", name, r, i), Category: string(q.Type), Room: seed, Question: q}
+			if name == SuiteHVQA {
+				v := &Variant{Pool: hsa.PoolHeldOut, Seed: int64(seed)*100 + int64(i), N: 3}
+				_, rec, err := v.apply(base, q)
+				if err != nil {
+					return nil, fmt.Errorf("eval: %s: %w", it.ID, err)
+				}
+				v.Families = familiesOf(rec)
+				it.Variant = v
+			}
+			s.Items = append(s.Items, it)
+		}
+	}
+	return s, nil
+}
+
+func familiesOf(rec hsa.Record) []string {
+	out := make([]string, len(rec.Transforms))
+	for i, t := range rec.Transforms {
+		out[i] = t.Family
+	}
+	return out
+}
+
+// apply rebuilds the variant harness and its mapping for a question.
+func (v *Variant) apply(base *harness.Harness, q liveroom.Question) (*harness.Harness, hsa.Record, error) {
+	h, rec, err := hsa.Augment(base, v.Pool, v.Seed, v.N, hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)})
+	if err != nil {
+		return nil, rec, err
+	}
+	if v.Families != nil && !slices.Equal(familiesOf(rec), v.Families) {
+		return nil, rec, fmt.Errorf("variant seed %d now applies %v, the suite recorded %v: the base harness or the HSA catalogue changed, regenerate the suite", v.Seed, familiesOf(rec), v.Families)
+	}
+	return h, rec, nil
+}
+
+// WriteJSONL writes the suite's items, one per line.
+func (s *Suite) WriteJSONL(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, it := range s.Items {
+		if err := enc.Encode(it); err != nil {
+			return fmt.Errorf("eval: write %s: %w", it.ID, err)
+		}
+	}
+	return nil
+}
+
+// ReadSuite reads a suite file; errors name the line.
+func ReadSuite(name string, r io.Reader) (*Suite, error) {
+	s := &Suite{Name: name}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	line := 0
+	ids := map[string]bool{}
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var it Item
+		if err := dec.Decode(&it); err != nil {
+			return nil, fmt.Errorf("eval: suite %s line %d: %w", name, line, err)
+		}
+		switch {
+		case it.ID == "":
+			return nil, fmt.Errorf("eval: suite %s line %d: item has no id", name, line)
+		case ids[it.ID]:
+			return nil, fmt.Errorf("eval: suite %s line %d: duplicate id %q", name, line, it.ID)
+		case it.Question.Text == "":
+			return nil, fmt.Errorf("eval: suite %s line %d: item %s has no question", name, line, it.ID)
+		}
+		ids[it.ID] = true
+		s.Items = append(s.Items, it)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("eval: suite %s line %d: %w", name, line+1, err)
+	}
+	if len(s.Items) == 0 {
+		return nil, errors.New("eval: suite " + name + " is empty")
+	}
+	return s, nil
+}
+
+// committed holds the suite files generated from the fixed seeds.
+//
+//go:embed suites/*.jsonl
+var committed embed.FS
+
+// OpenSuite reads a committed suite by name.
+func OpenSuite(name string) (*Suite, error) {
+	f, err := committed.Open("suites/" + name + ".jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("eval: no committed suite %q", name)
+	}
+	defer f.Close()
+	return ReadSuite(name, f)
+}
+
+// LoadSuite reads a suite file from disk.
+func LoadSuite(name, path string) (*Suite, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	return ReadSuite(name, f)
+}
