@@ -81,7 +81,8 @@ func TestTrainReproducesFixture(t *testing.T) {
 }
 
 // TestHFVariants runs Hugging Face's encodings of modified Qwen3 files: the
-// GPT-2 and Llama-3 splits and the added-token flags.
+// GPT-2 and Llama-3 splits, the added-token flags, and Split patterns without
+// look-ahead (re1–re5) that go through Go's regexp with \s, \d, \w rewritten.
 func TestHFVariants(t *testing.T) {
 	qwen := loadQwen3(t)
 	var tok *Tokenizer
@@ -126,9 +127,11 @@ func TestHFVariants(t *testing.T) {
 		checkReference(t, tok, variant, r)
 		counts[variant]++
 	})
-	for _, v := range []string{"gpt2", "gpt2p", "llama3", "flags"} {
-		if counts[v] != 250 {
-			t.Errorf("variant %s: %d lines, want 250", v, counts[v])
+	want := map[string]int{"gpt2": 250, "gpt2p": 250, "llama3": 250, "flags": 250,
+		"re1": 120, "re2": 120, "re3": 120, "re4": 120, "re5": 120}
+	for v, n := range want {
+		if counts[v] != n {
+			t.Errorf("variant %s: %d lines, want %d", v, counts[v], n)
 		}
 	}
 }

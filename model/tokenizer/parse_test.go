@@ -83,6 +83,8 @@ func TestParseErrors(t *testing.T) {
 			`Split behavior "Removed"`},
 		{"pre_tokenizer", `{"type":"Sequence","pretokenizers":[{"type":"ByteLevel","add_prefix_space":false},{"type":"Split","pattern":{"Regex":"a"},"behavior":"Isolated"}]}`,
 			"ByteLevel must be the last"},
+		{"pre_tokenizer", `{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"[a\\S]+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false}]}`,
+			`\S inside a character class has no RE2 equivalent`},
 		{"pre_tokenizer", `{"type":"ByteLevel"}`, "lacks add_prefix_space"},
 		{"pre_tokenizer", `{"type":"Sequence","pretokenizers":[]}`, "empty Sequence"},
 		{"decoder", "", "decoder: missing"},

@@ -231,7 +231,8 @@ func (p patternScanner) nextGPT2(s string, i int) int {
 }
 
 // regexSplitter runs a Split pattern without look-around through Go's regexp
-// (RE2 syntax and leftmost-first alternation, like Oniguruma for such patterns).
+// (RE2 syntax and leftmost-first alternation, like Oniguruma for such
+// patterns; \s, \d and \w are rewritten to their Unicode meaning).
 type regexSplitter struct {
 	re *regexp.Regexp
 }
@@ -264,7 +265,11 @@ func newPatternSplitter(pattern string) (splitter, error) {
 	case gpt2Pattern:
 		return patternScanner{kind: scanGPT2}, nil
 	}
-	re, err := regexp.Compile(pattern)
+	goPattern, err := toGoRegexp(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q is not supported: %w", pattern, err)
+	}
+	re, err := regexp.Compile(goPattern)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q is not supported (only the Qwen2, Llama-3 and GPT-2 look-ahead patterns are built in; others must be RE2 syntax): %w", pattern, err)
 	}
