@@ -80,7 +80,13 @@ type Grammar struct {
 	keyString  int32 // an unconstrained string, for free-form object keys
 	any        int32 // lazily built: any JSON value
 	unenforced []string
+	nesting    int // objects and arrays open while compiling
 }
+
+// maxNesting bounds the declared nesting of objects and arrays in a schema,
+// so that every value it requires fits the automaton's stack (the call
+// object, its arguments and a leaf value take the rest of maxDepth).
+const maxNesting = maxDepth - 8
 
 // Compile builds the grammar of calls to tools. Each tool's Parameters must
 // be an object schema (empty means no arguments). It fails, naming the tool
@@ -342,9 +348,15 @@ func (g *Grammar) compileType(t string, s map[string]any, path string) (int32, e
 		return g.add(node{kind: kindLiteral, lits: g.addLiterals([]string{"true", "false"}, nil)}), nil
 	case "null":
 		return g.add(node{kind: kindLiteral, lits: g.addLiterals([]string{"null"}, nil)}), nil
-	case "array":
-		return g.compileArray(s, path)
-	case "object":
+	case "array", "object":
+		if g.nesting >= maxNesting {
+			return 0, fmt.Errorf("%s: objects and arrays nested deeper than %d levels", path, maxNesting)
+		}
+		g.nesting++
+		defer func() { g.nesting-- }()
+		if t == "array" {
+			return g.compileArray(s, path)
+		}
 		return g.compileObject(s, path)
 	}
 	return 0, fmt.Errorf("%s: unknown type %q", path, t)
