@@ -316,6 +316,10 @@ func axpy(y []float32, alpha float32, x []float32) {
 func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
+	if !hasAVX2FMA || nblk == 0 {
+		rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+		return
+	}
 	if len(w) < 3*ldw+k || len(xq) < k32 || len(xs) < nblk || len(scales) < 3*lds+nblk || len(x) < k {
 		panic("kernel: internal error: Q8 mat-vec block out of range")
 	}
