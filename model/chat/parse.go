@@ -21,6 +21,7 @@ type ParseError struct {
 	Problem string
 }
 
+// Error names the byte offset and the problem.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("chat: tool call at byte %d: %s", e.Offset, e.Problem)
 }

@@ -102,18 +102,23 @@ func New(cfg Config) (*Client, error) {
 // pointers so that the server's defaults apply when they are nil.
 type Request struct {
 	// Model overrides Config.Model.
-	Model    string
+	Model string
+	// Messages is the conversation so far.
 	Messages []chat.Message
-	Tools    []chat.Tool
+	// Tools the model may call, sent as {"type": "function", ...}.
+	Tools []chat.Tool
 	// ToolChoice is "auto", "none" or "required"; empty leaves it to the server.
-	ToolChoice       string
-	Temperature      *float64
-	TopP             *float64
-	MaxTokens        int
-	Stop             []string
-	Seed             *int64
-	PresencePenalty  *float64
-	FrequencyPenalty *float64
+	ToolChoice string
+	// Temperature and TopP are the sampling settings of the same names.
+	Temperature, TopP *float64
+	// MaxTokens bounds the answer's length; 0 leaves it to the server.
+	MaxTokens int
+	// Stop lists strings that end the answer.
+	Stop []string
+	// Seed asks servers that support it for reproducible sampling.
+	Seed *int64
+	// PresencePenalty and FrequencyPenalty discourage repeated tokens.
+	PresencePenalty, FrequencyPenalty *float64
 	// Logprobs asks for the log-probability of each generated token, and
 	// TopLogprobs for that many alternatives at each position.
 	Logprobs    bool
@@ -146,13 +151,15 @@ type TopLogprob struct {
 
 // Response is a finished completion.
 type Response struct {
-	ID    string
-	Model string
+	// ID and Model are the server's names for the completion and the model.
+	ID, Model string
 	// Message is the assistant's turn: content, reasoning and tool calls.
 	Message chat.Message
 	// FinishReason is the server's: "stop", "length", "tool_calls", ...
 	FinishReason string
-	Usage        Usage
+	// Usage is the server's token count; streams carry it only when the
+	// server honours stream_options.include_usage.
+	Usage Usage
 	// Logprobs has one entry per generated token when Request.Logprobs was
 	// set and the server supports it.
 	Logprobs []TokenLogprob
@@ -168,6 +175,7 @@ type APIError struct {
 	retryAfter time.Duration // the server's Retry-After
 }
 
+// Error names the status and the server's message.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("remote: server answered ")
