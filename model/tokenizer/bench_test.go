@@ -107,3 +107,17 @@ func BenchmarkTrain(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodeMixedParallel encodes from GOMAXPROCS goroutines sharing one
+// Tokenizer (and its word cache): total MB/s across goroutines.
+func BenchmarkEncodeMixedParallel(b *testing.B) {
+	tok := loadQwen3(b)
+	text := mixedText(b)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tok.EncodeWithSpecial(text)
+		}
+	})
+}
