@@ -104,7 +104,14 @@ func (r *Reader) Object(member func(key string) error) error {
 	if r.depth++; r.depth > maxDepth {
 		return r.errorf("nested deeper than %d", maxDepth)
 	}
-	defer func() { r.depth-- }()
+	// No defer: a deferred call in a function with a loop is not
+	// open-coded, and runtime defers are costly in a wasm guest.
+	err := r.members(member)
+	r.depth--
+	return err
+}
+
+func (r *Reader) members(member func(key string) error) error {
 	r.i++
 	if r.peek() == '}' {
 		r.i++
@@ -149,7 +156,12 @@ func (r *Reader) Array(elem func() error) error {
 	if r.depth++; r.depth > maxDepth {
 		return r.errorf("nested deeper than %d", maxDepth)
 	}
-	defer func() { r.depth-- }()
+	err := r.elements(elem)
+	r.depth--
+	return err
+}
+
+func (r *Reader) elements(elem func() error) error {
 	r.i++
 	if r.peek() == ']' {
 		r.i++

@@ -1,9 +1,12 @@
-// Command sdkfloor is the lightest possible SDK hook, for benchmarks:
-// it decodes the hook input and allows. Its cost is the SDK's floor.
+// Command sdkfloor measures the fixed costs of a standard-Go guest for
+// the benchmarks: reading the input, decoding it with the SDK, a hook
+// that does nothing, and the price of a loop iteration and of a function
+// call under the deadline sandbox.
 package main
 
 import (
 	pdk "github.com/extism/go-pdk"
+
 	"github.com/livehat/livehat/sdk"
 )
 
@@ -46,5 +49,30 @@ func decodeOnly() int32 {
 		return 1
 	}
 	pdk.OutputString(`{"action":"allow"}`)
+	return 0
+}
+
+var sinkN int
+
+//go:wasmexport loop1000
+func loop1000() int32 {
+	n := 0
+	for i := 0; i < 1000; i++ {
+		n += i ^ sinkN
+	}
+	sinkN = n
+	return 0
+}
+
+//go:noinline
+func addOne(n int) int { return n + 1 }
+
+//go:wasmexport calls1000
+func calls1000() int32 {
+	n := 0
+	for i := 0; i < 1000; i++ {
+		n = addOne(n)
+	}
+	sinkN = n
 	return 0
 }
