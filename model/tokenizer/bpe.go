@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"hash/maphash"
 	"math"
+	"strings"
 	"sync"
 )
 
@@ -285,11 +286,14 @@ func heapPop(h []uint64) (uint64, []uint64) {
 }
 
 // Cache sizing: words up to maxCachedWord bytes are cached, at most
-// cacheShards*cacheShardEntries per generation.
+// cacheShardEntries entries and cacheShardBytes bytes of keys and ids per
+// shard and generation, so the cache never holds more than about
+// 2*cacheShards*cacheShardBytes = 32 MiB whatever the input.
 const (
 	maxCachedWord     = 256
 	cacheShards       = 64
 	cacheShardEntries = 512
+	cacheShardBytes   = 256 << 10
 )
 
 // wordCache is a bounded, concurrency-safe map from a pre-tokenized piece to
@@ -304,6 +308,7 @@ type wordCache struct {
 type cacheShard struct {
 	mu       sync.Mutex
 	cur, old map[string][]int32
+	curBytes int
 }
 
 func newWordCache() *wordCache {
@@ -328,7 +333,10 @@ func (c *wordCache) get(word string) ([]int32, bool) {
 	return nil, false
 }
 
+// put stores a copy of word, so that the cache never keeps a caller's whole
+// input text alive through a substring.
 func (c *wordCache) put(word string, ids []int32) {
+	word = strings.Clone(word)
 	sh := c.shard(word)
 	sh.mu.Lock()
 	sh.putLocked(word, ids)
@@ -336,8 +344,10 @@ func (c *wordCache) put(word string, ids []int32) {
 }
 
 func (sh *cacheShard) putLocked(word string, ids []int32) {
-	if sh.cur == nil || len(sh.cur) >= cacheShardEntries {
-		sh.old, sh.cur = sh.cur, make(map[string][]int32, cacheShardEntries)
+	size := len(word) + 4*len(ids)
+	if sh.cur == nil || len(sh.cur) >= cacheShardEntries || sh.curBytes+size > cacheShardBytes {
+		sh.old, sh.cur, sh.curBytes = sh.cur, make(map[string][]int32, cacheShardEntries), 0
 	}
 	sh.cur[word] = ids
+	sh.curBytes += size
 }
