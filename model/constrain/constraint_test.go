@@ -68,7 +68,7 @@ func compileTest(t testing.TB) (*Vocabulary, *Grammar, [][]byte) {
 	return NewVocabulary(toks), g, toks
 }
 
-func validators(t *testing.T) map[string]*jsonschema.Schema {
+func validators(t testing.TB) map[string]*jsonschema.Schema {
 	t.Helper()
 	out := map[string]*jsonschema.Schema{}
 	for _, tool := range testTools {
