@@ -198,6 +198,10 @@ func retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500
 }
 
+// maxResponseBytes bounds a non-streamed response, so a broken server cannot
+// make the client buffer without end.
+const maxResponseBytes = 64 << 20
+
 // Complete sends req and waits for the whole answer.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	body, err := c.encode(req, false)
@@ -216,9 +220,12 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		if resp.StatusCode != http.StatusOK {
 			return readAPIError(resp)
 		}
-		data, err := io.ReadAll(resp.Body)
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 		if err != nil {
 			return fmt.Errorf("remote: reading the response: %w", err)
+		}
+		if len(data) > maxResponseBytes {
+			return &permanentError{fmt.Errorf("remote: response longer than %d bytes", maxResponseBytes)}
 		}
 		out, err = decodeResponse(data)
 		if err != nil {
