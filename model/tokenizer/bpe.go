@@ -327,7 +327,7 @@ func (c *wordCache) get(word string) ([]int32, bool) {
 		return v, true
 	}
 	if v, ok := sh.old[word]; ok {
-		sh.putLocked(word, v)
+		sh.putLocked(strings.Clone(word), v)
 		return v, true
 	}
 	return nil, false

@@ -483,3 +483,37 @@ func TestStreamDecoder(t *testing.T) {
 		t.Fatalf("completed character: %q", s)
 	}
 }
+
+// TestWordCacheBounded fills the cache far past its size with distinct words:
+// results must equal uncached encoding and the cache must stay bounded.
+func TestWordCacheBounded(t *testing.T) {
+	tok := trainSmall(t, 400)
+	plain := trainSmall(t, 400)
+	plain.cache = nil
+	var sb strings.Builder
+	for i := range 100000 { // distinct letter-only words: one piece each
+		sb.WriteString(" w")
+		for n := i; n > 0; n /= 26 {
+			sb.WriteByte(byte('a' + n%26))
+		}
+	}
+	text := sb.String()
+	for range 2 { // the second pass hits the cache
+		if got, want := tok.Encode(text), plain.Encode(text); !slices.Equal(got, want) {
+			t.Fatal("cached and uncached encodings differ")
+		}
+	}
+	entries, bytes := 0, 0
+	for i := range tok.cache.shards {
+		sh := &tok.cache.shards[i]
+		for _, m := range []map[string][]int32{sh.cur, sh.old} {
+			entries += len(m)
+			for w, ids := range m {
+				bytes += len(w) + 4*len(ids)
+			}
+		}
+	}
+	if entries > 2*cacheShards*cacheShardEntries || bytes > 2*cacheShards*cacheShardBytes {
+		t.Fatalf("cache holds %d entries, %d bytes", entries, bytes)
+	}
+}
