@@ -132,23 +132,17 @@ func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, std
 		defer f.Close()
 		r = f
 	}
-	texts, err := readCorpus(r, *corpusPath)
-	if err != nil {
-		return err
-	}
 	var sp []string
 	for _, s := range strings.Split(*specials, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			sp = append(sp, s)
 		}
 	}
-	tok, err := Train(ctx, func(yield func(string) bool) {
-		for _, t := range texts {
-			if !yield(t) {
-				return
-			}
-		}
-	}, TrainConfig{VocabSize: *vocabSize, MinFrequency: *minFreq, SpecialTokens: sp})
+	corpus := &corpusReader{r: r, name: *corpusPath}
+	tok, err := Train(ctx, corpus.texts, TrainConfig{VocabSize: *vocabSize, MinFrequency: *minFreq, SpecialTokens: sp})
+	if corpus.err != nil {
+		return corpus.err
+	}
 	if err != nil {
 		return err
 	}
@@ -159,16 +153,22 @@ func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, std
 	if err := tok.Save(path); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained %d tokens (%d merges) from %d texts: %s\n", tok.VocabSize(), len(tok.merges), len(texts), path)
+	fmt.Fprintf(stdout, "trained %d tokens (%d merges) from %d texts: %s\n", tok.VocabSize(), len(tok.merges), corpus.count, path)
 	return nil
 }
 
-// readCorpus reads all corpus lines; the first non-empty line decides whether
-// the file is JSONL.
-func readCorpus(r io.Reader, name string) ([]string, error) {
-	sc := bufio.NewScanner(r)
+// corpusReader streams the texts of a corpus file, so training never holds the
+// file in memory; the first non-empty line decides whether the file is JSONL.
+type corpusReader struct {
+	r     io.Reader
+	name  string
+	count int
+	err   error // the first read or format error, reported after training
+}
+
+func (c *corpusReader) texts(yield func(string) bool) {
+	sc := bufio.NewScanner(c.r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	var texts []string
 	jsonl, decided := false, false
 	lineNo := 0
 	for sc.Scan() {
@@ -182,12 +182,15 @@ func readCorpus(r io.Reader, name string) ([]string, error) {
 		}
 		text, err := readCorpusLine(line, jsonl)
 		if err != nil {
-			return nil, fmt.Errorf("tokenizer train: %s line %d: %w", name, lineNo, err)
+			c.err = fmt.Errorf("tokenizer train: %s line %d: %w", c.name, lineNo, err)
+			return
 		}
-		texts = append(texts, text)
+		c.count++
+		if !yield(text) {
+			return
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("tokenizer train: %s line %d: %w", name, lineNo+1, err)
+		c.err = fmt.Errorf("tokenizer train: %s line %d: %w", c.name, lineNo+1, err)
 	}
-	return texts, nil
 }

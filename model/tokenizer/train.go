@@ -127,7 +127,13 @@ func (t *Tokenizer) countWords(ctx context.Context, corpus iter.Seq[string]) (ma
 			if id >= 0 {
 				return
 			}
-			t.forEachPiece(t.normalize(seg), 0, s, func(piece string) { counts[piece]++ })
+			t.forEachPiece(t.normalize(seg), 0, s, func(piece string) {
+				if _, ok := counts[piece]; ok {
+					counts[piece]++
+					return
+				}
+				counts[strings.Clone(piece)] = 1 // do not keep the whole text alive
+			})
 		})
 	}
 	return counts, ctx.Err()
