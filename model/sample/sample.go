@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -74,6 +75,7 @@ type Sampler struct {
 	cfg     Config
 	rng     *rand.Rand
 	logits  []float32
+	ids     []int // allowed ids, when sampling among a few
 	cands   []candidate
 	counts  map[int]int
 	buckets [64]float64
@@ -118,6 +120,15 @@ func (s *Sampler) Sample(logits []float32, history []int, allowed []uint64) (int
 	if allowed != nil && len(allowed)*64 < n {
 		return 0, fmt.Errorf("sample: allowed set covers %d ids, vocabulary has %d", len(allowed)*64, n)
 	}
+	if allowed != nil && sparse(allowed, n) {
+		return s.sampleAllowed(logits, history, allowed)
+	}
+	return s.sampleDense(logits, history, allowed)
+}
+
+// sampleDense masks and penalises a copy of the whole vocabulary's logits.
+func (s *Sampler) sampleDense(logits []float32, history []int, allowed []uint64) (int, error) {
+	n := len(logits)
 	s.logits = append(s.logits[:0], logits...)
 	l := s.logits
 	negInf := float32(math.Inf(-1))
@@ -128,12 +139,72 @@ func (s *Sampler) Sample(logits []float32, history []int, allowed []uint64) (int
 			}
 		}
 	}
-	s.applyPenalties(l, history)
+	if s.countHistory(history, n) {
+		for id, count := range s.counts {
+			l[id] = s.penalize(l[id], count)
+		}
+	}
+	best, err := bestOf(l, func(i int) int { return i })
+	if err != nil {
+		return 0, err
+	}
+	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 {
+		return best, nil
+	}
+	return s.draw(s.distribution(l, l[best])), nil
+}
 
+// sparse reports whether few enough ids are allowed that gathering them
+// beats masking the whole vocabulary, as in a constrained tool call.
+func sparse(allowed []uint64, n int) bool {
+	count := 0
+	for _, w := range allowed[:(n+63)/64] {
+		count += bits.OnesCount64(w)
+	}
+	return count*16 < n
+}
+
+// sampleAllowed samples among the allowed ids only, gathered into a compact
+// slice in increasing id order. The candidates, their order and hence the
+// draws are the same as masking the whole vocabulary would give.
+func (s *Sampler) sampleAllowed(logits []float32, history []int, allowed []uint64) (int, error) {
+	n := len(logits)
+	s.ids, s.logits = s.ids[:0], s.logits[:0]
+	for w, word := range allowed[:(n+63)/64] {
+		for ; word != 0; word &= word - 1 {
+			id := w*64 + bits.TrailingZeros64(word)
+			if id >= n {
+				break
+			}
+			s.ids = append(s.ids, id)
+			s.logits = append(s.logits, logits[id])
+		}
+	}
+	if s.countHistory(history, n) {
+		for j, id := range s.ids {
+			if count := s.counts[id]; count > 0 {
+				s.logits[j] = s.penalize(s.logits[j], count)
+			}
+		}
+	}
+	best, err := bestOf(s.logits, func(j int) int { return s.ids[j] })
+	if err != nil {
+		return 0, err
+	}
+	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 {
+		return s.ids[best], nil
+	}
+	return s.ids[s.draw(s.distribution(s.logits, s.logits[best]))], nil
+}
+
+// bestOf is the index of the largest finite-or-infinite logit above -Inf,
+// the lowest on ties; id maps an index to the token id for error messages.
+func bestOf(l []float32, id func(int) int) (int, error) {
+	negInf := float32(math.Inf(-1))
 	best := -1
 	for i, v := range l {
 		if v != v {
-			return 0, fmt.Errorf("sample: logit of id %d is NaN", i)
+			return 0, fmt.Errorf("sample: logit of id %d is NaN", id(i))
 		}
 		if v > negInf && (best < 0 || v > l[best]) {
 			best = i
@@ -142,40 +213,40 @@ func (s *Sampler) Sample(logits []float32, history []int, allowed []uint64) (int
 	if best < 0 {
 		return 0, errors.New("sample: no token is allowed")
 	}
-	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 {
-		return best, nil
-	}
-	return s.draw(s.distribution(l, l[best])), nil
+	return best, nil
 }
 
-// applyPenalties lowers the logits of ids seen in the recent history.
-func (s *Sampler) applyPenalties(l []float32, history []int) {
+// countHistory counts the ids of the penalty window into s.counts and
+// reports whether any penalty applies.
+func (s *Sampler) countHistory(history []int, n int) bool {
 	c := s.cfg
 	rep := c.RepetitionPenalty != 0 && c.RepetitionPenalty != 1
 	if !rep && c.PresencePenalty == 0 && c.FrequencyPenalty == 0 {
-		return
+		return false
 	}
 	if c.PenaltyWindow > 0 && len(history) > c.PenaltyWindow {
 		history = history[len(history)-c.PenaltyWindow:]
 	}
 	clear(s.counts)
 	for _, id := range history {
-		if id >= 0 && id < len(l) {
+		if id >= 0 && id < n {
 			s.counts[id]++
 		}
 	}
-	for id, count := range s.counts {
-		v := l[id]
-		if rep {
-			if v > 0 {
-				v /= c.RepetitionPenalty
-			} else {
-				v *= c.RepetitionPenalty
-			}
+	return len(s.counts) > 0
+}
+
+// penalize lowers the logit v of an id seen count times in the history.
+func (s *Sampler) penalize(v float32, count int) float32 {
+	c := s.cfg
+	if c.RepetitionPenalty != 0 && c.RepetitionPenalty != 1 {
+		if v > 0 {
+			v /= c.RepetitionPenalty
+		} else {
+			v *= c.RepetitionPenalty
 		}
-		v -= c.PresencePenalty + float32(count)*c.FrequencyPenalty
-		l[id] = v
 	}
+	return v - c.PresencePenalty - float32(count)*c.FrequencyPenalty
 }
 
 // distribution is the tempered distribution after the top-k, top-p and

@@ -142,7 +142,11 @@ func TestPenalties(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustNew(t, tt.cfg)
 			l := append([]float32(nil), logits...)
-			s.applyPenalties(l, history)
+			if s.countHistory(history, len(l)) {
+				for id, count := range s.counts {
+					l[id] = s.penalize(l[id], count)
+				}
+			}
 			for i := range l {
 				if math.Abs(float64(l[i]-tt.want[i])) > 1e-6 {
 					t.Fatalf("penalised logits = %v, want %v", l, tt.want)
@@ -265,5 +269,52 @@ func BenchmarkSample(b *testing.B) {
 				}
 			}
 		})
+	}
+	// A constrained step: a handful of ids allowed, as in a tool call.
+	allowed := bitset(vocab, 10, 500, 151000)
+	b.Run("qwen3_defaults_3_allowed", func(b *testing.B) {
+		s := mustNew(b, Config{Temperature: 0.6, TopK: 20, TopP: 0.95, RepetitionPenalty: 1.05})
+		for b.Loop() {
+			if _, err := s.Sample(logits, history, allowed); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestSparseMaskMatchesDense checks that sampling among a few allowed ids
+// gives exactly the tokens that masking the whole vocabulary gives.
+func TestSparseMaskMatchesDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const n = 5000
+	logits := make([]float32, n)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 2)
+	}
+	var ids []int
+	for range 40 {
+		ids = append(ids, r.IntN(n))
+	}
+	ids = append(ids, n-1)
+	allowed := bitset(n, ids...)
+	if !sparse(allowed, n) {
+		t.Fatal("test mask is not sparse")
+	}
+	history := []int{ids[0], ids[1], ids[1], 7}
+	for _, cfg := range []Config{{}, {Temperature: 0.8, Seed: 3}, {Temperature: 1.2, TopK: 5, TopP: 0.9, MinP: 0.05, RepetitionPenalty: 1.3, PresencePenalty: 0.2, Seed: 4}} {
+		a, b := mustNew(t, cfg), mustNew(t, cfg)
+		for step := range 300 {
+			got, err := a.sampleAllowed(logits, history, allowed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := b.sampleDense(logits, history, allowed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("config %+v step %d: sparse picked %d, dense %d", cfg, step, got, want)
+			}
+		}
 	}
 }
