@@ -113,8 +113,9 @@ type Delta struct {
 // Result is a finished reply.
 type Result struct {
 	// Text is the reply as the model wrote it, Prefix included, without the
-	// stop string and special tokens: the assistant turn to store, so that
-	// the next turn's prompt can reuse this one's cached tokens.
+	// stop string and special tokens. The reply's tokens stay in the prefix
+	// cache, so a next turn whose prompt renders this text unchanged (see
+	// chat.RenderOptions.VerbatimArguments) can reuse them.
 	Text string
 	// Content is the answer text without the reasoning and the tool calls,
 	// trimmed of surrounding white space.

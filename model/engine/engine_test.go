@@ -177,6 +177,34 @@ func TestPrefixCacheSameOutput(t *testing.T) {
 	}
 }
 
+// A finished reply stays in the prefix cache with its prompt, so the next
+// turn of the conversation, which repeats both, computes only what is new.
+func TestPrefixCacheKeepsReply(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 2)
+	e := startEngine(t, m, tok, Options{})
+	ctx := context.Background()
+	msgs := question("You are a live-stream host.", "How much is the red jacket?")
+	// A forced reply, so that the next prompt renders it as generated.
+	first, err := e.Generate(ctx, Request{Messages: msgs, Prefix: "The jacket is 199 yuan, and", MaxTokens: 1, Sampling: greedy()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := e.Stats().PrefixCache.StoreTokens
+	if want := int64(first.Usage.PromptTokens + first.Usage.CompletionTokens - 1); stored < want {
+		t.Errorf("%d tokens stored, want the prompt and the reply's fed tokens, %d", stored, want)
+	}
+	next := append(msgs, chat.Message{Role: chat.RoleAssistant, Content: first.Text}, chat.Message{Role: chat.RoleUser, Content: "包邮吗？"})
+	second, err := e.Generate(ctx, Request{Messages: next, MaxTokens: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Usage.CachedTokens < first.Usage.PromptTokens {
+		t.Errorf("second turn restored %d tokens, the first turn's prompt alone has %d", second.Usage.CachedTokens, first.Usage.PromptTokens)
+	}
+	t.Logf("first turn: %d prompt tokens, reply %q; second turn: %d of %d tokens cached", first.Usage.PromptTokens, first.Text, second.Usage.CachedTokens, second.Usage.PromptTokens)
+}
+
 // batchRequests are requests of different lengths, stops and limits.
 func batchRequests(n int) []Request {
 	users := []string{"How much is the red jacket?", "包邮吗？", "Is there a coupon for the blue sneakers today? I want size M.",
@@ -473,5 +501,56 @@ func TestLoadCheckpoint(t *testing.T) {
 	}
 	if got.Text != want.Text {
 		t.Errorf("loaded checkpoint wrote %q, the model it was saved from %q", got.Text, want.Text)
+	}
+}
+
+// A long prompt joins in chunks: each step advances every decoding request
+// by one token while the joining requests share the prefill budget, oldest
+// first, so a long prefill never stalls the others.
+func TestChunkedPrefillKeepsDecoding(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 12)
+	const chunk = 32
+	e := startEngine(t, m, tok, Options{PrefillChunk: chunk})
+	prepare := func(system string) *request {
+		r, err := e.newRequest(Request{Messages: question(system, "hi"), IgnoreEOS: true, Sampling: greedy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ctx = context.Background()
+		if !e.admit(r) {
+			t.Fatal("admission failed")
+		}
+		return r
+	}
+	// The scheduler goroutine is idle; the test drives the steps itself.
+	a := prepare("short")
+	for a.prefilling() {
+		if err := e.step([]*request{a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, c := prepare(longSystem(10)), prepare(longSystem(12))
+	if len(b.prompt) < 4*chunk {
+		t.Fatalf("long prompt has only %d tokens", len(b.prompt))
+	}
+	for b.prefilling() || c.prefilling() {
+		gen, bFed, cFed := a.generated, b.fed, c.fed
+		if err := e.step([]*request{a, b, c}); err != nil {
+			t.Fatal(err)
+		}
+		if a.generated != gen+1 {
+			t.Fatalf("decoding request advanced %d tokens in a step, want 1", a.generated-gen)
+		}
+		db, dc := b.fed-bFed, c.fed-cFed
+		if db+dc > chunk || db+dc == 0 {
+			t.Fatalf("a step read %d+%d prompt tokens, budget %d", db, dc, chunk)
+		}
+		if dc > 0 && bFed+db < len(b.prompt) && b.fed == bFed {
+			t.Fatal("the newer request read its prompt before the older one")
+		}
+	}
+	if a.generated < len(b.prompt)/chunk {
+		t.Errorf("decoding request made %d tokens during %d prompt tokens of prefill", a.generated, len(b.prompt)+len(c.prompt))
 	}
 }

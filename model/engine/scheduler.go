@@ -267,7 +267,7 @@ func (e *Engine) advance(r *request, logits []float32) {
 	r.generated++
 	r.history = append(r.history, id)
 	if e.eos[id] && !r.ignoreEOS {
-		r.finish(FinishStop, nil)
+		e.complete(r, FinishStop)
 		return
 	}
 	deltas, stopped := r.reply.pushToken(id)
@@ -280,12 +280,21 @@ func (e *Engine) advance(r *request, logits []float32) {
 	}
 	switch {
 	case stopped:
-		r.finish(FinishStop, nil)
-	case r.maxTokens > 0 && r.generated >= r.maxTokens:
-		r.finish(FinishLength, nil)
-	case r.seq.Len() >= e.model.MaxContext():
-		r.finish(FinishLength, nil)
+		e.complete(r, FinishStop)
+	case r.maxTokens > 0 && r.generated >= r.maxTokens,
+		r.seq.Len() >= e.model.MaxContext():
+		e.complete(r, FinishLength)
 	default:
 		r.next = id
 	}
+}
+
+// complete finishes a request that ended normally. Its reply's tokens go
+// into the prefix cache with the prompt: the next turn of the conversation
+// repeats them, when its prompt renders this reply as the model wrote it.
+func (e *Engine) complete(r *request, reason string) {
+	if e.cache != nil {
+		e.cache.Store(r.seq)
+	}
+	r.finish(reason, nil)
 }
