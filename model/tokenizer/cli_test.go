@@ -129,6 +129,13 @@ func TestTrainTokenizerMain(t *testing.T) {
 			}
 		}
 	}
+	// --corpus - reads standard input.
+	if _, err := runCLI(t, TrainTokenizerMain, plain.String(), "--corpus", "-", "--vocab-size", "300", "--out", filepath.Join(dir, "stdin")); err != nil {
+		t.Fatalf("--corpus -: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "stdin")); err != nil {
+		t.Fatal(err)
+	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"text":"a"}`+"\n"+`{"txt":"b"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
