@@ -200,14 +200,12 @@ func (s *Sampler) sampleAllowed(logits []float32, history []int, allowed []uint6
 // bestOf is the index of the largest finite-or-infinite logit above -Inf,
 // the lowest on ties; id maps an index to the token id for error messages.
 func bestOf(l []float32, id func(int) int) (int, error) {
-	negInf := float32(math.Inf(-1))
-	best := -1
+	best, bestV := -1, float32(math.Inf(-1))
 	for i, v := range l {
-		if v != v {
+		if v > bestV { // false for NaN, and for -Inf, which is never picked
+			best, bestV = i, v
+		} else if v != v {
 			return 0, fmt.Errorf("sample: logit of id %d is NaN", id(i))
-		}
-		if v > negInf && (best < 0 || v > l[best]) {
-			best = i
 		}
 	}
 	if best < 0 {
@@ -264,13 +262,14 @@ func (s *Sampler) distribution(l []float32, maxLogit float32) []candidate {
 	invT := 1 / float64(c.Temperature)
 	floor := float64(maxLogit) - 40/invT
 	cands := s.cands[:0]
-	for i, v := range l {
-		if float64(v) >= floor {
-			cands = append(cands, candidate{id: i, logit: v})
+	if c.TopK > 0 {
+		cands = topK(cands, c.TopK, l, float32(floor))
+	} else {
+		for i, v := range l {
+			if float64(v) >= floor {
+				cands = append(cands, candidate{id: i, logit: v})
+			}
 		}
-	}
-	if c.TopK > 0 && len(cands) > c.TopK {
-		cands = topK(cands, c.TopK)
 	}
 	for i := range cands {
 		cands[i].p = math.Exp((float64(cands[i].logit) - float64(maxLogit)) * invT)
@@ -302,18 +301,19 @@ func ranksBefore(a, b candidate) bool {
 	return a.logit > b.logit || (a.logit == b.logit && a.id < b.id)
 }
 
-// topK keeps the k best candidates, using a min-heap of size k so that the
-// cost is O(n log k).
-func topK(cands []candidate, k int) []candidate {
-	heap := cands[:k]
+// topK appends to dst the k best ids of l at or above floor, using a
+// min-heap of size k so that the cost is O(n log k) with no pass over a
+// full candidate list.
+func topK(dst []candidate, k int, l []float32, floor float32) []candidate {
+	heap := dst[:0]
 	down := func(i int) {
 		for {
-			worst, l, r := i, 2*i+1, 2*i+2
-			if l < k && ranksBefore(heap[worst], heap[l]) {
-				worst = l
+			worst, a, b := i, 2*i+1, 2*i+2
+			if a < len(heap) && ranksBefore(heap[worst], heap[a]) {
+				worst = a
 			}
-			if r < k && ranksBefore(heap[worst], heap[r]) {
-				worst = r
+			if b < len(heap) && ranksBefore(heap[worst], heap[b]) {
+				worst = b
 			}
 			if worst == i {
 				return
@@ -322,10 +322,20 @@ func topK(cands []candidate, k int) []candidate {
 			i = worst
 		}
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, cd := range cands[k:] {
+	for i, v := range l {
+		if v < floor || v != v {
+			continue
+		}
+		cd := candidate{id: i, logit: v}
+		if len(heap) < k {
+			heap = append(heap, cd)
+			if len(heap) == k {
+				for j := k/2 - 1; j >= 0; j-- {
+					down(j)
+				}
+			}
+			continue
+		}
 		if ranksBefore(cd, heap[0]) {
 			heap[0] = cd
 			down(0)

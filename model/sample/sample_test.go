@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func mustNew(t testing.TB, cfg Config) *Sampler {
@@ -263,23 +264,36 @@ func BenchmarkSample(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := mustNew(b, bc.cfg)
+			start, ok := processCPU()
 			for b.Loop() {
 				if _, err := s.Sample(logits, history, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, start, ok)
 		})
 	}
 	// A constrained step: a handful of ids allowed, as in a tool call.
 	allowed := bitset(vocab, 10, 500, 151000)
 	b.Run("qwen3_defaults_3_allowed", func(b *testing.B) {
 		s := mustNew(b, Config{Temperature: 0.6, TopK: 20, TopP: 0.95, RepetitionPenalty: 1.05})
+		start, ok := processCPU()
 		for b.Loop() {
 			if _, err := s.Sample(logits, history, allowed); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, start, ok)
 	})
+}
+
+// reportCPU adds the process CPU microseconds per iteration since start,
+// steadier than wall time on a shared machine.
+func reportCPU(b *testing.B, start time.Duration, ok bool) {
+	end, ok2 := processCPU()
+	if ok && ok2 && b.N > 0 {
+		b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/op")
+	}
 }
 
 // TestSparseMaskMatchesDense checks that sampling among a few allowed ids
