@@ -80,6 +80,9 @@ type Stats struct {
 	Calls, Failures, Instantiations, Discards, Recycles uint64
 	// Idle is the number of instances waiting in the pool.
 	Idle int
+	// PeakMemoryBytes is the largest linear memory an instance had after
+	// a successful call (standard-Go guests grow and never shrink).
+	PeakMemoryBytes uint64
 }
 
 // Module is a compiled plugin with its instance pool. It is safe for
@@ -99,6 +102,7 @@ type Module struct {
 	wg     sync.WaitGroup
 
 	calls, failures, insts, discards, recycles atomic.Uint64
+	peakMemory                                 atomic.Uint64
 }
 
 // defaultInitTimeout bounds a guest's start function by default; a
@@ -203,7 +207,7 @@ func (m *Module) HasExport(name string) bool {
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
 	return Stats{Calls: m.calls.Load(), Failures: m.failures.Load(), Instantiations: m.insts.Load(),
-		Discards: m.discards.Load(), Recycles: m.recycles.Load(), Idle: len(m.idle)}
+		Discards: m.discards.Load(), Recycles: m.recycles.Load(), Idle: len(m.idle), PeakMemoryBytes: m.peakMemory.Load()}
 }
 
 // Call runs export with input on a pooled instance and returns a copy of
@@ -235,7 +239,14 @@ func (m *Module) Call(ctx context.Context, env Env, export string, input []byte)
 		}
 		return nil, cerr
 	}
-	if m.cfg.RecycleBytes > 0 && inst.mod.Memory() != nil && inst.mod.Memory().Size() > m.cfg.RecycleBytes {
+	var size uint32
+	if mem := inst.mod.Memory(); mem != nil {
+		size = mem.Size()
+	}
+	for peak := m.peakMemory.Load(); uint64(size) > peak && !m.peakMemory.CompareAndSwap(peak, uint64(size)); {
+		peak = m.peakMemory.Load()
+	}
+	if m.cfg.RecycleBytes > 0 && size > m.cfg.RecycleBytes {
 		m.recycles.Add(1)
 		m.discard(inst)
 	} else {
