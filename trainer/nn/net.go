@@ -1,0 +1,582 @@
+package nn
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/livehat/livehat/model"
+)
+
+// float is the element type of a network: float32 for training, float64
+// for the gradient check path of the tests.
+type float interface{ ~float32 | ~float64 }
+
+// tensor is one parameter: a rows×cols matrix in the Hugging Face Linear
+// layout [out, in], or a vector (cols == 0) of length rows.
+type tensor[F float] struct {
+	name       string
+	rows, cols int
+	w          []F
+	g          []F // nil when the tensor is frozen
+	lora       *adapter[F]
+}
+
+func (t *tensor[F]) size() int { return t.rows * max(t.cols, 1) }
+
+// adapter is a LoRA pair on a matrix: W' = W + scale·B·A.
+type adapter[F float] struct {
+	a, b  *tensor[F] // a: rank×cols, b: rows×rank
+	rank  int
+	scale F
+}
+
+// layer holds one decoder block's tensors; biases and q/k norms are nil
+// where the architecture has none.
+type layer[F float] struct {
+	attnNorm, q, k, v, o       *tensor[F]
+	qBias, kBias, vBias, oBias *tensor[F]
+	qNorm, kNorm, mlpNorm      *tensor[F]
+	gate, up, down             *tensor[F]
+}
+
+// net is the training-time decoder over elements of type F.
+type net[F float] struct {
+	cfg    model.Config
+	embed  *tensor[F]
+	layers []layer[F]
+	norm   *tensor[F]
+	head   *tensor[F] // the embedding itself when tied
+	// backend runs float32 matrix products and parallel loops; nil runs
+	// plain serial loops (the float64 check path).
+	backend model.Backend
+}
+
+// tensors lists every tensor in the order of the Hugging Face checkpoint
+// (a tied head once), LoRA adapters excluded.
+func (n *net[F]) tensors() []*tensor[F] {
+	ts := []*tensor[F]{n.embed}
+	for i := range n.layers {
+		l := &n.layers[i]
+		for _, t := range []*tensor[F]{l.attnNorm, l.q, l.k, l.v, l.o, l.qBias, l.kBias, l.vBias, l.oBias, l.qNorm, l.kNorm, l.mlpNorm, l.gate, l.up, l.down} {
+			if t != nil {
+				ts = append(ts, t)
+			}
+		}
+	}
+	ts = append(ts, n.norm)
+	if n.head != n.embed {
+		ts = append(ts, n.head)
+	}
+	return ts
+}
+
+// adapters lists the LoRA tensors in checkpoint order.
+func (n *net[F]) adapters() []*tensor[F] {
+	var out []*tensor[F]
+	for _, t := range n.tensors() {
+		if t.lora != nil {
+			out = append(out, t.lora.a, t.lora.b)
+		}
+	}
+	return out
+}
+
+// batch is a packed micro-batch: examples concatenated without padding.
+// Attention stays within each example and positions restart at each.
+type batch struct {
+	tokens []int
+	pos    []int
+	segs   [][2]int // [start, end) of each example
+	labels []int    // the token position i predicts, -1 when untrained
+}
+
+// layerActs keeps what a layer's backward pass needs from its forward pass.
+type layerActs[F float] struct {
+	x, h1, x2, h2 []F // block input, normed input, mid residual, normed mid
+	r1, r2        []F // inverse RMS of x and x2
+	qRaw, kRaw    []F // q and k before the q/k norm (Qwen3)
+	rq, rk        []F // their inverse RMS per head
+	q, k, v, o    []F // rotated q and k, v, attention output
+	probs         []F // attention probabilities, one L×L block per example and head
+	g, u, a       []F // gate and up projections, silu(g)·u
+	xa            map[*tensor[F]][]F
+}
+
+// result is the outcome of one pass over a batch.
+type result[F float] struct {
+	lossSum float64
+	tokens  int
+	logits  []F // only when all logits were asked for
+}
+
+// run computes the forward pass over b and, when scale is non-zero,
+// accumulates scale·∂(summed loss)/∂θ into the gradients. With allLogits the
+// logits of every position are returned (and no loss is needed).
+func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (result[F], error) {
+	c := n.cfg
+	N, D := len(b.tokens), c.HiddenSize
+	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	backward := scale != 0
+	if backward && allLogits {
+		return result[F]{}, fmt.Errorf("nn: a pass cannot both return logits and train")
+	}
+	x := make([]F, N*D)
+	for i, t := range b.tokens {
+		if t < 0 || t >= c.VocabSize {
+			return result[F]{}, fmt.Errorf("nn: token %d at %d is outside the vocabulary of %d", t, i, c.VocabSize)
+		}
+		copy(x[i*D:(i+1)*D], n.embed.w[t*D:(t+1)*D])
+	}
+	cos, sin := ropeTable[F](b.pos, hd, c.RopeTheta)
+	acts := make([]layerActs[F], len(n.layers))
+	for li := range n.layers {
+		if err := ctx.Err(); err != nil {
+			return result[F]{}, err
+		}
+		l, a := &n.layers[li], &acts[li]
+		a.x, a.xa = x, map[*tensor[F]][]F{}
+		a.h1, a.r1 = make([]F, N*D), make([]F, N)
+		n.rmsNorm(a.h1, a.r1, x, l.attnNorm.w, N, D)
+		a.q, a.k, a.v = make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
+		n.linear(a, a.q, a.h1, N, l.q, l.qBias)
+		n.linear(a, a.k, a.h1, N, l.k, l.kBias)
+		n.linear(a, a.v, a.h1, N, l.v, l.vBias)
+		if c.QKNorm {
+			a.qRaw, a.kRaw = a.q, a.k
+			a.q, a.k = make([]F, N*qd), make([]F, N*kvd)
+			a.rq, a.rk = make([]F, N*c.NumHeads), make([]F, N*c.NumKVHeads)
+			n.rmsNorm(a.q, a.rq, a.qRaw, l.qNorm.w, N*c.NumHeads, hd)
+			n.rmsNorm(a.k, a.rk, a.kRaw, l.kNorm.w, N*c.NumKVHeads, hd)
+		}
+		rope(a.q, cos, sin, N, c.NumHeads, hd, false)
+		rope(a.k, cos, sin, N, c.NumKVHeads, hd, false)
+		a.o, a.probs = make([]F, N*qd), make([]F, probsSize(b, c.NumHeads))
+		n.attention(a, b)
+		a.x2 = make([]F, N*D)
+		n.linear(a, a.x2, a.o, N, l.o, l.oBias)
+		for i := range a.x2 {
+			a.x2[i] += x[i]
+		}
+		a.h2, a.r2 = make([]F, N*D), make([]F, N)
+		n.rmsNorm(a.h2, a.r2, a.x2, l.mlpNorm.w, N, D)
+		I := c.IntermediateSize
+		a.g, a.u, a.a = make([]F, N*I), make([]F, N*I), make([]F, N*I)
+		n.linear(a, a.g, a.h2, N, l.gate, nil)
+		n.linear(a, a.u, a.h2, N, l.up, nil)
+		n.par(N, func(r int) {
+			for i := r * I; i < (r+1)*I; i++ {
+				g := float64(a.g[i])
+				a.a[i] = F(g / (1 + math.Exp(-g)) * float64(a.u[i]))
+			}
+		})
+		next := make([]F, N*D)
+		n.linear(a, next, a.a, N, l.down, nil)
+		for i := range next {
+			next[i] += a.x2[i]
+		}
+		x = next
+	}
+
+	// The LM head runs only on the rows that are trained (or on all rows
+	// when the logits are wanted): it is the widest matrix product.
+	var rows []int
+	for i, lab := range b.labels {
+		if allLogits || lab >= 0 {
+			rows = append(rows, i)
+		}
+	}
+	M, V := len(rows), c.VocabSize
+	xf := make([]F, M*D)
+	for j, r := range rows {
+		copy(xf[j*D:(j+1)*D], x[r*D:(r+1)*D])
+	}
+	hf, rf := make([]F, M*D), make([]F, M)
+	n.rmsNorm(hf, rf, xf, n.norm.w, M, D)
+	logits := make([]F, M*V)
+	n.gemm(false, true, M, V, D, 1, hf, D, n.head.w, D, 0, logits, V)
+	res := result[F]{}
+	if allLogits {
+		res.logits = logits
+	}
+	// Cross-entropy; logits become scale·(softmax − onehot) in place.
+	losses := make([]float64, M)
+	n.par(M, func(j int) {
+		lab := b.labels[rows[j]]
+		if lab < 0 { // only when all logits are wanted, so nothing trains
+			return
+		}
+		row := logits[j*V : (j+1)*V]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = max(mx, float64(v))
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(float64(v) - mx)
+		}
+		lse := mx + math.Log(sum)
+		losses[j] = lse - float64(row[lab])
+		if !backward {
+			return
+		}
+		for i, v := range row {
+			row[i] = F(math.Exp(float64(v)-lse)) * scale
+		}
+		row[lab] -= scale
+	})
+	for j, l := range losses {
+		if b.labels[rows[j]] >= 0 {
+			res.lossSum += l
+			res.tokens++
+		}
+	}
+	if !backward {
+		return res, nil
+	}
+
+	dl := logits
+	if n.head.g != nil {
+		n.gemm(true, false, V, D, M, 1, dl, V, hf, D, 1, n.head.g, D)
+	}
+	dhf := make([]F, M*D)
+	n.gemm(false, false, M, D, V, 1, dl, V, n.head.w, D, 0, dhf, D)
+	dxf := make([]F, M*D)
+	n.rmsNormBackward(dxf, dhf, xf, rf, n.norm, M, D)
+	dx := make([]F, N*D)
+	for j, r := range rows {
+		copy(dx[r*D:(r+1)*D], dxf[j*D:(j+1)*D])
+	}
+
+	for li := len(n.layers) - 1; li >= 0; li-- {
+		if err := ctx.Err(); err != nil {
+			return result[F]{}, err
+		}
+		l, a := &n.layers[li], &acts[li]
+		I := c.IntermediateSize
+		// MLP: dx is the gradient at the block output, which is also the
+		// gradient at x2 through the residual.
+		da := make([]F, N*I)
+		n.linearBackward(a, da, dx, a.a, N, l.down, nil)
+		dg, du := make([]F, N*I), make([]F, N*I)
+		n.par(N, func(r int) {
+			for i := r * I; i < (r+1)*I; i++ {
+				g := float64(a.g[i])
+				s := 1 / (1 + math.Exp(-g))
+				du[i] = F(float64(da[i]) * g * s)
+				dg[i] = F(float64(da[i]) * float64(a.u[i]) * s * (1 + g*(1-s)))
+			}
+		})
+		dh2 := make([]F, N*D)
+		n.linearBackward(a, dh2, dg, a.h2, N, l.gate, nil)
+		n.linearBackward(a, dh2, du, a.h2, N, l.up, nil)
+		n.rmsNormBackwardAdd(dx, dh2, a.x2, a.r2, l.mlpNorm, N, D)
+
+		// Attention: dx is now the gradient at x2.
+		do := make([]F, N*qd)
+		n.linearBackward(a, do, dx, a.o, N, l.o, l.oBias)
+		dq, dk, dv := make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
+		n.attentionBackward(a, b, do, dq, dk, dv)
+		rope(dq, cos, sin, N, c.NumHeads, hd, true)
+		rope(dk, cos, sin, N, c.NumKVHeads, hd, true)
+		if c.QKNorm {
+			dqr, dkr := make([]F, N*qd), make([]F, N*kvd)
+			n.rmsNormBackward(dqr, dq, a.qRaw, a.rq, l.qNorm, N*c.NumHeads, hd)
+			n.rmsNormBackward(dkr, dk, a.kRaw, a.rk, l.kNorm, N*c.NumKVHeads, hd)
+			dq, dk = dqr, dkr
+		}
+		dh1 := make([]F, N*D)
+		n.linearBackward(a, dh1, dq, a.h1, N, l.q, l.qBias)
+		n.linearBackward(a, dh1, dk, a.h1, N, l.k, l.kBias)
+		n.linearBackward(a, dh1, dv, a.h1, N, l.v, l.vBias)
+		n.rmsNormBackwardAdd(dx, dh1, a.x, a.r1, l.attnNorm, N, D)
+	}
+	if n.embed.g != nil {
+		for i, t := range b.tokens {
+			g, d := n.embed.g[t*D:(t+1)*D], dx[i*D:(i+1)*D]
+			for j := range g {
+				g[j] += d[j]
+			}
+		}
+	}
+	return res, nil
+}
+
+// probsSize is the room the attention probabilities of one layer take.
+func probsSize(b *batch, heads int) int {
+	s := 0
+	for _, sg := range b.segs {
+		L := sg[1] - sg[0]
+		s += heads * L * L
+	}
+	return s
+}
+
+// attention computes causal grouped-query attention within each example,
+// keeping the probabilities for the backward pass.
+func (n *net[F]) attention(a *layerActs[F], b *batch) {
+	c := n.cfg
+	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	group := c.NumHeads / c.NumKVHeads
+	inv := F(1 / math.Sqrt(float64(hd)))
+	off := 0
+	for _, sg := range b.segs {
+		s, L := sg[0], sg[1]-sg[0]
+		for h := range c.NumHeads {
+			g := h / group
+			p := a.probs[off : off+L*L]
+			off += L * L
+			n.gemm(false, true, L, L, hd, inv, a.q[s*qd+h*hd:], qd, a.k[s*kvd+g*hd:], kvd, 0, p, L)
+			n.par(L, func(i int) {
+				row := p[i*L : (i+1)*L]
+				mx := math.Inf(-1)
+				for _, v := range row[:i+1] {
+					mx = max(mx, float64(v))
+				}
+				var sum float64
+				for j, v := range row[:i+1] {
+					e := math.Exp(float64(v) - mx)
+					row[j] = F(e)
+					sum += e
+				}
+				for j := range row[:i+1] {
+					row[j] = F(float64(row[j]) / sum)
+				}
+				clear(row[i+1:])
+			})
+			n.gemm(false, false, L, hd, L, 1, p, L, a.v[s*kvd+g*hd:], kvd, 0, a.o[s*qd+h*hd:], qd)
+		}
+	}
+}
+
+// attentionBackward turns the gradient at the attention output into the
+// gradients at the rotated queries, keys and values. Heads run one after
+// another, so the key and value gradients of a shared KV head are summed
+// in a fixed order.
+func (n *net[F]) attentionBackward(a *layerActs[F], b *batch, do, dq, dk, dv []F) {
+	c := n.cfg
+	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	group := c.NumHeads / c.NumKVHeads
+	inv := F(1 / math.Sqrt(float64(hd)))
+	off := 0
+	var dp []F
+	for _, sg := range b.segs {
+		s, L := sg[0], sg[1]-sg[0]
+		if cap(dp) < L*L {
+			dp = make([]F, L*L)
+		}
+		dp = dp[:L*L]
+		for h := range c.NumHeads {
+			g := h / group
+			p := a.probs[off : off+L*L]
+			off += L * L
+			dO := do[s*qd+h*hd:]
+			n.gemm(false, true, L, L, hd, 1, dO, qd, a.v[s*kvd+g*hd:], kvd, 0, dp, L)
+			n.gemm(true, false, L, hd, L, 1, p, L, dO, qd, 1, dv[s*kvd+g*hd:], kvd)
+			// dS = P∘(dP − Σ_j P∘dP); zero above the diagonal since P is.
+			n.par(L, func(i int) {
+				pr, dr := p[i*L:(i+1)*L], dp[i*L:(i+1)*L]
+				var dot float64
+				for j := range pr[:i+1] {
+					dot += float64(pr[j]) * float64(dr[j])
+				}
+				for j := range pr[:i+1] {
+					dr[j] = F(float64(pr[j]) * (float64(dr[j]) - dot))
+				}
+				clear(dr[i+1:])
+			})
+			n.gemm(false, false, L, hd, L, inv, dp, L, a.k[s*kvd+g*hd:], kvd, 0, dq[s*qd+h*hd:], qd)
+			n.gemm(true, false, L, hd, L, inv, dp, L, a.q[s*qd+h*hd:], qd, 1, dk[s*kvd+g*hd:], kvd)
+		}
+	}
+}
+
+// linear computes y = x·Wᵀ (+ bias) (+ scale·(x·Aᵀ)·Bᵀ for a LoRA adapter)
+// for N rows.
+func (n *net[F]) linear(a *layerActs[F], y, x []F, N int, t, bias *tensor[F]) {
+	n.gemm(false, true, N, t.rows, t.cols, 1, x, t.cols, t.w, t.cols, 0, y, t.rows)
+	if bias != nil {
+		for r := range N {
+			row := y[r*t.rows : (r+1)*t.rows]
+			for i, v := range bias.w {
+				row[i] += v
+			}
+		}
+	}
+	if ad := t.lora; ad != nil {
+		xa := make([]F, N*ad.rank)
+		n.gemm(false, true, N, ad.rank, t.cols, 1, x, t.cols, ad.a.w, t.cols, 0, xa, ad.rank)
+		n.gemm(false, true, N, t.rows, ad.rank, ad.scale, xa, ad.rank, ad.b.w, ad.rank, 1, y, t.rows)
+		a.xa[t] = xa
+	}
+}
+
+// linearBackward adds dy·W to dx and accumulates the gradients of the
+// trainable weight, bias and adapter.
+func (n *net[F]) linearBackward(a *layerActs[F], dx, dy, x []F, N int, t, bias *tensor[F]) {
+	if t.g != nil {
+		n.gemm(true, false, t.rows, t.cols, N, 1, dy, t.rows, x, t.cols, 1, t.g, t.cols)
+	}
+	if bias != nil && bias.g != nil {
+		for r := range N {
+			row := dy[r*t.rows : (r+1)*t.rows]
+			for i, v := range row {
+				bias.g[i] += v
+			}
+		}
+	}
+	n.gemm(false, false, N, t.cols, t.rows, 1, dy, t.rows, t.w, t.cols, 1, dx, t.cols)
+	if ad := t.lora; ad != nil {
+		r, xa := ad.rank, a.xa[t]
+		n.gemm(true, false, t.rows, r, N, ad.scale, dy, t.rows, xa, r, 1, ad.b.g, r)
+		dxa := make([]F, N*r)
+		n.gemm(false, false, N, r, t.rows, ad.scale, dy, t.rows, ad.b.w, r, 0, dxa, r)
+		n.gemm(true, false, r, t.cols, N, 1, dxa, r, x, t.cols, 1, ad.a.g, t.cols)
+		n.gemm(false, false, N, t.cols, r, 1, dxa, r, ad.a.w, t.cols, 1, dx, t.cols)
+	}
+}
+
+// rmsNorm writes RMSNorm(x)·w for rows rows of width dim into y and the
+// inverse RMS of each row into inv.
+func (n *net[F]) rmsNorm(y, inv, x, w []F, rows, dim int) {
+	eps := n.cfg.RMSNormEps
+	n.par(rows, func(r int) {
+		xr, yr := x[r*dim:(r+1)*dim], y[r*dim:(r+1)*dim]
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v) * float64(v)
+		}
+		iv := F(1 / math.Sqrt(ss/float64(dim)+eps))
+		inv[r] = iv
+		for i, v := range xr {
+			yr[i] = w[i] * (v * iv)
+		}
+	})
+}
+
+// rmsNormBackward writes the gradient at x into dx (overwriting it) and
+// accumulates the weight gradient.
+func (n *net[F]) rmsNormBackward(dx, dy, x, inv []F, w *tensor[F], rows, dim int) {
+	clear(dx)
+	n.rmsNormBackwardAdd(dx, dy, x, inv, w, rows, dim)
+}
+
+// rmsNormBackwardAdd adds the gradient at x to dx. With y_i = w_i·x_i·r
+// and r = (mean(x²)+ε)^-½: ∂L/∂x_i = r·w_i·dy_i − x_i·r³·Σ_j dy_j·w_j·x_j / dim.
+func (n *net[F]) rmsNormBackwardAdd(dx, dy, x, inv []F, w *tensor[F], rows, dim int) {
+	n.par(rows, func(r int) {
+		xr, dyr, dxr := x[r*dim:(r+1)*dim], dy[r*dim:(r+1)*dim], dx[r*dim:(r+1)*dim]
+		iv := float64(inv[r])
+		var dot float64
+		for i := range xr {
+			dot += float64(dyr[i]) * float64(w.w[i]) * float64(xr[i])
+		}
+		k := iv * iv * iv * dot / float64(dim)
+		for i := range xr {
+			dxr[i] += F(iv*float64(w.w[i])*float64(dyr[i]) - float64(xr[i])*k)
+		}
+	})
+	if w.g == nil {
+		return
+	}
+	// The weight gradient sums over rows; done serially so the order of
+	// additions is fixed.
+	for r := range rows {
+		xr, dyr := x[r*dim:(r+1)*dim], dy[r*dim:(r+1)*dim]
+		iv := inv[r]
+		for i := range xr {
+			w.g[i] += dyr[i] * xr[i] * iv
+		}
+	}
+}
+
+// ropeTable returns cos and sin per position and frequency, computed as the
+// inference model does (float32 inverse frequencies and angles).
+func ropeTable[F float](positions []int, headDim int, theta float64) (cos, sin []F) {
+	half := headDim / 2
+	inv := make([]float32, half)
+	for i := range inv {
+		inv[i] = 1 / float32(math.Pow(theta, float64(float32(2*i)/float32(headDim))))
+	}
+	cos, sin = make([]F, len(positions)*half), make([]F, len(positions)*half)
+	for p, pos := range positions {
+		for i, f := range inv {
+			s, c := math.Sincos(float64(float32(pos) * f))
+			cos[p*half+i], sin[p*half+i] = F(c), F(s)
+		}
+	}
+	return cos, sin
+}
+
+// rope rotates each head in Hugging Face's rotate_half convention; with
+// transpose it applies the inverse rotation, which is the backward pass.
+func rope[F float](x, cos, sin []F, rows, heads, dim int, transpose bool) {
+	half := dim / 2
+	for r := range rows {
+		cr, sr := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
+		for h := range heads {
+			v := x[(r*heads+h)*dim : (r*heads+h+1)*dim]
+			for i := range half {
+				a, b, s := v[i], v[i+half], sr[i]
+				if transpose {
+					s = -s
+				}
+				v[i] = a*cr[i] - b*s
+				v[i+half] = b*cr[i] + a*s
+			}
+		}
+	}
+}
+
+// par calls fn for every i in [0, count), on the backend's threads when
+// there is one.
+func (n *net[F]) par(count int, fn func(i int)) {
+	if n.backend == nil || count < 2 {
+		for i := range count {
+			fn(i)
+		}
+		return
+	}
+	n.backend.Parallel(count, fn)
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices: the
+// backend's kernels for float32, plain loops otherwise.
+func (n *net[F]) gemm(transA, transB bool, m, nn, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	if n.backend != nil {
+		if a32, ok := any(a).([]float32); ok {
+			n.backend.Sgemm(transA, transB, m, nn, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		}
+	}
+	gemmLoops(transA, transB, m, nn, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmLoops is the reference matrix product.
+func gemmLoops[F float](transA, transB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	for i := range m {
+		cr := c[i*ldc : i*ldc+n]
+		for j := range cr {
+			var s F
+			for p := range k {
+				var av, bv F
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += av * bv
+			}
+			if beta == 0 {
+				cr[j] = alpha * s
+			} else {
+				cr[j] = alpha*s + beta*cr[j]
+			}
+		}
+	}
+}
