@@ -351,8 +351,9 @@ func topK(dst []candidate, k int, l []float32, floor float32) []candidate {
 func nucleus(cands []candidate, target float64, buckets []float64) []candidate {
 	clear(buckets)
 	bucket := func(p float64) int {
-		_, e := math.Frexp(p) // p in [2^(e-1), 2^e); e <= 1 since p <= 1
-		return min(1-e, len(buckets)-1)
+		// p in (0, 1] is a normal float: its unbiased exponent, negated,
+		// numbers the power-of-two bucket [2^-b, 2^-b+1).
+		return min(1023-int(math.Float64bits(p)>>52&0x7ff), len(buckets)-1)
 	}
 	for _, cd := range cands {
 		buckets[bucket(cd.p)] += cd.p
