@@ -148,15 +148,7 @@ func renderAssistant(b *strings.Builder, m Message, afterQuery, last bool, opts 
 	if opts.Template == Qwen25 {
 		reasoning = ""
 	} else if reasoning == "" {
-		if before, after, ok := cutLast(content, "</think>"); ok {
-			content = strings.TrimLeft(after, "\n")
-			r, _, _ := strings.Cut(before, "</think>")
-			r = strings.TrimRight(r, "\n")
-			if k := strings.LastIndex(r, "<think>"); k >= 0 {
-				r = r[k+len("<think>"):]
-			}
-			reasoning = strings.TrimLeft(r, "\n")
-		}
+		reasoning, content = SplitThinking(content)
 	}
 	b.WriteString(imStart + "assistant\n")
 	if afterQuery && (last || reasoning != "") {
@@ -185,6 +177,22 @@ func renderAssistant(b *strings.Builder, m Message, afterQuery, last bool, opts 
 	}
 	b.WriteString(imEnd + "\n")
 	return nil
+}
+
+// SplitThinking separates a Qwen3 answer into its reasoning (the text of the
+// <think> block) and the answer after </think>, as Qwen3's chat template does:
+// text without </think> is all answer. A live avatar speaks only the answer.
+func SplitThinking(text string) (reasoning, answer string) {
+	before, after, ok := cutLast(text, "</think>")
+	if !ok {
+		return "", text
+	}
+	r, _, _ := strings.Cut(before, "</think>")
+	r = strings.TrimRight(r, "\n")
+	if k := strings.LastIndex(r, "<think>"); k >= 0 {
+		r = r[k+len("<think>"):]
+	}
+	return strings.TrimLeft(r, "\n"), strings.TrimLeft(after, "\n")
 }
 
 // cutLast splits s around the last occurrence of sep.

@@ -158,3 +158,19 @@ func TestRenderQwen25(t *testing.T) {
 		t.Error("unknown template accepted")
 	}
 }
+
+func TestSplitThinking(t *testing.T) {
+	tests := []struct{ in, reasoning, answer string }{
+		{"<think>\nplan it\n</think>\n\nHello!", "plan it", "Hello!"},
+		{"no thinking here", "", "no thinking here"},
+		{"<think>\n\n</think>\n\nok", "", "ok"},
+		{"<think>a</think>b</think>\nc", "a", "c"},
+		{"stray</think>x", "stray", "x"},
+	}
+	for _, tt := range tests {
+		r, a := SplitThinking(tt.in)
+		if r != tt.reasoning || a != tt.answer {
+			t.Errorf("SplitThinking(%q) = %q, %q; want %q, %q", tt.in, r, a, tt.reasoning, tt.answer)
+		}
+	}
+}
