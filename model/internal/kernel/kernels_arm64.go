@@ -1,0 +1,112 @@
+//go:build !purego
+
+package kernel
+
+// NEON kernels in kernels_arm64.s (Advanced SIMD is part of every arm64
+// CPU) for the GEMM micro-kernel and the fp32/bf16 mat-vec; the other
+// kernels run their portable Go versions.
+
+//go:noescape
+func gemm6x16NEON(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func rows4F32NEON(k int, w *float32, ldw int, x *float32, acc *[32]float32)
+
+//go:noescape
+func rows4BF16NEON(k int, w *uint16, ldw int, x *float32, acc *[32]float32)
+
+// Accelerated reports whether the assembly kernels are in use.
+func Accelerated() bool { return true }
+
+// q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
+const q8Int16Kernels = false
+
+func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	if k == 0 {
+		gemmKernelGo(k, a, b, c, ldc, alpha, beta)
+		return
+	}
+	_ = a[k*gemmMR-1]
+	_ = b[k*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemm6x16NEON(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+// rows4NEON runs a 4-row NEON kernel for each batch row and adds the
+// lanes and the ragged tail in Go.
+func rows4NEON[W any](k int, w []W, ldw int, x []float32, ldx, nb int, out *[8]float32, widen func(W) float32, kern func(k int, w *W, ldw int, x *float32, acc *[32]float32)) {
+	k8 := k &^ 7
+	if len(w) < 3*ldw+k || len(x) < (nb-1)*ldx+k {
+		panic("kernel: internal error: mat-vec block out of range")
+	}
+	var acc [32]float32
+	for b := range nb {
+		xb := x[b*ldx : b*ldx+k]
+		kern(k8, &w[0], ldw, &xb[0], &acc)
+		for r := range 4 {
+			l := acc[r*8 : r*8+8]
+			s := ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]))
+			wr := w[r*ldw : r*ldw+k]
+			for i := k8; i < k; i++ {
+				s += widen(wr[i]) * xb[i]
+			}
+			out[b*4+r] = s
+		}
+	}
+}
+
+func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	if k < 8 {
+		rows4F32Go(k, w, ldw, x, ldx, nb, out)
+		return
+	}
+	rows4NEON(k, w, ldw, x, ldx, nb, out, identity, rows4F32NEON)
+}
+
+func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	if k < 8 {
+		rows4BF16Go(k, w, ldw, x, ldx, nb, out)
+		return
+	}
+	rows4NEON(k, w, ldw, x, ldx, nb, out, bf16, rows4BF16NEON)
+}
+
+func dotF32(a, b []float32) float32 { return dotGo(a, b) }
+
+func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
+	rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
+}
+
+func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+}
+
+func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
+	rows2x4F32Go(k, w, ldw, x, ldx, out)
+}
+
+func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
+	rows2x4BF16Go(k, w, ldw, x, ldx, out)
+}
+
+func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
+	rows2x4Q8Go(k, w, ldw, scales, lds, x, ldx, out)
+}
+
+func packPanelF32(dst []float32, w []float32, ldw, kb int) {
+	packPanelGo(dst, w, ldw, 0, kb, identity)
+}
+
+func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
+	packPanelGo(dst, w, ldw, 0, kb, bf16)
+}
+
+func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb int) {
+	packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
+}
+
+func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
+	gemvTGo(y, w, rows, cols, ldw, x)
+}
+
+func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
