@@ -177,6 +177,40 @@ func TestPrefixCacheSameOutput(t *testing.T) {
 	}
 }
 
+// Viewers of one room ask at once: the harness prefix they share is
+// computed once, by the oldest request, and the others restore it.
+func TestSharedPrefixComputedOnce(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 2)
+	e := startEngine(t, m, tok, Options{PrefillChunk: 64})
+	system := longSystem(30)
+	systemTokens := len(tok.EncodeWithSpecial(system))
+	users := []string{"How much is the red jacket?", "包邮吗？", "Is there a coupon?", "尺码有哪些？"}
+	results := make([]Result, len(users))
+	var wg sync.WaitGroup
+	for i, user := range users {
+		wg.Go(func() {
+			var err error
+			results[i], err = e.Generate(context.Background(), Request{Messages: question(system, user), MaxTokens: 4, Sampling: greedy()}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	computed, cached := 0, 0
+	for _, r := range results {
+		computed += r.Usage.PromptTokens - r.Usage.CachedTokens
+		if r.Usage.CachedTokens >= systemTokens {
+			cached++
+		}
+	}
+	if cached != len(users)-1 {
+		t.Errorf("%d of %d requests restored the shared prefix, want all but the first", cached, len(users))
+	}
+	t.Logf("%d prompt tokens computed for %d requests behind a %d-token prefix", computed, len(users), systemTokens)
+}
+
 // A finished reply stays in the prefix cache with its prompt, so the next
 // turn of the conversation, which repeats both, computes only what is new.
 func TestPrefixCacheKeepsReply(t *testing.T) {
@@ -511,16 +545,14 @@ func TestChunkedPrefillKeepsDecoding(t *testing.T) {
 	tok := trainTokenizer(t, 600)
 	m := randomModel(t, "tiny", tok, 12)
 	const chunk = 32
-	e := startEngine(t, m, tok, Options{PrefillChunk: chunk})
+	// Without a prefix cache every prompt token is computed in a step.
+	e := startEngine(t, m, tok, Options{PrefillChunk: chunk, PrefixCacheBytes: -1})
 	prepare := func(system string) *request {
 		r, err := e.newRequest(Request{Messages: question(system, "hi"), IgnoreEOS: true, Sampling: greedy()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.ctx = context.Background()
-		if !e.admit(r) {
-			t.Fatal("admission failed")
-		}
 		return r
 	}
 	// The scheduler goroutine is idle; the test drives the steps itself.
@@ -552,5 +584,47 @@ func TestChunkedPrefillKeepsDecoding(t *testing.T) {
 	}
 	if a.generated < len(b.prompt)/chunk {
 		t.Errorf("decoding request made %d tokens during %d prompt tokens of prefill", a.generated, len(b.prompt)+len(c.prompt))
+	}
+}
+
+// A request that shares a prefix still being computed by an older one waits
+// for it, even when the step's prefill budget has room for both.
+func TestAwaitsSharedPrefix(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 13)
+	const chunk = 64
+	e := startEngine(t, m, tok, Options{PrefillChunk: chunk})
+	system := longSystem(20)
+	prepare := func(user string) *request {
+		r, err := e.newRequest(Request{Messages: question(system, user), MaxTokens: 8, Sampling: greedy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ctx = context.Background()
+		return r
+	}
+	// The scheduler goroutine is idle; the test drives the steps itself.
+	q, r, other := prepare("How much is the red jacket?"), prepare("包邮吗？"), prepare("x")
+	other.prompt = tok.EncodeWithSpecial("<|im_start|>user\nsomething else<|im_end|>\n<|im_start|>assistant\n")
+	shared := commonPrefix(q.prompt, r.prompt)
+	if len(q.prompt)%chunk == 0 || shared < len(q.prompt)-chunk {
+		t.Fatalf("prompts of %d tokens sharing %d do not exercise a partly used budget", len(q.prompt), shared)
+	}
+	for q.prefilling() {
+		if err := e.step([]*request{q, r, other}); err != nil {
+			t.Fatal(err)
+		}
+		if q.prefilling() && r.seq != nil {
+			t.Fatalf("the request sharing %d tokens started while the older one had read %d", shared, q.fed)
+		}
+	}
+	if other.seq == nil {
+		t.Error("a request sharing nothing waited for the budget's leftovers")
+	}
+	if err := e.step([]*request{q, r, other}); err != nil {
+		t.Fatal(err)
+	}
+	if r.usage.CachedTokens < shared {
+		t.Errorf("restored %d tokens, the shared prefix has %d", r.usage.CachedTokens, shared)
 	}
 }

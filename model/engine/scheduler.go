@@ -25,8 +25,8 @@ type request struct {
 	reply     *replyText
 	guard     *callGuard // nil unless the request is constrained
 
-	seq       *model.Sequence
-	fed       int // prompt tokens in seq
+	seq       *model.Sequence // nil until the request starts reading its prompt
+	fed       int             // prompt tokens in seq
 	generated int
 	next      int // sampled token to feed in the next step
 	usage     Usage
@@ -136,11 +136,9 @@ func (e *Engine) run() {
 		waiting = slices.DeleteFunc(waiting, (*request).cancelled)
 		active = slices.DeleteFunc(active, (*request).cancelled)
 		for len(active) < e.opts.MaxBatch && len(waiting) > 0 {
-			r := waiting[0]
+			waiting[0].admitted = time.Now()
+			active = append(active, waiting[0])
 			waiting = waiting[1:]
-			if e.admit(r) {
-				active = append(active, r)
-			}
 		}
 		e.setQueue(len(active), len(waiting))
 		if len(active) == 0 {
@@ -182,21 +180,44 @@ func (e *Engine) closeAll(lists ...[]*request) {
 	}
 }
 
-// admit gives a request its sequence, restoring the longest cached prefix
-// of its prompt. It reports false when the request failed instead.
-func (e *Engine) admit(r *request) bool {
-	r.admitted = time.Now()
+// start gives a request its sequence when it first reads its prompt,
+// restoring the longest cached prefix of the prompt.
+func (e *Engine) start(r *request) error {
 	r.seq = e.model.NewSequence()
-	if e.cache != nil {
-		n, err := e.cache.Restore(r.seq, r.prompt)
-		if err != nil {
-			r.finish(FinishStop, fmt.Errorf("engine: prefix cache: %w", err))
-			return false
-		}
-		r.fed = n
-		r.usage.CachedTokens = n
+	if e.cache == nil {
+		return nil
 	}
-	return true
+	n, err := e.cache.Restore(r.seq, r.prompt)
+	if err != nil {
+		return fmt.Errorf("engine: prefix cache: %w", err)
+	}
+	r.fed = n
+	r.usage.CachedTokens = n
+	return nil
+}
+
+// awaitsShared reports whether an older request is still computing a
+// prefix that r's prompt shares: r then starts once that prefix is in the
+// cache instead of computing it a second time (a live room's viewers ask at
+// once, all behind the same harness prefix).
+func (e *Engine) awaitsShared(r *request, older []*request) bool {
+	if e.cache == nil {
+		return false
+	}
+	for _, q := range older {
+		if q.seq != nil && q.prefilling() && commonPrefix(q.prompt, r.prompt) > q.fed {
+			return true
+		}
+	}
+	return false
+}
+
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // step runs one model step over the active requests and advances each by
@@ -206,10 +227,19 @@ func (e *Engine) step(active []*request) error {
 	tokens := make([][]int, 0, len(active))
 	stepped := make([]*request, 0, len(active))
 	budget := e.opts.PrefillChunk
-	for _, r := range active {
+	for i, r := range active {
 		if r.prefilling() {
 			if budget == 0 {
 				continue
+			}
+			if r.seq == nil {
+				if e.awaitsShared(r, active[:i]) {
+					continue
+				}
+				if err := e.start(r); err != nil {
+					r.finish(FinishStop, err)
+					continue
+				}
 			}
 			n := min(budget, len(r.prompt)-r.fed)
 			budget -= n
@@ -219,6 +249,9 @@ func (e *Engine) step(active []*request) error {
 		}
 		seqs = append(seqs, r.seq)
 		stepped = append(stepped, r)
+	}
+	if len(seqs) == 0 {
+		return nil
 	}
 	e.statsMu.Lock()
 	e.stats.Steps++
