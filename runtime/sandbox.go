@@ -20,6 +20,9 @@ type Sandbox struct {
 	cacheDir string
 	log      *slog.Logger
 
+	// timeoutFloor raises plugins' per-call deadlines to at least this.
+	timeoutFloor time.Duration
+
 	mu      sync.RWMutex
 	loaded  []*plugins.Plugin
 	byName  map[string]*plugins.Plugin
@@ -42,6 +45,16 @@ func OpenSandbox(ctx context.Context, cacheDir string, log *slog.Logger) (*Sandb
 	return &Sandbox{host: host, cacheDir: cacheDir, log: log, byName: map[string]*plugins.Plugin{}}, nil
 }
 
+// SetTimeoutFloor makes plugins loaded afterwards run with per-call
+// deadlines of at least d. Evaluations use it: they measure what a model
+// answers, and a machine busy with other work must not turn into
+// fail-closed hooks. Live streams keep the manifests' deadlines.
+func (s *Sandbox) SetTimeoutFloor(d time.Duration) {
+	s.mu.Lock()
+	s.timeoutFloor = d
+	s.mu.Unlock()
+}
+
 // LoadGoDir builds the Go plugin in dir (cached by the hash of its
 // sources) and loads it; a plugin of the same name is replaced.
 func (s *Sandbox) LoadGoDir(ctx context.Context, dir string) (*plugins.Plugin, error) {
@@ -58,6 +71,12 @@ func (s *Sandbox) LoadGoDir(ctx context.Context, dir string) (*plugins.Plugin, e
 		return nil, fmt.Errorf("runtime: plugin %s: %w", dir, err)
 	}
 	m.Wasm.SHA256 = "" // a source manifest pins nothing; Pin pins this build
+	s.mu.RLock()
+	floor := s.timeoutFloor
+	s.mu.RUnlock()
+	if floor > 0 && m.Limits.WithDefaults().Timeout() < floor {
+		m.Limits.TimeoutMS = int(floor / time.Millisecond)
+	}
 	pkg := &plugins.Package{Manifest: m, Wasm: wasm}
 	pkg.Pin()
 	return s.Load(ctx, pkg)

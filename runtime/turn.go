@@ -359,6 +359,12 @@ func (r *turnRunner) callTool(ctx context.Context, viewer *plugins.Viewer, call 
 		r.step(st)
 		return errResult(fmt.Sprintf("%s failed: %v", call.Name, err)), false
 	}
+	if !json.Valid(out) {
+		// Garbage from a plugin never reaches the model as if it were data.
+		st.Error = "tool returned malformed JSON"
+		r.step(st)
+		return errResult(fmt.Sprintf("%s returned malformed output", call.Name)), false
+	}
 	st.Output = string(out)
 	r.step(st)
 	at := r.runHooks(ctx, harness.EventAfterTool, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,

@@ -39,7 +39,7 @@ type UsageError = harness.UsageError
 func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, ifeval, all, or a comma-separated list")
+	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, ifeval, all, or a comma-separated list")
 	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
@@ -80,6 +80,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer sb.Close(context.Background())
+	sb.SetTimeoutFloor(evalTimeoutFloor)
 	for _, dir := range cfg.PluginDirs {
 		if _, err := sb.LoadGoDir(ctx, dir); err != nil {
 			return err
@@ -126,7 +127,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 }
 
 func suiteNames(arg string) ([]string, error) {
-	all := []string{SuiteLSQA, SuiteHVQA, SuiteIFEval}
+	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteIFEval}
 	if arg == "all" {
 		return all, nil
 	}

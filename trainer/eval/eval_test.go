@@ -30,7 +30,7 @@ func base(t testing.TB) *harness.Harness {
 // to them (or to the demo harness) shows up here instead of silently
 // changing what models are scored on. Run with -update to rewrite.
 func TestSuitesUpToDate(t *testing.T) {
-	for _, name := range []string{SuiteLSQA, SuiteHVQA} {
+	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust} {
 		s, err := Generate(name, base(t))
 		if err != nil {
 			t.Fatal(err)
@@ -83,18 +83,19 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	ctx := context.Background()
-	sb, err := runtime.OpenSandbox(ctx, t.TempDir(), nil)
+	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close(ctx)
+	sb.SetTimeoutFloor(evalTimeoutFloor)
 	for _, p := range []string{"moderation", "compliance", "speech"} {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := &Runner{Base: base(t), Sandbox: sb, Model: NewExpert, Parallel: 2}
-	for _, name := range []string{SuiteLSQA, SuiteHVQA} {
+	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust} {
 		s, err := OpenSuite(name)
 		if err != nil {
 			t.Fatal(err)
@@ -112,3 +113,103 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 		}
 	}
 }
+
+// naiveModel plays the expert's plan without looking at tool results, as
+// a model that ignores failures would.
+type naiveModel struct{ msgs []harness.Message }
+
+func (m *naiveModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	k := 0
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != harness.RoleUser; i-- {
+		if req.Messages[i].Role == harness.RoleAssistant {
+			k++
+		}
+	}
+	var turns []harness.Message
+	for _, msg := range m.msgs {
+		if msg.Role == harness.RoleAssistant {
+			turns = append(turns, msg)
+		}
+	}
+	if len(turns) == 0 {
+		return runtime.Response{}, nil
+	}
+	t := turns[min(k, len(turns)-1)]
+	return runtime.Response{Content: t.Content, ToolCalls: t.ToolCalls}, nil
+}
+
+// randomModel answers every question with one fixed guess, never calling
+// a tool.
+type randomModel struct{ reply string }
+
+func (m randomModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	return runtime.Response{Content: m.reply}, nil
+}
+
+// TestGradersCanFail runs policies that must not pass: one that ignores
+// tool failures scores far below the expert on the robustness suite, and
+// one that guesses without tools scores near zero everywhere, so the
+// suites measure something.
+func TestGradersCanFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	ctx := context.Background()
+	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close(ctx)
+	sb.SetTimeoutFloor(evalTimeoutFloor)
+	for _, p := range []string{"moderation", "compliance", "speech"} {
+		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	robust, err := OpenSuite(SuiteRobust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var faulted []Item
+	for _, it := range robust.Items {
+		if it.Fault != nil {
+			faulted = append(faulted, it)
+		}
+	}
+	naive := &Runner{Base: base(t), Sandbox: sb, Parallel: 2, Model: func(c Case) (runtime.Model, error) {
+		msgs, err := c.Room.Expert(c.Harness, c.Mapping, c.Item.Question)
+		return &naiveModel{msgs: msgs}, err
+	}}
+	rep, err := naive.Run(ctx, &Suite{Name: "robust-faults", Items: faulted[:60]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Score > 60 {
+		t.Errorf("a policy that ignores tool failures scored %.1f on faulted items, want far below the expert's 100", rep.Score)
+	}
+	lsqa, err := OpenSuite(SuiteLSQA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var needTools []Item
+	for _, it := range lsqa.Items {
+		if len(it.Question.Gold.MustState) > 0 {
+			needTools = append(needTools, it)
+		}
+	}
+	guess := &Runner{Base: base(t), Sandbox: sb, Parallel: 2, Model: func(Case) (runtime.Model, error) {
+		return randomModel{reply: "It is 99 yuan and in stock, size M. 有货，99元。"}, nil
+	}}
+	rep, err = guess.Run(ctx, &Suite{Name: "lsqa-guess", Items: needTools[:80]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Score > 10 {
+		t.Errorf("a guessing policy scored %.1f, want near 0", rep.Score)
+	}
+}
+
+// testCacheDir is shared by the test binaries of a run, so the example
+// plugins are compiled once (the cache is keyed by a hash of their sources
+// and written atomically).
+func testCacheDir() string { return filepath.Join(os.TempDir(), "livehat-test-plugin-cache") }

@@ -2,11 +2,16 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // ExpertModel is the live room's scripted expert policy as a runtime
@@ -23,18 +28,21 @@ type ExpertModel struct {
 // NewExpert is a ModelFactory for the expert policy.
 func NewExpert(c Case) (runtime.Model, error) { return &ExpertModel{c: c}, nil }
 
-// Generate returns the expert's next assistant turn: the k-th after the
-// last user message (a retry message starts the transcript over).
+// Generate returns the expert's next assistant turn after the last user
+// message (a retry message starts the transcript over). A tool result that
+// is an error, malformed or empty is retried once with the same call; if
+// it fails again the expert says the information is unavailable rather
+// than invent it.
 func (m *ExpertModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
-	m.once.Do(func() { m.msgs, m.err = m.c.Room.Expert(m.c.Harness, m.c.Mapping, m.c.Item.Question) })
+	m.once.Do(func() {
+		// A fault-adapted gold lists the retry of the failing call; the
+		// expert plans without it and retries only when a call fails.
+		q := m.c.Item.Question
+		q.Gold.Calls = slices.CompactFunc(slices.Clone(q.Gold.Calls), func(a, b hsa.Call) bool { return hsa.SameCall(a, b) })
+		m.msgs, m.err = m.c.Room.Expert(m.c.Harness, m.c.Mapping, q)
+	})
 	if m.err != nil {
 		return runtime.Response{}, m.err
-	}
-	k := 0
-	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != harness.RoleUser; i-- {
-		if req.Messages[i].Role == harness.RoleAssistant {
-			k++
-		}
 	}
 	var turns []harness.Message
 	for _, msg := range m.msgs {
@@ -45,9 +53,64 @@ func (m *ExpertModel) Generate(ctx context.Context, req runtime.Request) (runtim
 	if len(turns) == 0 {
 		return runtime.Response{}, nil // the expert stays silent (spam)
 	}
+	start := len(req.Messages)
+	for start > 0 && req.Messages[start-1].Role != harness.RoleUser {
+		start--
+	}
+	type step struct {
+		call   harness.ToolCall
+		failed bool
+	}
+	var steps []step
+	for i, msg := range req.Messages[start:] {
+		if msg.Role != harness.RoleAssistant || len(msg.ToolCalls) == 0 {
+			continue
+		}
+		failed := false
+		if j := start + i + 1; j < len(req.Messages) && req.Messages[j].Role == harness.RoleTool {
+			failed = toolFailed(req.Messages[j].Content)
+		}
+		steps = append(steps, step{msg.ToolCalls[0], failed})
+	}
+	if n := len(steps); n > 0 && steps[n-1].failed {
+		last := steps[n-1]
+		if n >= 2 && steps[n-2].failed && sameCall(steps[n-2].call, last.call) {
+			return runtime.Response{Content: liveroom.UnavailableReply(m.c.Item.Question.Lang)}, nil
+		}
+		return runtime.Response{ToolCalls: []harness.ToolCall{last.call}}, nil
+	}
+	k := 0
+	for _, s := range steps {
+		if !s.failed {
+			k++
+		}
+	}
 	if k >= len(turns) {
 		return runtime.Response{}, fmt.Errorf("expert: no turn %d in a transcript of %d", k+1, len(turns))
 	}
 	t := turns[k]
 	return runtime.Response{Content: t.Content, ToolCalls: t.ToolCalls}, nil
+}
+
+// toolFailed reports whether a tool result is an error, broken JSON, or
+// empty: what a careful agent does not build an answer on. Plain text
+// (a loaded skill) is a result, not a failure.
+func toolFailed(content string) bool {
+	t := strings.TrimSpace(content)
+	if t == "" {
+		return true
+	}
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(t), &v); err != nil {
+		return true
+	}
+	_, isErr := v["error"]
+	return isErr || len(v) == 0
+}
+
+func sameCall(a, b harness.ToolCall) bool {
+	return a.Name == b.Name && string(a.Arguments) == string(b.Arguments)
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
+// evalTimeoutFloor is the least per-call deadline hooks get in an
+// evaluation (see runtime.Sandbox.SetTimeoutFloor).
+const evalTimeoutFloor = 5 * time.Second
+
 // Case is what a model factory gets for one item: the room, the harness
 // the item runs under and, for a variant, the mapping from the base names.
 type Case struct {
@@ -139,7 +143,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	}
 	sess, err := runtime.NewSession(ctx, runtime.Config{
 		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
-		Plugins: roomPlugins{PluginSet: hooks, room: room, mapping: mapping}, TurnTimeout: timeout, Logger: log,
+		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(room, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
 		Queue: runtime.QueueConfig{StaleAfter: time.Hour},
 	})
 	if err != nil {
@@ -184,18 +188,46 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 // are mapped back to the room's.
 type roomPlugins struct {
 	*runtime.PluginSet
-	room    *liveroom.Room
+	tools   roomTools
+	harness *harness.Harness
 	mapping *hsa.Mapping
 }
 
-// Tool runs one of the room's tools. The export names the canonical tool
-// (variants keep the export and change what the model sees).
+// roomTools is the room itself, or the room behind a fault injector.
+type roomTools interface {
+	CallTool(name string, args map[string]any) (json.RawMessage, error)
+}
+
+func toolsFor(room *liveroom.Room, it Item) roomTools {
+	if it.Fault != nil {
+		return &liveroom.FaultInjector{Room: room, Faults: []liveroom.Fault{*it.Fault}}
+	}
+	return room
+}
+
+// Tool runs one of the room's tools. A variant harness keeps each tool's
+// export but may rename it and reshape its arguments, so the call is
+// mapped back to the room's names first, as a plugin serving several
+// harness versions would.
 func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
 	var a map[string]any
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	return p.room.CallTool(export, a)
+	call := hsa.Call{Name: export, Arguments: a}
+	if p.mapping != nil {
+		for _, t := range p.harness.Tools {
+			if t.Plugin == plugin && t.Export == export {
+				back, err := p.mapping.Inverse(hsa.Call{Name: t.Name, Arguments: a})
+				if err != nil {
+					return nil, err
+				}
+				call = back
+				break
+			}
+		}
+	}
+	return p.tools.CallTool(call.Name, call.Arguments)
 }
 
 // SuiteReport is a suite's result.

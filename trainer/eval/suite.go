@@ -27,6 +27,7 @@ import (
 const (
 	SuiteLSQA   = "lsqa"
 	SuiteHVQA   = "hvqa"
+	SuiteRobust = "robust"
 	SuiteIFEval = "ifeval"
 )
 
@@ -39,6 +40,9 @@ type Item struct {
 	Room     uint64            `json:"room"`
 	Question liveroom.Question `json:"question"`
 	Variant  *Variant          `json:"variant,omitempty"`
+	// Fault, for the robustness suite, makes one of the room's tools fail;
+	// the question's gold is already adapted to it.
+	Fault *liveroom.Fault `json:"fault,omitempty"`
 }
 
 // Variant says how to rebuild an item's harness from the base harness:
@@ -46,6 +50,9 @@ type Item struct {
 // families it applied are recorded so that a changed base harness or
 // catalogue is detected instead of silently scoring other variants.
 type Variant struct {
+	// Family, when set, applies that one family instead of drawing from
+	// the pool (the robustness suite's prompt perturbations).
+	Family   string   `json:"family,omitempty"`
 	Pool     hsa.Pool `json:"pool"`
 	Seed     int64    `json:"seed"`
 	N        int      `json:"n"`
@@ -72,8 +79,10 @@ func Generate(name string, base *harness.Harness) (*Suite, error) {
 		firstRoom = 1
 	case SuiteHVQA:
 		firstRoom = 1001
+	case SuiteRobust:
+		return generateRobust(base, rooms, perRoom)
 	default:
-		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa or hvqa)", name)
+		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa, hvqa or robust)", name)
 	}
 	for r := range uint64(rooms) {
 		seed := firstRoom + r
@@ -95,6 +104,52 @@ func Generate(name string, base *harness.Harness) (*Suite, error) {
 	return s, nil
 }
 
+// generateRobust builds the Tool/Prompt Robustness suite: questions that
+// need tools, half with a tool fault (transient or persistent, of every
+// kind) and half under a prompt perturbation from the training pool's
+// prompt-structure families (block order, layout, titles, limits).
+func generateRobust(base *harness.Harness, rooms, perRoom int) (*Suite, error) {
+	s := &Suite{Name: SuiteRobust}
+	types := []liveroom.QuestionType{liveroom.QPrice, liveroom.QCoupon, liveroom.QSize, liveroom.QSpecs, liveroom.QStock,
+		liveroom.QShipping, liveroom.QCompare, liveroom.QLink, liveroom.QEligibility}
+	perturb := []string{"layout-reorder", "layout-style", "section-titles", "limit-jitter"}
+	kinds := liveroom.FaultKinds()
+	for r := range uint64(rooms) {
+		seed := 2001 + r
+		room := liveroom.NewRoom(seed, roomConfig())
+		for i, q := range room.Questions(seed*7919, perRoom, liveroom.QuestionConfig{Types: types, TypoRate: 0.15}) {
+			it := Item{ID: fmt.Sprintf("%s-%03d-%02d", SuiteRobust, r, i), Room: seed, Question: q}
+			n := int(r)*perRoom + i
+			if n%2 == 0 {
+				var tools []string
+				for _, c := range q.Gold.Calls {
+					if c.Name != liveroom.ToolLoadSkill && !slices.Contains(tools, c.Name) {
+						tools = append(tools, c.Name)
+					}
+				}
+				// Kind and persistence vary independently (every kind both ways).
+				f := liveroom.Fault{Tool: tools[(n/2)%len(tools)], Kind: kinds[(n/2)%len(kinds)], Times: (n / 8) % 2}
+				it.Fault = &f
+				it.Question = q.WithFault(f, room)
+				it.Category = "fault-" + string(f.Kind)
+				if f.Persistent() {
+					it.Category += "-persistent"
+				}
+			} else {
+				v := &Variant{Family: perturb[(n/2)%len(perturb)], Seed: int64(seed)*100 + int64(i)}
+				if _, _, err := v.apply(base, q); err != nil {
+					return nil, fmt.Errorf("eval: %s: %w", it.ID, err)
+				}
+				v.Families = []string{v.Family}
+				it.Variant = v
+				it.Category = "prompt-" + v.Family
+			}
+			s.Items = append(s.Items, it)
+		}
+	}
+	return s, nil
+}
+
 func familiesOf(rec hsa.Record) []string {
 	out := make([]string, len(rec.Transforms))
 	for i, t := range rec.Transforms {
@@ -105,7 +160,19 @@ func familiesOf(rec hsa.Record) []string {
 
 // apply rebuilds the variant harness and its mapping for a question.
 func (v *Variant) apply(base *harness.Harness, q liveroom.Question) (*harness.Harness, hsa.Record, error) {
-	h, rec, err := hsa.Augment(base, v.Pool, v.Seed, v.N, hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)})
+	opts := hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)}
+	if v.Family != "" {
+		f, err := hsa.Lookup(v.Family)
+		if err != nil {
+			return nil, hsa.Record{}, err
+		}
+		h, m, err := f.Apply(base, v.Seed, opts)
+		if err != nil {
+			return nil, hsa.Record{}, err
+		}
+		return h, hsa.Record{Seed: v.Seed, Transforms: []hsa.Transform{{Family: f.Name, Pool: f.Pool, Seed: v.Seed, Mapping: m}}}, nil
+	}
+	h, rec, err := hsa.Augment(base, v.Pool, v.Seed, v.N, opts)
 	if err != nil {
 		return nil, rec, err
 	}
