@@ -68,7 +68,9 @@ type Vocabulary struct {
 
 // NewVocabulary prepares tokens, where tokens[id] is the byte string token id
 // decodes to. Tokens with an empty byte string, such as special tokens given
-// as nil, are never allowed by a constraint.
+// as nil, are never allowed by a constraint. The model's logits may be padded
+// past the tokenizer's vocabulary: model/sample treats ids past the end of an
+// allowed set as masked.
 func NewVocabulary(tokens [][]byte) *Vocabulary {
 	v := &Vocabulary{size: len(tokens)}
 	v.textStart = make([]int32, len(tokens)+1)

@@ -110,15 +110,17 @@ func (s *Sampler) Config() Config { return s.cfg }
 // and is not modified. history is the sequence so far (prompt and generated
 // tokens) for the penalties. allowed, when not nil, is a bitset (bit i of
 // allowed[i/64] set means id i may be chosen) from a constrained decoder;
-// masked ids are never picked. It fails when logits is empty or holds NaN,
-// when allowed is too short for the vocabulary, or when no id is allowed.
+// masked ids are never picked, and ids past the end of allowed count as
+// masked, so a set sized to the tokenizer's vocabulary fits a model whose
+// logits are padded beyond it. It fails when logits is empty, when an
+// allowed logit is NaN, or when no id is allowed.
 func (s *Sampler) Sample(logits []float32, history []int, allowed []uint64) (int, error) {
 	n := len(logits)
 	if n == 0 {
 		return 0, errors.New("sample: empty logits")
 	}
-	if allowed != nil && len(allowed)*64 < n {
-		return 0, fmt.Errorf("sample: allowed set covers %d ids, vocabulary has %d", len(allowed)*64, n)
+	if allowed != nil && len(allowed) > (n+63)/64 {
+		allowed = allowed[:(n+63)/64]
 	}
 	if allowed != nil && sparse(allowed, n) {
 		return s.sampleAllowed(logits, history, allowed)
@@ -134,7 +136,7 @@ func (s *Sampler) sampleDense(logits []float32, history []int, allowed []uint64)
 	negInf := float32(math.Inf(-1))
 	if allowed != nil {
 		for i := range l {
-			if allowed[i>>6]&(1<<(i&63)) == 0 {
+			if i>>6 >= len(allowed) || allowed[i>>6]&(1<<(i&63)) == 0 {
 				l[i] = negInf
 			}
 		}
@@ -158,7 +160,7 @@ func (s *Sampler) sampleDense(logits []float32, history []int, allowed []uint64)
 // beats masking the whole vocabulary, as in a constrained tool call.
 func sparse(allowed []uint64, n int) bool {
 	count := 0
-	for _, w := range allowed[:(n+63)/64] {
+	for _, w := range allowed {
 		count += bits.OnesCount64(w)
 	}
 	return count*16 < n
@@ -170,7 +172,7 @@ func sparse(allowed []uint64, n int) bool {
 func (s *Sampler) sampleAllowed(logits []float32, history []int, allowed []uint64) (int, error) {
 	n := len(logits)
 	s.ids, s.logits = s.ids[:0], s.logits[:0]
-	for w, word := range allowed[:(n+63)/64] {
+	for w, word := range allowed {
 		for ; word != 0; word &= word - 1 {
 			id := w*64 + bits.TrailingZeros64(word)
 			if id >= n {

@@ -226,7 +226,6 @@ func TestSampleErrors(t *testing.T) {
 	}{
 		{"empty", nil, nil, "empty logits"},
 		{"nan", []float32{0, float32(math.NaN())}, nil, "id 1 is NaN"},
-		{"short mask", make([]float32, 65), []uint64{1}, "covers 64 ids, vocabulary has 65"},
 		{"nothing allowed", make([]float32, 3), []uint64{0}, "no token is allowed"},
 		{"all -inf", []float32{float32(math.Inf(-1))}, nil, "no token is allowed"},
 	}
@@ -234,6 +233,15 @@ func TestSampleErrors(t *testing.T) {
 		if _, err := s.Sample(tt.logits, nil, tt.allowed); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
+	}
+	// A set shorter than the logits masks the ids past its end.
+	padded := make([]float32, 200)
+	padded[150] = 100
+	if id, err := s.Sample(padded, nil, bitset(64, 3)); err != nil || id != 3 {
+		t.Errorf("short allowed set: got %d, %v; want 3", id, err)
+	}
+	if id, err := s.Sample(padded, nil, []uint64{^uint64(0), ^uint64(0)}); err != nil || id >= 128 {
+		t.Errorf("allowed set of 128 ids picked %d, %v", id, err)
 	}
 	for _, cfg := range []Config{{Temperature: -1}, {TopP: 1.5}, {MinP: -0.1}, {TopK: -2},
 		{RepetitionPenalty: float32(math.NaN())}, {PresencePenalty: float32(math.Inf(1))}, {PenaltyWindow: -1}} {
