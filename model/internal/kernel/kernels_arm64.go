@@ -3,8 +3,9 @@
 package kernel
 
 // NEON kernels in kernels_arm64.s (Advanced SIMD is part of every arm64
-// CPU) for the GEMM micro-kernel and the fp32/bf16 mat-vec; the other
-// kernels run their portable Go versions.
+// CPU) for the GEMM micro-kernel, the fp32/bf16 mat-vec kernels, GemvT and
+// Dot; the Q8 kernels and the B packers run their portable Go versions (Go's
+// arm64 assembler lacks the integer widening and conversion instructions).
 
 //go:noescape
 func gemm6x16NEON(k int, a, b, c *float32, ldc int, alpha, beta float32)
@@ -14,6 +15,18 @@ func rows4F32NEON(k int, w *float32, ldw int, x *float32, acc *[32]float32)
 
 //go:noescape
 func rows4BF16NEON(k int, w *uint16, ldw int, x *float32, acc *[32]float32)
+
+//go:noescape
+func rows2x4F32NEON(k int, w *float32, ldw int, x *float32, ldx int, acc *[64]float32)
+
+//go:noescape
+func rows2x4BF16NEON(k int, w *uint16, ldw int, x *float32, ldx int, acc *[64]float32)
+
+//go:noescape
+func gemvT64NEON(rows int, w *float32, ldw int, x *float32, y *float32)
+
+//go:noescape
+func dotNEON(n int, a, b *float32, acc *[16]float32)
 
 // Accelerated reports whether the assembly kernels are in use.
 func Accelerated() bool { return true }
@@ -71,7 +84,28 @@ func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]flo
 	rows4NEON(k, w, ldw, x, ldx, nb, out, bf16, rows4BF16NEON)
 }
 
-func dotF32(a, b []float32) float32 { return dotGo(a, b) }
+func dotF32(a, b []float32) float32 {
+	n := len(a) &^ 15
+	if n == 0 {
+		return dotGo(a, b)
+	}
+	b = b[:len(a)]
+	var acc [16]float32
+	dotNEON(n, &a[0], &b[0], &acc)
+	return sumLanes(acc[:]) + dotGo(a[n:], b[n:])
+}
+
+// sumLanes adds the partial sums of four-lane vectors pairwise.
+func sumLanes(l []float32) float32 {
+	for len(l) > 1 {
+		h := len(l) / 2
+		for i := range h {
+			l[i] += l[h+i]
+		}
+		l = l[:h]
+	}
+	return l[0]
+}
 
 func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
 	rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
@@ -81,12 +115,41 @@ func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []
 	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
 }
 
+// rows2x4NEON runs a 2-row×4-batch NEON kernel and adds the lanes and the
+// ragged tail in Go.
+func rows2x4NEON[W any](k int, w []W, ldw int, x []float32, ldx int, out *[8]float32, widen func(W) float32, kern func(k int, w *W, ldw int, x *float32, ldx int, acc *[64]float32)) {
+	k8 := k &^ 7
+	if len(w) < ldw+k || len(x) < 3*ldx+k {
+		panic("kernel: internal error: mat-vec block out of range")
+	}
+	var acc [64]float32
+	kern(k8, &w[0], ldw, &x[0], ldx, &acc)
+	for o := range 8 {
+		l0, l1 := acc[o*4:o*4+4], acc[32+o*4:32+o*4+4]
+		s := ((l0[0] + l1[0]) + (l0[1] + l1[1])) + ((l0[2] + l1[2]) + (l0[3] + l1[3]))
+		b, r := o/2, o%2
+		wr, xb := w[r*ldw:r*ldw+k], x[b*ldx:b*ldx+k]
+		for i := k8; i < k; i++ {
+			s += widen(wr[i]) * xb[i]
+		}
+		out[o] = s
+	}
+}
+
 func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
-	rows2x4F32Go(k, w, ldw, x, ldx, out)
+	if k < 8 {
+		rows2x4F32Go(k, w, ldw, x, ldx, out)
+		return
+	}
+	rows2x4NEON(k, w, ldw, x, ldx, out, identity, rows2x4F32NEON)
 }
 
 func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
-	rows2x4BF16Go(k, w, ldw, x, ldx, out)
+	if k < 8 {
+		rows2x4BF16Go(k, w, ldw, x, ldx, out)
+		return
+	}
+	rows2x4NEON(k, w, ldw, x, ldx, out, bf16, rows2x4BF16NEON)
 }
 
 func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
@@ -105,8 +168,25 @@ func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb in
 	packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
 }
 
+// gemvT runs the assembly on 64-column strips and the portable loop on
+// the last cols%64 columns.
 func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
-	gemvTGo(y, w, rows, cols, ldw, x)
+	c64 := cols &^ 63
+	if c64 == 0 {
+		gemvTGo(y, w, rows, cols, ldw, x)
+		return
+	}
+	_ = w[(rows-1)*ldw+cols-1]
+	_ = x[rows-1]
+	for c := 0; c < c64; c += 64 {
+		_ = y[c+63]
+		gemvT64NEON(rows, &w[c], ldw, &x[0], &y[c])
+	}
+	if c64 < cols {
+		for i := range rows {
+			axpyGo(y[c64:cols], x[i], w[i*ldw+c64:i*ldw+cols])
+		}
+	}
 }
 
 func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
