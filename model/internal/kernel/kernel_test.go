@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -530,4 +531,17 @@ func TestQ8Int16(t *testing.T) {
 	if !math.IsNaN(float64(y[0])) {
 		t.Fatalf("NaN activation gave %v", y[0])
 	}
+}
+
+// FuzzParseCPUInfo checks that any /proc/cpuinfo text gives a core count
+// in [0, number of lines] without panicking.
+func FuzzParseCPUInfo(f *testing.F) {
+	f.Add("processor\t: 0\nphysical id\t: 0\ncore id\t\t: 0\n\nprocessor\t: 1\nphysical id\t: 0\ncore id\t\t: 1\n")
+	f.Add("core id: x\nphysical id: -3\ncore id: 7\n\n\n:")
+	f.Fuzz(func(t *testing.T, text string) {
+		n := parseCPUInfo(strings.NewReader(text))
+		if n < 0 || n > strings.Count(text, "\n")+1 {
+			t.Fatalf("parseCPUInfo gave %d cores for %d lines", n, strings.Count(text, "\n")+1)
+		}
+	})
 }

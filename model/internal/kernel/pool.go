@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -185,6 +186,12 @@ func coresFromCPUInfo(path string) int {
 		return 0
 	}
 	defer f.Close()
+	return parseCPUInfo(f)
+}
+
+// parseCPUInfo counts distinct (physical id, core id) pairs in
+// /proc/cpuinfo text: one block per logical CPU, blank-line separated.
+func parseCPUInfo(r io.Reader) int {
 	seen := make(map[[2]int]bool)
 	pkg, core := -1, -1
 	flush := func() {
@@ -193,7 +200,7 @@ func coresFromCPUInfo(path string) int {
 		}
 		pkg, core = -1, -1
 	}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		key, val, ok := strings.Cut(line, ":")
