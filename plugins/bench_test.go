@@ -86,15 +86,26 @@ func BenchmarkHostOverhead(b *testing.B) {
 // BenchmarkGoHook is a standard-Go hook doing real work with deadlines
 // on: the speech-length example (clean, shorten, segment a reply) and
 // the compliance example (three catalog lookups, claims and prices).
-// Compare with the native benchmarks of the examples for the ratio.
+// Compare with the native benchmarks of the examples for the ratio. The
+// trusted variants show the price of close-on-context-done, which the
+// host never turns off for real plugins.
 func BenchmarkGoHook(b *testing.B) {
-	h := newTestHost(b, NewHostConfig())
 	env := demoEnv(b, nil)
 	in := benchInput(b)
 	ctx := context.Background()
-	for _, c := range []struct{ dir, hook string }{{"speech", "fit_speech"}, {"compliance", "check_reply"}} {
-		b.Run(c.dir, func(b *testing.B) {
-			p := benchExample(b, h, c.dir, 0)
+	for _, c := range []struct {
+		dir, hook string
+		trusted   bool
+	}{{"speech", "fit_speech", false}, {"compliance", "check_reply", false},
+		{"speech", "fit_speech", true}, {"compliance", "check_reply", true}} {
+		name := c.dir
+		if c.trusted {
+			name += "/trusted-no-close-on-done"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := NewHostConfig()
+			cfg.noCloseOnDone = c.trusted
+			p := benchExample(b, newTestHost(b, cfg), c.dir, 0)
 			timed(b, func() error {
 				_, err := p.Hook(ctx, env, c.hook, in)
 				return err
