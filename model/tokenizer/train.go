@@ -136,7 +136,10 @@ func (t *Tokenizer) countWords(ctx context.Context, corpus iter.Seq[string]) (ma
 			})
 		})
 	}
-	return counts, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer: train: %w", err)
+	}
+	return counts, nil
 }
 
 // pairTrainer keeps the words of the corpus as symbol sequences together with
