@@ -2,9 +2,13 @@ package constrain
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/livehat/livehat/model/sample"
 )
 
 // qwen3Vocab reads the token byte strings of the real Qwen3 vocabulary from
@@ -117,4 +121,68 @@ func BenchmarkAllowedQwen3(b *testing.B) {
 		})
 	}
 	b.Run("call_steps", func(b *testing.B) { benchCallSteps(b, toks, vocab, g) })
+}
+
+// TestQwen3VocabCalls runs the constraint over the real Qwen3 vocabulary:
+// the allowed sets agree with feeding every token in a range of states, and
+// calls sampled from random logits under the masks are valid.
+func TestQwen3VocabCalls(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("loads the 11 MB Qwen3 tokenizer and runs no concurrent code: skipped in -short and -race runs")
+	}
+	toks := qwen3Vocab(t)
+	vocab := NewVocabulary(toks)
+	g, err := Compile(testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range benchStates {
+		c := NewToolCallConstraint(vocab, g)
+		if err := c.AcceptText(s.prefix); err != nil {
+			t.Fatal(err)
+		}
+		checkAgainstFeeding(t, c, c.Allowed(nil), s.prefix)
+	}
+
+	schemas := validators(t)
+	r := rand.New(rand.NewPCG(31, 32))
+	logits := make([]float32, len(toks))
+	// A model that tends to close what it opens.
+	var closing []int
+	for id, b := range toks {
+		switch string(b) {
+		case `"`, `",`, `"}`, `}`, `}}`, `]`, "</tool_call>", ` "`, `":`:
+			closing = append(closing, id)
+		}
+	}
+	for i := range 12 {
+		smp, err := sample.New(sample.Config{Temperature: 1, TopK: 50, Seed: uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewToolCallConstraint(vocab, g)
+		var text []byte
+		var allowed TokenSet
+		for steps := 0; !c.Done(); steps++ {
+			if steps > 2000 {
+				t.Fatalf("call %d did not finish: %q", i, text)
+			}
+			for j := range logits {
+				logits[j] = float32(r.NormFloat64())
+			}
+			for _, id := range closing {
+				logits[id] += 4
+			}
+			allowed = c.Allowed(allowed)
+			id, err := smp.Sample(logits, nil, allowed)
+			if err != nil {
+				t.Fatalf("call %d after %q: %v", i, text, err)
+			}
+			if err := c.Accept(id); err != nil {
+				t.Fatal(err)
+			}
+			text = append(text, toks[id]...)
+		}
+		checkCall(t, strings.TrimLeft(string(text), " \n"), schemas)
+	}
 }
