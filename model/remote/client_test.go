@@ -284,3 +284,21 @@ func TestCancelDuringRetryWait(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal to wait 30s past a 1s deadline naming the 429", err)
 	}
 }
+
+func TestRetriesFailedConnections(t *testing.T) {
+	srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {})
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	c, waits := newClient(t, Config{BaseURL: url, Model: "m", MaxRetries: 2})
+	_, err := c.Complete(context.Background(), Request{Messages: userX})
+	if err == nil || !strings.Contains(err.Error(), "POST "+url+"/v1/chat/completions") {
+		t.Fatalf("err = %v, want the failed POST named", err)
+	}
+	if len(*waits) != 2 {
+		t.Errorf("waits %v, want 2 retries", *waits)
+	}
+	_, err = c.Stream(context.Background(), Request{Messages: userX})
+	if err == nil || len(*waits) != 4 {
+		t.Errorf("stream: err %v after waits %v", err, *waits)
+	}
+}
