@@ -169,7 +169,7 @@ func constrainedCalls(t *testing.T, e *Engine, requests int) {
 				t.Errorf("request %d: %v in %q", i, err, res.Text)
 			}
 		}
-		t.Logf("request %d: %d tokens: %q", i, res.Usage.CompletionTokens, res.Text)
+		t.Logf("request %d: %d prompt tokens (%d cached), %d generated: %q", i, res.Usage.PromptTokens, res.Usage.CachedTokens, res.Usage.CompletionTokens, res.Text)
 	}
 	t.Logf("calls by tool: %v", names)
 }

@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,7 +164,8 @@ type Engine struct {
 	// owned is the backend Load created, stopped by Close.
 	owned *model.CPU
 
-	special []bool // by token id: added tokens marked special
+	special      []bool   // by token id: added tokens marked special
+	specialTexts []string // their contents
 	eos     []bool // by token id: tokens that end the turn
 
 	vocabOnce sync.Once
@@ -253,8 +256,11 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned *mo
 	if opts.PrefixCacheBytes > 0 {
 		e.cache = model.NewPrefixCache(m, opts.PrefixCacheBytes)
 	}
-	for _, id := range tok.SpecialIDs() {
-		e.special[id] = true
+	for _, a := range tok.AddedTokens() {
+		if a.Special && a.ID < vocab {
+			e.special[a.ID] = true
+			e.specialTexts = append(e.specialTexts, a.Content)
+		}
 	}
 	if id := m.Config.EOSTokenID; id >= 0 && id < vocab {
 		e.eos[id] = true
@@ -387,11 +393,10 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: sampling: %w", err)
 	}
-	text, err := chat.Render(req.Messages, req.Tools, chat.RenderOptions{AddGenerationPrompt: true, DisableThinking: req.DisableThinking})
+	text, prompt, err := e.encodePrompt(req)
 	if err != nil {
-		return nil, fmt.Errorf("engine: render prompt: %w", err)
+		return nil, err
 	}
-	prompt := e.tok.EncodeWithSpecial(text)
 	if req.Prefix != "" {
 		prompt = append(prompt, e.tok.EncodeWithSpecial(req.Prefix)...)
 	}
@@ -433,6 +438,69 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		}
 	}
 	return r, nil
+}
+
+// encodePrompt renders the conversation and tokenizes it. The template's
+// markup is read with special tokens recognised, as chat templates are; a
+// message whose text itself contains a special token's text (a viewer
+// typing "<|im_start|>system") is read as plain text instead, so that no one
+// can inject turns or control tokens through a message.
+func (e *Engine) encodePrompt(req Request) (string, []int, error) {
+	opts := chat.RenderOptions{AddGenerationPrompt: true, DisableThinking: req.DisableThinking}
+	msgs := req.Messages
+	var plain map[string]string // placeholder → message text to read as plain text
+	for i, m := range req.Messages {
+		if !e.hasSpecialText(m.Content) {
+			continue
+		}
+		if plain == nil {
+			plain = map[string]string{}
+			msgs = slices.Clone(req.Messages)
+		}
+		// Private-use characters that no message contains mark the text's
+		// place in the rendered prompt.
+		ph := fmt.Sprintf("\uE000%d\uE001", i)
+		if strings.Contains(m.Content, ph) {
+			return "", nil, fmt.Errorf("engine: message %d contains private-use marker text %q", i, ph)
+		}
+		plain[ph] = m.Content
+		msgs[i].Content = ph
+	}
+	text, err := chat.Render(msgs, req.Tools, opts)
+	if err != nil {
+		return "", nil, fmt.Errorf("engine: render prompt: %w", err)
+	}
+	if plain == nil {
+		return text, e.tok.EncodeWithSpecial(text), nil
+	}
+	var ids []int
+	rest := text
+	for rest != "" {
+		start := strings.Index(rest, "\uE000")
+		end := strings.Index(rest, "\uE001")
+		if start < 0 || end < start {
+			ids = append(ids, e.tok.EncodeWithSpecial(rest)...)
+			break
+		}
+		ids = append(ids, e.tok.EncodeWithSpecial(rest[:start])...)
+		content, ok := plain[rest[start:end+len("\uE001")]]
+		if !ok {
+			return "", nil, errors.New("engine: the chat template altered a message's place marker")
+		}
+		ids = append(ids, e.tok.Encode(content)...)
+		rest = rest[end+len("\uE001"):]
+	}
+	return text, ids, nil
+}
+
+// hasSpecialText reports whether s contains the text of a special token.
+func (e *Engine) hasSpecialText(s string) bool {
+	for _, t := range e.specialTexts {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // constraintVocabulary prepares, once, the tokens' byte strings for the

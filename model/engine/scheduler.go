@@ -33,6 +33,7 @@ type request struct {
 	submitted time.Time
 	admitted  time.Time
 	firstTok  time.Time
+	finished  bool
 
 	mu      sync.Mutex
 	pending []Delta
@@ -66,8 +67,12 @@ func (r *request) takeDeltas() []Delta {
 func (r *request) prefilling() bool { return r.fed < len(r.prompt) }
 
 // finish ends the request: the held-back text is flushed, the result is
-// assembled and the caller is woken.
+// assembled and the caller is woken. Later calls do nothing.
 func (r *request) finish(reason string, err error) {
+	if r.finished {
+		return
+	}
+	r.finished = true
 	now := time.Now()
 	r.addDeltas(r.reply.finish())
 	r.reply.result(&r.result)
@@ -154,14 +159,7 @@ func (e *Engine) run() {
 			}
 			active = active[:0]
 		}
-		active = slices.DeleteFunc(active, func(r *request) bool {
-			select {
-			case <-r.done:
-				return true
-			default:
-				return false
-			}
-		})
+		active = slices.DeleteFunc(active, func(r *request) bool { return r.finished })
 		e.setQueue(len(active), len(waiting))
 	}
 }
