@@ -166,7 +166,7 @@ type Engine struct {
 
 	special      []bool   // by token id: added tokens marked special
 	specialTexts []string // their contents
-	eos     []bool // by token id: tokens that end the turn
+	eos          []bool   // by token id: tokens that end the turn
 
 	vocabOnce sync.Once
 	vocab     *constrain.Vocabulary
