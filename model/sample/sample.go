@@ -236,7 +236,8 @@ func (s *Sampler) countHistory(history []int, n int) bool {
 	return len(s.counts) > 0
 }
 
-// penalize lowers the logit v of an id seen count times in the history.
+// penalize applies the penalties to the logit v of an id seen count times in
+// the history.
 func (s *Sampler) penalize(v float32, count int) float32 {
 	c := s.cfg
 	if c.RepetitionPenalty != 0 && c.RepetitionPenalty != 1 {
