@@ -198,7 +198,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 		sse(w, `data: {"choices":[{"delta":{"content":"hi"}}]}`+"\n\n")
 		<-r.Context().Done() // stalls
 	})
-	c, _ := newClient(t, Config{BaseURL: srv.URL, Model: "m", StreamIdleTimeout: 50 * time.Millisecond})
+	c, _ := newClient(t, Config{BaseURL: srv.URL, Model: "m", StreamIdleTimeout: 300 * time.Millisecond})
 	s, err := c.Stream(context.Background(), Request{Messages: userX})
 	if err != nil {
 		t.Fatal(err)
