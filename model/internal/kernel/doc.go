@@ -15,10 +15,11 @@
 //
 // Accuracy: every product sums in float32 (in an order that differs between
 // kernels), so a result is within about k·2⁻²³·Σ|terms| of the exact sum.
-// The one exception is the Q8 mat-vec of a single row on the assembly path,
-// which quantizes the activation to int16 per block of 32 first, adding at
-// most |w|·amax/65534 per product (amax the block's largest |x|) — far
-// below the 8-bit weight's own rounding.
+// Q8 products first round the activations to int16 per block of 32 (as
+// llama.cpp rounds them to int8), adding at most |w|·amax/65534 per product
+// (amax the block's largest |x|) — far below the 8-bit weight's own
+// rounding — so that the single-row kernel can multiply in exact integer
+// arithmetic while every batch size still sees the same numbers.
 //
 // All parallel work runs on a [Pool], a fixed set of worker goroutines sized
 // to the physical cores of the machine. Matrices are row-major; a leading

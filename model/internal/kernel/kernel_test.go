@@ -496,8 +496,8 @@ func TestQ8Int16(t *testing.T) {
 	x := randSlice(rng, cols)
 	clear(x[32:64])
 	nblk := cols / Q8Block
-	xq, xs := make([]int16, nblk*Q8Block), make([]float32, nblk)
-	if !quantizeX16(xq, xs, x) {
+	xq, xs, xd := make([]int16, cols), make([]float32, q.BlocksPerRow()), make([]float32, cols)
+	if !quantizeActivation(xd, xq, xs, x) {
 		t.Fatal("finite activations refused")
 	}
 	bpr := q.BlocksPerRow()
@@ -522,8 +522,13 @@ func TestQ8Int16(t *testing.T) {
 			}
 		}
 	}
+	for i, v := range xd {
+		if e := math.Abs(float64(v - x[i])); e > float64(xs[i/Q8Block])/2*1.0001 {
+			t.Fatalf("activation %d: %v quantized to %v", i, x[i], v)
+		}
+	}
 	x[5] = float32(math.NaN())
-	if quantizeX16(xq, xs, x) {
+	if quantizeActivation(xd, xq, xs, x) {
 		t.Fatal("NaN activation accepted for int16 quantization")
 	}
 	y := make([]float32, rows)
@@ -544,4 +549,41 @@ func FuzzParseCPUInfo(f *testing.F) {
 			t.Fatalf("parseCPUInfo gave %d cores for %d lines", n, strings.Count(text, "\n")+1)
 		}
 	})
+}
+
+// TestQ8BatchConsistency checks that a sequence's Q8 result does not
+// depend on the batch it is computed in beyond float32 rounding: the
+// single-row integer kernel, the small-batch float kernels and the packed
+// GEMM all see the same quantized activations.
+func TestQ8BatchConsistency(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	const rows, cols = 40, 1000
+	w := randSlice(rng, rows*cols)
+	q, _ := QuantizeQ8(w, rows, cols)
+	wq, _ := q.Dequantize()
+	pool := NewPool(2)
+	defer pool.Close()
+	const batch = 70 // past smallM, so the packed driver runs
+	x := randSlice(rng, batch*cols)
+	yBig := make([]float32, batch*rows)
+	pool.MatMulQ8(yBig, q, x, batch)
+	ySmall := make([]float32, 5*rows)
+	pool.MatMulQ8(ySmall, q, x, 5)
+	for b := range 5 {
+		y1 := make([]float32, rows)
+		pool.MatVecQ8(y1, q, x[b*cols:(b+1)*cols])
+		for r := range rows {
+			var mag float64
+			for i := range cols {
+				mag += math.Abs(float64(wq[r*cols+i]) * float64(x[b*cols+i]))
+			}
+			tol := 2 * bound(cols, mag) // two float32 results, each within bound of the same exact value
+			if d := math.Abs(float64(y1[r] - ySmall[b*rows+r])); d > tol {
+				t.Fatalf("row %d of sequence %d: batch 1 gives %v, batch 5 gives %v", r, b, y1[r], ySmall[b*rows+r])
+			}
+			if d := math.Abs(float64(y1[r] - yBig[b*rows+r])); d > tol {
+				t.Fatalf("row %d of sequence %d: batch 1 gives %v, batch %d gives %v", r, b, y1[r], batch, yBig[b*rows+r])
+			}
+		}
+	}
 }

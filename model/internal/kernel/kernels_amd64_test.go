@@ -18,4 +18,5 @@ func TestPortableDispatch(t *testing.T) {
 	t.Run("GemvAxpy", TestGemvAxpy)
 	t.Run("Dot", TestDot)
 	t.Run("Q8Int16", TestQ8Int16)
+	t.Run("Q8BatchConsistency", TestQ8BatchConsistency)
 }

@@ -68,15 +68,23 @@ func checkLinear(fn string, ny, nw, rows, cols, nx, batch int) {
 }
 
 func (p *Pool) matMul(src weightRows, y []float32, rows, cols int, x []float32, batch int) {
-	switch {
-	case batch == 0 || rows == 0:
-	case cols == 0:
-		clear(y[:batch*rows])
-	case batch <= smallM:
-		p.linear(src, y, rows, rows, cols, x, cols, batch, 1, 0)
-	default:
-		p.gemm(batch, rows, cols, 1, packerA{a: x, lda: cols}, src, 0, y, rows)
+	if batch == 0 || rows == 0 {
+		return
 	}
+	if cols == 0 {
+		clear(y[:batch*rows])
+		return
+	}
+	nt := p.acquire()
+	defer p.release()
+	if prep, ok := src.(activationPreparer); ok {
+		src, x = prep.prepare(p.scratchFor(0), x[:batch*cols], batch, cols)
+	}
+	if batch <= smallM {
+		p.linearHeld(nt, src, y, rows, rows, cols, x, cols, batch, 1, 0)
+		return
+	}
+	p.gemmHeld(nt, batch, rows, cols, 1, packerA{a: x, lda: cols}, src, 0, y, rows)
 }
 
 // weightRows is a rows×cols weight matrix in some storage format, read
@@ -94,11 +102,11 @@ type weightRows interface {
 	dot1(r, p0, kb int, x []float32) float32
 }
 
-// activationPreparer is a weight format whose mat-vec (batch 1) runs
-// faster on a transformed activation, which prepare computes once per call
-// into the scratch buffers.
+// activationPreparer is a weight format that transforms the batch×cols
+// activations once per call (into the scratch buffers) before any kernel
+// reads them; it returns the weight and activations to use.
 type activationPreparer interface {
-	prepare(s *threadScratch, x []float32) weightRows
+	prepare(s *threadScratch, x []float32, batch, cols int) (weightRows, []float32)
 }
 
 // linear computes Y = alpha·X·Wᵀ + beta·Y for batch ≤ smallM rows of X,
@@ -106,9 +114,11 @@ type activationPreparer interface {
 func (p *Pool) linear(src weightRows, y []float32, ldy, rows, cols int, x []float32, ldx, batch int, alpha, beta float32) {
 	nt := p.acquire()
 	defer p.release()
-	if prep, ok := src.(activationPreparer); ok && batch == 1 {
-		src = prep.prepare(p.scratchFor(0), x[:cols])
-	}
+	p.linearHeld(nt, src, y, ldy, rows, cols, x, ldx, batch, alpha, beta)
+}
+
+// linearHeld is linear for a caller that holds the pool with nt threads.
+func (p *Pool) linearHeld(nt int, src weightRows, y []float32, ldy, rows, cols int, x []float32, ldx, batch int, alpha, beta float32) {
 	if work := 2 * rows * cols * batch; work < nt*minParallelFlops/4 {
 		nt = max(1, min(nt, work/(minParallelFlops/4)))
 	}
@@ -242,44 +252,63 @@ func (s rowsBF16) packB(dst []float32, p0, j0, kb, nb int) {
 }
 
 // rowsQ8 is an 8-bit quantized weight. For a single activation row, xq
-// and xs may hold that row quantized to int16 per block (see prepare).
+// and xs may hold that row as int16 per block (see prepare).
 type rowsQ8 struct {
 	q  Q8Matrix
 	xq []int16
 	xs []float32
 }
 
-// prepare quantizes a single activation row to int16 with one scale per
-// block of Q8Block (its largest magnitude ↦ 32767), for the integer
-// mat-vec kernel. The added error per product is at most |w|·scale/2, a
-// relative 2⁻¹⁶ of the block's largest activation — far below the weight's
-// own 8-bit rounding. A row with NaN or Inf keeps the float path, so those
-// propagate into the result as they should.
-func (s rowsQ8) prepare(sc *threadScratch, x []float32) weightRows {
-	nblk := len(x) / Q8Block
-	if !q8Int16Kernels || nblk == 0 {
-		return s
+// prepare quantizes every activation row to int16 with one scale per block
+// of Q8Block (its largest magnitude ↦ 32767) and hands the kernels the
+// values that stands for, as float32. Every Q8 path — the integer mat-vec
+// kernel for a single row, the float kernels for small batches, the packed
+// GEMM for large ones — then multiplies the same numbers, so a sequence's
+// result does not depend on what it is batched with beyond float32
+// rounding. The quantization adds at most |w|·scale/2 per product, a
+// relative 2⁻¹⁶ of the block's largest activation, far below the weight's
+// own 8-bit rounding. A row holding NaN or Inf is used as it is, so those
+// propagate into the result.
+func (s rowsQ8) prepare(sc *threadScratch, x []float32, batch, cols int) (weightRows, []float32) {
+	bpr := ceilDiv(cols, Q8Block)
+	sc.xd = grow(sc.xd, batch*cols)
+	xd := sc.xd[:batch*cols]
+	var xq []int16
+	var xs []float32
+	if batch == 1 && q8Int16Kernels {
+		sc.xq = grow(sc.xq, cols)
+		sc.xs = grow(sc.xs, bpr)
+		xq, xs = sc.xq[:cols], sc.xs[:bpr]
 	}
-	if cap(sc.xq) < nblk*Q8Block {
-		sc.xq = make([]int16, nblk*Q8Block)
+	for b := range batch {
+		row := x[b*cols : (b+1)*cols]
+		if !quantizeActivation(xd[b*cols:(b+1)*cols], xq, xs, row) {
+			copy(xd[b*cols:], row)
+			xq = nil
+		}
 	}
-	if cap(sc.xs) < nblk {
-		sc.xs = make([]float32, nblk)
+	if xq != nil {
+		s.xq, s.xs = xq, xs
 	}
-	xq, xs := sc.xq[:nblk*Q8Block], sc.xs[:nblk]
-	if !quantizeX16(xq, xs, x) {
-		return s
+	return s, xd
+}
+
+// grow returns s with room for n elements, reallocating when it is short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
-	s.xq, s.xs = xq, xs
 	return s
 }
 
-// quantizeX16 fills xq and xs (one scale per block of Q8Block) from the
-// first len(xq) values of x; it reports false if x holds NaN or Inf.
-func quantizeX16(xq []int16, xs []float32, x []float32) bool {
-	for blk := range xs {
-		src := x[blk*Q8Block : (blk+1)*Q8Block]
-		dst := xq[blk*Q8Block : (blk+1)*Q8Block]
+// quantizeActivation rounds one activation row x to int16 per block of
+// Q8Block and writes the values it stands for to xd and, when they are not
+// nil, the integers to xq and the block scales to xs. It reports false,
+// leaving the outputs partly written, if x holds NaN or Inf.
+func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
+	for c0 := 0; c0 < len(x); c0 += Q8Block {
+		src := x[c0:min(c0+Q8Block, len(x))]
+		dst := xd[c0 : c0+len(src)]
 		var amax float32
 		for _, v := range src {
 			amax = max(amax, v, -v)
@@ -287,19 +316,24 @@ func quantizeX16(xq []int16, xs []float32, x []float32) bool {
 		if !(amax <= math.MaxFloat32) {
 			return false
 		}
-		if amax == 0 {
-			xs[blk] = 0
-			clear(dst)
-			continue
+		var scale, inv float32
+		if amax > 0 {
+			scale, inv = amax/32767, 32767/amax
 		}
-		xs[blk] = amax / 32767
-		inv := 32767 / amax
+		if xs != nil {
+			xs[c0/Q8Block] = scale
+		}
 		for i, v := range src {
 			v *= inv
+			var q int16
 			if v >= 0 {
-				dst[i] = int16(v + 0.5)
+				q = int16(v + 0.5)
 			} else {
-				dst[i] = int16(v - 0.5)
+				q = int16(v - 0.5)
+			}
+			dst[i] = float32(q) * scale
+			if xq != nil {
+				xq[c0+i] = q
 			}
 		}
 	}

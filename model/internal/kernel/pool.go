@@ -32,7 +32,8 @@ type Pool struct {
 type threadScratch struct {
 	packA []float32
 	packB []float32
-	xq    []int16   // an activation row quantized for the Q8 mat-vec
+	xd    []float32 // activations as the Q8 kernels see them
+	xq    []int16   // a single activation row as int16, for the Q8 mat-vec
 	xs    []float32 // its per-block scales
 }
 

@@ -100,6 +100,11 @@ type bPacker interface {
 func (p *Pool) gemm(m, n, k int, alpha float32, a packerA, b bPacker, beta float32, c []float32, ldc int) {
 	nt := p.acquire()
 	defer p.release()
+	p.gemmHeld(nt, m, n, k, alpha, a, b, beta, c, ldc)
+}
+
+// gemmHeld is gemm for a caller that holds the pool with nt threads.
+func (p *Pool) gemmHeld(nt, m, n, k int, alpha float32, a packerA, b bPacker, beta float32, c []float32, ldc int) {
 	if flops := 2 * m * n * k; flops < nt*minParallelFlops {
 		nt = max(1, min(nt, flops/minParallelFlops))
 	}
