@@ -39,7 +39,7 @@ type UsageError = harness.UsageError
 func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, ifeval, all, or a comma-separated list")
+	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, ifeval, all, or a comma-separated list")
 	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
@@ -127,7 +127,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 }
 
 func suiteNames(arg string) ([]string, error) {
-	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteIFEval}
+	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteIFEval}
 	if arg == "all" {
 		return all, nil
 	}

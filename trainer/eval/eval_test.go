@@ -30,7 +30,7 @@ func base(t testing.TB) *harness.Harness {
 // to them (or to the demo harness) shows up here instead of silently
 // changing what models are scored on. Run with -update to rewrite.
 func TestSuitesUpToDate(t *testing.T) {
-	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust} {
+	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy} {
 		s, err := Generate(name, base(t))
 		if err != nil {
 			t.Fatal(err)
@@ -95,12 +95,12 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 		}
 	}
 	r := &Runner{Base: base(t), Sandbox: sb, Model: NewExpert, Parallel: 2}
-	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust} {
+	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy} {
 		s, err := OpenSuite(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Items = s.Items[:60]
+		s.Items = s.Items[:min(60, len(s.Items))]
 		rep, err := r.Run(ctx, s)
 		if err != nil {
 			t.Fatal(err)

@@ -25,8 +25,43 @@ type ExpertModel struct {
 	err  error
 }
 
-// NewExpert is a ModelFactory for the expert policy.
-func NewExpert(c Case) (runtime.Model, error) { return &ExpertModel{c: c}, nil }
+// NewExpert is a ModelFactory for the expert policy. For an episode it
+// returns a model that plays the expert of whichever step is being asked.
+func NewExpert(c Case) (runtime.Model, error) {
+	if len(c.Item.Steps) == 0 {
+		return &ExpertModel{c: c}, nil
+	}
+	ep := &episodeExpert{}
+	for _, st := range c.Item.Steps {
+		sc := c
+		sc.Item = Item{ID: st.Question.ID, Category: string(st.Question.Type), Room: c.Item.Room, Question: st.Question}
+		ep.steps = append(ep.steps, st)
+		ep.models = append(ep.models, &ExpertModel{c: sc})
+	}
+	return ep, nil
+}
+
+// episodeExpert dispatches each generation to the expert of the step
+// whose text is the latest in the conversation.
+type episodeExpert struct {
+	steps  []Step
+	models []*ExpertModel
+}
+
+func (e *episodeExpert) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != harness.RoleUser {
+			continue
+		}
+		for j := len(e.steps) - 1; j >= 0; j-- {
+			if strings.Contains(m.Content, e.steps[j].Question.Text) {
+				return e.models[j].Generate(ctx, req)
+			}
+		}
+	}
+	return runtime.Response{}, fmt.Errorf("expert: the conversation asks none of the episode's steps")
+}
 
 // Generate returns the expert's next assistant turn after the last user
 // message (a retry message starts the transcript over). A tool result that

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,6 +152,9 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	}
 	defer sess.Close()
 	events := sess.Listen(256)
+	if len(it.Steps) > 0 {
+		return r.runEpisode(ctx, sess, events, room, h, mapping, it, res)
+	}
 	t0 := time.Now()
 	if err := sess.Submit(runtime.Message{Viewer: it.Question.Viewer, Text: it.Question.Text}); err != nil {
 		return fail(err)
@@ -180,6 +184,75 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 			return res
 		}
 	}
+}
+
+// nextTurn waits for the session's next finished turn.
+func nextTurn(ctx context.Context, events <-chan runtime.Event) (*runtime.Turn, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-events:
+			if !ok {
+				return nil, fmt.Errorf("session ended without a turn")
+			}
+			if e.Kind == runtime.EventTurn {
+				return e.Record, nil
+			}
+		}
+	}
+}
+
+// runEpisode plays an episode's steps in one session, grading each turn;
+// the episode's grade is the mean of its steps, except accuracy, which a
+// single false or banned statement anywhere takes to 0.
+func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <-chan runtime.Event, room *liveroom.Room,
+	h *harness.Harness, mapping *hsa.Mapping, it Item, res ItemResult) ItemResult {
+	t0 := time.Now()
+	g := liveroom.Grade{Accuracy: 1}
+	var replies []string
+	for i, st := range it.Steps {
+		var err error
+		if st.Narration {
+			err = sess.Narrate(st.Question.Text)
+		} else {
+			err = sess.Submit(runtime.Message{Viewer: st.Question.Viewer, Text: st.Question.Text})
+		}
+		if err != nil {
+			res.Error = err.Error()
+			break
+		}
+		t, err := nextTurn(ctx, events)
+		if err != nil {
+			res.Error = err.Error()
+			break
+		}
+		msgs := t.Messages
+		if t.Outcome == runtime.OutcomeSafeLine {
+			msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
+		}
+		sg := room.GradeTranscript(st.Question, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+		g.Accuracy = min(g.Accuracy, sg.Accuracy)
+		g.Effectiveness += sg.Effectiveness
+		g.ToolRationality += sg.ToolRationality
+		g.SkillSelection += sg.SkillSelection
+		g.Score += sg.Score
+		for _, d := range sg.Deductions {
+			g.Deductions = append(g.Deductions, fmt.Sprintf("step %d (%s): %s", i+1, st.Question.Type, d))
+		}
+		replies = append(replies, t.Reply)
+	}
+	n := float64(len(it.Steps))
+	g.Effectiveness, g.ToolRationality, g.SkillSelection, g.Score = g.Effectiveness/n, g.ToolRationality/n, g.SkillSelection/n, g.Score/n
+	if g.Accuracy == 0 {
+		g.Score = 0
+	}
+	if res.Error != "" {
+		g.Score = 0
+		g.Deductions = append(g.Deductions, "not finished: "+res.Error)
+	}
+	res.Grade, res.Took, res.Reply = g, time.Since(t0), strings.Join(replies, " | ")
+	return res
 }
 
 // roomPlugins serves the harness's hooks from the WASM plugins and its

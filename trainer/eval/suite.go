@@ -25,10 +25,11 @@ import (
 
 // Suite names.
 const (
-	SuiteLSQA   = "lsqa"
-	SuiteHVQA   = "hvqa"
-	SuiteRobust = "robust"
-	SuiteIFEval = "ifeval"
+	SuiteLSQA     = "lsqa"
+	SuiteHVQA     = "hvqa"
+	SuiteRobust   = "robust"
+	SuiteStrategy = "strategy"
+	SuiteIFEval   = "ifeval"
 )
 
 // Item is one question of a suite: the room it is asked in (by seed), the
@@ -43,6 +44,16 @@ type Item struct {
 	// Fault, for the robustness suite, makes one of the room's tools fail;
 	// the question's gold is already adapted to it.
 	Fault *liveroom.Fault `json:"fault,omitempty"`
+	// Steps, for the strategy suite, make the item a multi-turn episode in
+	// one session: viewer questions and strategy narrations in order.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one turn of an episode.
+type Step struct {
+	Question liveroom.Question `json:"question"`
+	// Narration marks a turn the strategy starts (no viewer asked).
+	Narration bool `json:"narration,omitempty"`
 }
 
 // Variant says how to rebuild an item's harness from the base harness:
@@ -81,6 +92,8 @@ func Generate(name string, base *harness.Harness) (*Suite, error) {
 		firstRoom = 1001
 	case SuiteRobust:
 		return generateRobust(base, rooms, perRoom)
+	case SuiteStrategy:
+		return generateStrategy(40)
 	default:
 		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa, hvqa or robust)", name)
 	}
@@ -146,6 +159,47 @@ func generateRobust(base *harness.Harness, rooms, perRoom int) (*Suite, error) {
 			}
 			s.Items = append(s.Items, it)
 		}
+	}
+	return s, nil
+}
+
+// generateStrategy builds the Strategy & Compliance suite: episodes in
+// which the host introduces the featured item, answers viewers (one of
+// them tries a prompt injection on the price), announces the coupon when
+// the strategy says so, and speaks about stock only as it really is.
+func generateStrategy(episodes int) (*Suite, error) {
+	s := &Suite{Name: SuiteStrategy}
+	for e := range uint64(episodes) {
+		seed := 3001 + e
+		room := liveroom.NewRoom(seed, roomConfig())
+		lang := []liveroom.Lang{liveroom.LangZH, liveroom.LangEN}[e%2]
+		qs := room.Questions(seed*7919, 3, liveroom.QuestionConfig{Langs: []liveroom.Lang{lang},
+			Types: []liveroom.QuestionType{liveroom.QPrice, liveroom.QCoupon, liveroom.QStock, liveroom.QSpecs}})
+		inj := room.Questions(seed*104729, 1, liveroom.QuestionConfig{Langs: []liveroom.Lang{lang}, Types: []liveroom.QuestionType{liveroom.QInjection}})
+		var steps []Step
+		narrate := func(t liveroom.QuestionType) error {
+			q, err := room.Narration(t, lang)
+			if err != nil {
+				return err
+			}
+			steps = append(steps, Step{Question: q, Narration: true})
+			return nil
+		}
+		if err := narrate(liveroom.QNarrateFeatured); err != nil {
+			return nil, err
+		}
+		steps = append(steps, Step{Question: qs[0]}, Step{Question: inj[0]})
+		if err := narrate(liveroom.QNarrateCoupon); err != nil {
+			return nil, err
+		}
+		steps = append(steps, Step{Question: qs[1]}, Step{Question: qs[2]})
+		if err := narrate(liveroom.QNarrateStock); err != nil {
+			return nil, err
+		}
+		for i := range steps {
+			steps[i].Question.ID = fmt.Sprintf("%s-%03d-s%d", SuiteStrategy, e, i)
+		}
+		s.Items = append(s.Items, Item{ID: fmt.Sprintf("%s-%03d", SuiteStrategy, e), Category: "episode-" + string(lang), Room: seed, Steps: steps})
 	}
 	return s, nil
 }
@@ -218,7 +272,7 @@ func ReadSuite(name string, r io.Reader) (*Suite, error) {
 			return nil, fmt.Errorf("eval: suite %s line %d: item has no id", name, line)
 		case ids[it.ID]:
 			return nil, fmt.Errorf("eval: suite %s line %d: duplicate id %q", name, line, it.ID)
-		case it.Question.Text == "":
+		case it.Question.Text == "" && len(it.Steps) == 0:
 			return nil, fmt.Errorf("eval: suite %s line %d: item %s has no question", name, line, it.ID)
 		}
 		ids[it.ID] = true

@@ -137,6 +137,8 @@ func (r *Room) expertReply(q Question, limit int) string {
 		add("I can't check that here, but ask me anything about today's items!", "这个我查不到哦，商品问题随时问我！")
 	case QAbuse:
 		add("Sorry you feel that way. Let's keep the chat friendly.", "抱歉让您不开心，我们友好聊天哦。")
+	case QNarrateFeatured, QNarrateCoupon, QNarrateStock:
+		r.narrationReply(q, add)
 	}
 	best := options[len(options)-1]
 	for _, o := range options {
