@@ -35,6 +35,16 @@ var testTools = []chat.Tool{
 		"required": ["sku", "tags"], "additionalProperties": false}`)},
 	{Name: "now"},
 	{Name: "note_anything", Description: "free-form", Parameters: json.RawMessage(`{"type": "object"}`)},
+	// As Pydantic writes a model with nested models and an optional field.
+	{Name: "create_order", Parameters: json.RawMessage(`{"$defs": {
+		"Address": {"title": "Address", "type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string", "maxLength": 6}},
+			"required": ["city"], "additionalProperties": false},
+		"Item": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}, "required": ["sku", "qty"], "additionalProperties": false}},
+		"type": "object", "properties": {
+			"ship_to": {"$ref": "#/$defs/Address"},
+			"bill_to": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}], "default": null},
+			"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "minItems": 1, "maxItems": 2}},
+		"required": ["ship_to", "items"], "additionalProperties": false}`)},
 }
 
 // testVocab is a synthetic byte-level vocabulary: every single byte, the
@@ -307,6 +317,22 @@ func TestRefusesInvalidText(t *testing.T) {
 	if err := c.AcceptText(ok); err != nil || !c.Done() {
 		t.Errorf("valid call refused: %v (done %v)", err, c.Done())
 	}
+	c = NewToolCallConstraint(vocab, g)
+	order := `{"name": "create_order", "arguments": {"items": [{"qty": 2, "sku": "A1"}], "ship_to": {"city": "杭州", "zip": "310000"}, "bill_to": null}}</tool_call>`
+	if err := c.AcceptText(order); err != nil || !c.Done() {
+		t.Errorf("valid order refused: %v", err)
+	}
+	for _, bad := range []string{
+		`{"name": "create_order", "arguments": {"ship_to": {"zip": "1"}}`,
+		`{"name": "create_order", "arguments": {"ship_to": {"city": "x", "zip": "1234567`,
+		`{"name": "create_order", "arguments": {"items": [{"sku": "a"}]`,
+		`{"name": "create_order", "arguments": {"bill_to": 3`,
+	} {
+		if err := NewToolCallConstraint(vocab, g).AcceptText(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	c = NewToolCallConstraint(vocab, g)
 	if err := c.Accept(len(testVocab()) - 1); err == nil {
 		t.Error("special token with no text accepted")
 	}
@@ -316,7 +342,11 @@ func TestCompileErrors(t *testing.T) {
 	tests := []struct {
 		params, want string
 	}{
-		{`{"type": "object", "properties": {"a": {"$ref": "#/x"}}}`, `keyword "$ref"`},
+		{`{"type": "object", "properties": {"a": {"$ref": "#/x"}}}`, `$ref "#/x" does not resolve`},
+		{`{"type": "object", "properties": {"a": {"$ref": "#"}}}`, "recursive"},
+		{`{"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}`, "only references inside the schema"},
+		{`{"type": "object", "properties": {"a": {"$ref": "#/$defs/A", "type": "string"}}, "$defs": {"A": {}}}`, "next to other keywords"},
+		{`{"type": "object", "properties": {"a": {"allOf": [{}]}}}`, `keyword "allOf"`},
 		{`{"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"enum": ["x"]}]}}}`, "overlap"},
 		{`{"type": "object", "properties": {"a": {}}, "required": ["b"]}`, `required property "b" is not declared`},
 		{`{"type": "object", "properties": {"a": {"type": "date"}}}`, `unknown type "date"`},

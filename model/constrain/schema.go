@@ -64,7 +64,9 @@ const (
 //
 // Enforced from JSON Schema: type (also as a list), properties, required,
 // additionalProperties, items, enum, const, minItems, maxItems, minLength,
-// maxLength, and anyOf/oneOf whose alternatives begin with different bytes.
+// maxLength, anyOf/oneOf whose alternatives begin with different bytes, and
+// $ref to a definition inside the schema (as Pydantic writes nested models),
+// unless recursive.
 // Objects with declared properties take only those properties, whatever
 // additionalProperties says (the strict mode of other constrained decoders):
 // that is always valid and keeps a compact model to the documented fields.
@@ -81,6 +83,11 @@ type Grammar struct {
 	any        int32 // lazily built: any JSON value
 	unenforced []string
 	nesting    int // objects and arrays open while compiling
+	// While compiling one tool: its whole schema, the nodes of the $refs
+	// compiled so far, and the $refs being compiled (to refuse recursion).
+	root      any
+	refs      map[string]int32
+	resolving map[string]bool
 }
 
 // maxNesting bounds the declared nesting of objects and arrays in a schema,
@@ -91,7 +98,8 @@ const maxNesting = maxDepth - 8
 // Compile builds the grammar of calls to tools. Each tool's Parameters must
 // be an object schema (empty means no arguments). It fails, naming the tool
 // and the schema path, on invalid JSON, on a schema no call could satisfy, or
-// on keywords it cannot enforce structurally ($ref, allOf, not, if, ...).
+// on keywords it cannot enforce structurally (allOf, not, if, recursive or
+// remote $ref, ...).
 func Compile(tools []chat.Tool) (*Grammar, error) {
 	if len(tools) == 0 {
 		return nil, fmt.Errorf("constrain: no tools to call")
@@ -119,6 +127,7 @@ func Compile(tools []chat.Tool) (*Grammar, error) {
 		if err := dec.Decode(&schema); err != nil {
 			return nil, fmt.Errorf("constrain: tool %q: parameters: %w", t.Name, err)
 		}
+		g.root, g.refs, g.resolving = schema, map[string]int32{}, map[string]bool{}
 		n, err := g.compile(schema, t.Name+":")
 		if err != nil {
 			return nil, fmt.Errorf("constrain: tool %q: %w", t.Name, err)
@@ -190,9 +199,10 @@ func (g *Grammar) anyValue() int32 {
 var ignoredKeywords = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true, "$schema": true, "$id": true,
 	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "nullable": true,
+	"$defs": true, "definitions": true, // referenced through $ref
 }
 
-var unsupportedKeywords = []string{"$ref", "$dynamicRef", "allOf", "not", "if", "then", "else",
+var unsupportedKeywords = []string{"$dynamicRef", "allOf", "not", "if", "then", "else",
 	"patternProperties", "dependentSchemas", "dependentRequired", "prefixItems", "contains", "propertyNames"}
 
 func (g *Grammar) compile(schema any, path string) (int32, error) {
@@ -209,6 +219,16 @@ func (g *Grammar) compile(schema any, path string) (int32, error) {
 }
 
 func (g *Grammar) compileObjectSchema(s map[string]any, path string) (int32, error) {
+	if ref, ok := s["$ref"]; ok {
+		if !onlyAnnotations(s, "$ref") {
+			return 0, fmt.Errorf("%s: $ref next to other keywords is not supported", path)
+		}
+		r, ok := ref.(string)
+		if !ok {
+			return 0, fmt.Errorf("%s: $ref is %v, want a string", path, ref)
+		}
+		return g.compileRef(r, path)
+	}
 	for _, k := range unsupportedKeywords {
 		if _, ok := s[k]; ok {
 			return 0, fmt.Errorf("%s: keyword %q cannot be enforced while decoding", path, k)
@@ -268,6 +288,46 @@ func (g *Grammar) compileObjectSchema(s map[string]any, path string) (int32, err
 		return ns[0], nil
 	}
 	return g.union(ns, path)
+}
+
+// compileRef compiles a local reference such as "#/$defs/Address", as
+// Pydantic and other generators write nested models. Each reference is
+// compiled once per tool; recursive ones are refused, since a recursive value
+// could need more nesting than the automaton's stack holds.
+func (g *Grammar) compileRef(ref, path string) (int32, error) {
+	if n, ok := g.refs[ref]; ok {
+		return n, nil
+	}
+	if !strings.HasPrefix(ref, "#") {
+		return 0, fmt.Errorf("%s: $ref %q: only references inside the schema (#/...) are supported", path, ref)
+	}
+	if g.resolving[ref] {
+		return 0, fmt.Errorf("%s: $ref %q is recursive, which cannot be bounded while decoding", path, ref)
+	}
+	target := g.root
+	if p := strings.TrimPrefix(ref, "#"); p != "" {
+		if !strings.HasPrefix(p, "/") {
+			return 0, fmt.Errorf("%s: $ref %q: want a JSON pointer such as #/$defs/Name", path, ref)
+		}
+		for _, tok := range strings.Split(p[1:], "/") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			obj, ok := target.(map[string]any)
+			if !ok {
+				return 0, fmt.Errorf("%s: $ref %q does not resolve: %q is not inside an object", path, ref, tok)
+			}
+			if target, ok = obj[tok]; !ok {
+				return 0, fmt.Errorf("%s: $ref %q does not resolve: no %q", path, ref, tok)
+			}
+		}
+	}
+	g.resolving[ref] = true
+	n, err := g.compile(target, path+"→"+ref)
+	delete(g.resolving, ref)
+	if err != nil {
+		return 0, err
+	}
+	g.refs[ref] = n
+	return n, nil
 }
 
 func onlyAnnotations(s map[string]any, keep string) bool {
