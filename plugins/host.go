@@ -19,6 +19,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -335,7 +336,7 @@ func (p *Plugin) Tool(ctx context.Context, env HostEnv, name string, args []byte
 		return nil, &CallError{Plugin: p.label, Export: name, Kind: ErrUnknown,
 			Detail: fmt.Sprintf("the manifest declares no tool named %q", name)}
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return nil, &CallError{Plugin: p.label, Export: name, Kind: ErrBadInput, Detail: "arguments are not JSON: " + err.Error()}
 	}

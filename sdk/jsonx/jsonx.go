@@ -42,6 +42,7 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string { return fmt.Sprintf("json: %s at offset %d", e.Msg, e.Offset) }
 
 func (r *Reader) errorf(format string, args ...any) error {

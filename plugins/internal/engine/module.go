@@ -522,6 +522,8 @@ type tailWriter struct {
 	limit int
 }
 
+// Write keeps what fits and reports everything written, so the guest
+// never sees a short write.
 func (w *tailWriter) Write(p []byte) (int, error) {
 	if room := w.limit - len(w.buf); room > 0 {
 		w.buf = append(w.buf, p[:min(room, len(p))]...)
@@ -529,7 +531,9 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *tailWriter) reset()         { w.buf = w.buf[:0] }
+func (w *tailWriter) reset() { w.buf = w.buf[:0] }
+
+// String returns what was kept.
 func (w *tailWriter) String() string { return string(w.buf) }
 
 // suffix returns what the guest printed, trimmed to its first lines, as
