@@ -53,7 +53,8 @@ func rows4Q8X16AVX2(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *
 //go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
-// hasAVX2FMA is set once at start-up and never changed.
+// hasAVX2FMA and q8Int16Kernels are set once at start-up; only
+// TestPortableDispatch switches them off, to run the fallback branches.
 var hasAVX2FMA = detectAVX2FMA()
 
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
