@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
@@ -59,15 +60,20 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 		return err
 	}
 	var factory ModelFactory
+	var generate Generator
 	switch {
 	case *modelArg == "expert":
 		factory = NewExpert
 	case strings.HasPrefix(*modelArg, "http://") || strings.HasPrefix(*modelArg, "https://"):
+		if *remoteModel == "" {
+			return &UsageError{Msg: "--remote-model: name the model the server should answer with"}
+		}
 		client, err := remote.New(remote.Config{BaseURL: *modelArg, Model: *remoteModel})
 		if err != nil {
 			return err
 		}
 		factory = func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }
+		generate = remoteGenerator(client)
 	default:
 		if st, err := os.Stat(*modelArg); err == nil && st.IsDir() {
 			return fmt.Errorf("eval: local checkpoints are served by the model engine, which is not wired into eval yet (#3, #5); serve %s with an OpenAI-compatible server and pass its URL", *modelArg)
@@ -75,26 +81,55 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 		return &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", *modelArg)}
 	}
 	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sb, err := runtime.OpenSandbox(ctx, cfg.CacheDir, quiet)
-	if err != nil {
-		return err
-	}
-	defer sb.Close(context.Background())
-	sb.SetTimeoutFloor(evalTimeoutFloor)
-	for _, dir := range cfg.PluginDirs {
-		if _, err := sb.LoadGoDir(ctx, dir); err != nil {
-			return err
-		}
-	}
-	runner := &Runner{Base: cfg.Base, Sandbox: sb, Model: factory, Parallel: *parallel, Logger: quiet}
+	var progress func(done, total int)
 	if !*asJSON {
-		runner.Progress = progressPrinter(stderr)
+		progress = progressPrinter(stderr)
 	}
+	// The hook plugins are built and loaded only for the live-room suites.
+	var runner *Runner
+	liveRoom := func() (*Runner, error) {
+		if runner != nil {
+			return runner, nil
+		}
+		sb, err := runtime.OpenSandbox(ctx, cfg.CacheDir, quiet)
+		if err != nil {
+			return nil, err
+		}
+		sb.SetTimeoutFloor(evalTimeoutFloor)
+		for _, dir := range cfg.PluginDirs {
+			if _, err := sb.LoadGoDir(ctx, dir); err != nil {
+				sb.Close(context.Background())
+				return nil, err
+			}
+		}
+		runner = &Runner{Base: cfg.Base, Sandbox: sb, Model: factory, Parallel: *parallel, Logger: quiet, Progress: progress}
+		return runner, nil
+	}
+	defer func() {
+		if runner != nil {
+			runner.Sandbox.Close(context.Background())
+		}
+	}()
 	var reports []*SuiteReport
+	var extra []any
+	var ifevalReports []ifeval.Report
 	var notes []string
 	for _, name := range names {
 		if name == SuiteIFEval {
-			notes = append(notes, "ifeval: needs a language model's responses; pass --suite ifeval --responses FILE (the expert policy only plays the live room)")
+			if generate == nil {
+				notes = append(notes, "ifeval: the expert policy only plays the live room; pass a served model, or --suite ifeval --responses FILE")
+				continue
+			}
+			dataDir, err := ifeval.DefaultDataDir(".")
+			if err != nil {
+				return err
+			}
+			rep, err := RunIFEval(ctx, dataDir, generate, *limit, *parallel, progress)
+			if err != nil {
+				return err
+			}
+			extra = append(extra, rep.Summary())
+			ifevalReports = append(ifevalReports, rep)
 			continue
 		}
 		var s *Suite
@@ -109,12 +144,16 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 		if *limit > 0 && *limit < len(s.Items) {
 			s.Items = s.Items[:*limit]
 		}
-		rep, err := runner.Run(ctx, s)
+		r, err := liveRoom()
+		if err != nil {
+			return err
+		}
+		rep, err := r.Run(ctx, s)
 		if rep != nil {
 			reports = append(reports, rep)
 		}
 		if err != nil {
-			writeReport(stdout, reports, notes, *asJSON)
+			writeReport(stdout, reports, extra, notes, *asJSON)
 			return err
 		}
 	}
@@ -123,7 +162,29 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 			return err
 		}
 	}
-	return writeReport(stdout, reports, notes, *asJSON)
+	if err := writeReport(stdout, reports, extra, notes, *asJSON); err != nil || *asJSON {
+		return err
+	}
+	for _, rep := range ifevalReports {
+		fmt.Fprintln(stdout)
+		if err := ifeval.WriteTable(stdout, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remoteGenerator answers IFEval prompts with a served model: the prompt
+// as the only user turn, greedy, at most 1280 tokens.
+func remoteGenerator(client *remote.Client) Generator {
+	zero := 0.0
+	return func(ctx context.Context, prompt string) (string, error) {
+		resp, err := client.Complete(ctx, remote.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, Temperature: &zero, MaxTokens: 1280})
+		if err != nil {
+			return "", err
+		}
+		return resp.Message.Content, nil
+	}
 }
 
 func suiteNames(arg string) ([]string, error) {
@@ -155,14 +216,19 @@ func progressPrinter(w io.Writer) func(done, total int) {
 	}
 }
 
-func writeReport(w io.Writer, reports []*SuiteReport, notes []string, asJSON bool) error {
+func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []string, asJSON bool) error {
 	if asJSON {
+		suites := make([]any, 0, len(reports)+len(extra))
+		for _, r := range reports {
+			suites = append(suites, r)
+		}
+		suites = append(suites, extra...)
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Suites []*SuiteReport `json:"suites"`
-			Notes  []string       `json:"notes,omitempty"`
-		}{reports, notes})
+			Suites []any    `json:"suites"`
+			Notes  []string `json:"notes,omitempty"`
+		}{suites, notes})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\terrors\ttime")

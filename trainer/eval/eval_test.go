@@ -3,7 +3,11 @@ package eval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +16,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/ifeval"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed suite files from their seeds")
@@ -213,3 +218,40 @@ func TestGradersCanFail(t *testing.T) {
 // plugins are compiled once (the cache is keyed by a hash of their sources
 // and written atomically).
 func testCacheDir() string { return filepath.Join(os.TempDir(), "livehat-test-plugin-cache") }
+
+// TestIFEvalWithServedModel generates IFEval responses from an in-process
+// OpenAI-compatible server and scores them through the eval command.
+func TestIFEvalWithServedModel(t *testing.T) {
+	if _, err := ifeval.DefaultDataDir("."); err != nil {
+		t.Skipf("IFEval data not found (%v): ../shared/data/ifeval is needed", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello world. this answer is short."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	err := Main(context.Background(), Config{Base: base(t)}, []string{"--suite", "ifeval", "--model", srv.URL, "--remote-model", "m", "--n", "20", "--json"}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var rep struct {
+		Suites []map[string]any `json:"suites"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Suites) != 1 {
+		t.Fatalf("report %s: %v", out.String(), err)
+	}
+	s := rep.Suites[0]
+	if s["name"] != "ifeval" || s["n"].(float64) != 20 {
+		t.Errorf("summary = %v", s)
+	}
+	for _, k := range []string{"prompt_strict", "inst_strict", "prompt_loose", "inst_loose"} {
+		v, ok := s[k].(float64)
+		if !ok || v < 0 || v > 100 {
+			t.Errorf("%s = %v", k, s[k])
+		}
+	}
+	if s["prompt_strict"].(float64) >= 100 {
+		t.Error("a fixed one-line answer cannot follow every instruction")
+	}
+}
