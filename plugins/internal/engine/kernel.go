@@ -34,8 +34,18 @@ func newKernel(limit int) kernel {
 	return kernel{buf: make([]byte, arenaBase, 4096), limit: limit}
 }
 
+// keepBytes is the most arena and output capacity an idle instance keeps
+// between calls: one large call must not pin megabytes per instance.
+const keepBytes = 1 << 20
+
 // reset empties the arena and stores input as its first block.
 func (k *kernel) reset(input []byte) error {
+	if cap(k.buf) > keepBytes {
+		k.buf = make([]byte, arenaBase, 4096)
+	}
+	if cap(k.output) > keepBytes {
+		k.output = nil
+	}
 	k.buf = k.buf[:arenaBase]
 	k.blocks = k.blocks[:0]
 	k.output, k.outputSet = k.output[:0], false

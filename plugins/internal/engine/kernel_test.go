@@ -50,6 +50,13 @@ func TestKernel(t *testing.T) {
 	if err := k.reset(bytes.Repeat([]byte{1}, 100)); err == nil {
 		t.Fatal("an input over the limit was accepted")
 	}
+	big := newKernel(8 << 20)
+	if err := big.reset(make([]byte, 4<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := big.reset(nil); err != nil || cap(big.buf) > keepBytes {
+		t.Fatalf("a large call left %d bytes of arena behind (%v)", cap(big.buf), err)
+	}
 }
 
 // FuzzKernel runs random allocation, free and access sequences: no
