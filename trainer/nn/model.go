@@ -70,7 +70,7 @@ func New(m *model.Model, backend model.Backend) (*Model, error) {
 		}
 		return &tensor[float32]{name: name, rows: len(v), w: slices.Clone(v)}
 	}
-	n := &net[float32]{cfg: c, backend: backend, layers: make([]layer[float32], len(m.Layers))}
+	n := &net[float32]{cfg: c, backend: backend, fastExp: true, layers: make([]layer[float32], len(m.Layers))}
 	n.embed = mat("model.embed_tokens.weight", m.Embed)
 	for i, l := range m.Layers {
 		p := fmt.Sprintf("model.layers.%d.", i)

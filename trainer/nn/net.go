@@ -50,6 +50,11 @@ type net[F float] struct {
 	// backend runs float32 matrix products and parallel loops; nil runs
 	// plain serial loops (the float64 check path).
 	backend model.Backend
+	// fastExp uses the float32 polynomial exp (set for float32 networks).
+	fastExp bool
+	// block overrides attentionBlock when positive (tests use small
+	// blocks to cross block edges with short sequences).
+	block int
 }
 
 // tensors lists every tensor in the order of the Hugging Face checkpoint
@@ -98,7 +103,7 @@ type layerActs[F float] struct {
 	qRaw, kRaw    []F // q and k before the q/k norm (Qwen3)
 	rq, rk        []F // their inverse RMS per head
 	q, k, v, o    []F // rotated q and k, v, attention output
-	probs         []F // attention probabilities, one L×L block per example and head
+	lse           []F // log-sum-exp of each position's attention scores, per head
 	g, u, a       []F // gate and up projections, silu(g)·u
 	xa            map[*tensor[F]][]F
 }
@@ -151,7 +156,7 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		}
 		rope(a.q, cos, sin, N, c.NumHeads, hd, false)
 		rope(a.k, cos, sin, N, c.NumKVHeads, hd, false)
-		a.o, a.probs = make([]F, N*qd), make([]F, probsSize(b, c.NumHeads))
+		a.o, a.lse = make([]F, N*qd), make([]F, N*c.NumHeads)
 		n.attention(a, b)
 		a.x2 = make([]F, N*D)
 		n.linear(a, a.x2, a.o, N, l.o, l.oBias)
@@ -166,8 +171,8 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		n.linear(a, a.u, a.h2, N, l.up, nil)
 		n.par(N, func(r int) {
 			for i := r * I; i < (r+1)*I; i++ {
-				g := float64(a.g[i])
-				a.a[i] = F(g / (1 + math.Exp(-g)) * float64(a.u[i]))
+				g := a.g[i]
+				a.a[i] = g / (1 + n.exp(-float64(g))) * a.u[i]
 			}
 		})
 		next := make([]F, N*D)
@@ -213,7 +218,7 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		}
 		var sum float64
 		for _, v := range row {
-			sum += math.Exp(float64(v) - mx)
+			sum += float64(n.exp(float64(v) - mx))
 		}
 		lse := mx + math.Log(sum)
 		losses[j] = lse - float64(row[lab])
@@ -221,7 +226,7 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 			return
 		}
 		for i, v := range row {
-			row[i] = F(math.Exp(float64(v)-lse)) * scale
+			row[i] = n.exp(float64(v)-lse) * scale
 		}
 		row[lab] -= scale
 	})
@@ -261,10 +266,10 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		dg, du := make([]F, N*I), make([]F, N*I)
 		n.par(N, func(r int) {
 			for i := r * I; i < (r+1)*I; i++ {
-				g := float64(a.g[i])
-				s := 1 / (1 + math.Exp(-g))
-				du[i] = F(float64(da[i]) * g * s)
-				dg[i] = F(float64(da[i]) * float64(a.u[i]) * s * (1 + g*(1-s)))
+				g := a.g[i]
+				s := 1 / (1 + n.exp(-float64(g)))
+				du[i] = da[i] * g * s
+				dg[i] = da[i] * a.u[i] * s * (1 + g*(1-s))
 			}
 		})
 		dh2 := make([]F, N*D)
@@ -302,49 +307,52 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 	return res, nil
 }
 
-// probsSize is the room the attention probabilities of one layer take.
-func probsSize(b *batch, heads int) int {
-	s := 0
-	for _, sg := range b.segs {
-		L := sg[1] - sg[0]
-		s += heads * L * L
-	}
-	return s
-}
+// attentionBlock is the number of query rows whose scores are computed
+// at once: each block sees only the keys up to its last row, which skips
+// most of the masked upper triangle, and the score buffer stays small.
+const attentionBlock = 128
 
-// attention computes causal grouped-query attention within each example,
-// keeping the probabilities for the backward pass.
+// attention computes causal grouped-query attention within each example.
+// It keeps only the log-sum-exp of every row's scores; the backward pass
+// recomputes the probabilities (as FlashAttention does) instead of storing
+// an L×L matrix per head and layer.
 func (n *net[F]) attention(a *layerActs[F], b *batch) {
 	c := n.cfg
-	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
-	group := c.NumHeads / c.NumKVHeads
-	inv := F(1 / math.Sqrt(float64(hd)))
-	off := 0
+	H, qd, kvd, hd := c.NumHeads, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	group := H / c.NumKVHeads
+	inv, blk := F(1/math.Sqrt(float64(hd))), n.attentionRows()
+	var buf []F
 	for _, sg := range b.segs {
 		s, L := sg[0], sg[1]-sg[0]
-		for h := range c.NumHeads {
+		for h := range H {
 			g := h / group
-			p := a.probs[off : off+L*L]
-			off += L * L
-			n.gemm(false, true, L, L, hd, inv, a.q[s*qd+h*hd:], qd, a.k[s*kvd+g*hd:], kvd, 0, p, L)
-			n.par(L, func(i int) {
-				row := p[i*L : (i+1)*L]
-				mx := math.Inf(-1)
-				for _, v := range row[:i+1] {
-					mx = max(mx, float64(v))
-				}
-				var sum float64
-				for j, v := range row[:i+1] {
-					e := math.Exp(float64(v) - mx)
-					row[j] = F(e)
-					sum += e
-				}
-				for j := range row[:i+1] {
-					row[j] = F(float64(row[j]) / sum)
-				}
-				clear(row[i+1:])
-			})
-			n.gemm(false, false, L, hd, L, 1, p, L, a.v[s*kvd+g*hd:], kvd, 0, a.o[s*qd+h*hd:], qd)
+			for r0 := 0; r0 < L; r0 += blk {
+				r1 := min(L, r0+blk)
+				R := r1 - r0
+				buf = grow(buf, R*r1)
+				n.gemm(false, true, R, r1, hd, inv, a.q[(s+r0)*qd+h*hd:], qd, a.k[s*kvd+g*hd:], kvd, 0, buf, r1)
+				n.par(R, func(ri int) {
+					i := r0 + ri
+					row := buf[ri*r1 : (ri+1)*r1]
+					mx := math.Inf(-1)
+					for _, v := range row[:i+1] {
+						mx = max(mx, float64(v))
+					}
+					var sum float64
+					for j, v := range row[:i+1] {
+						e := n.exp(float64(v) - mx)
+						row[j] = e
+						sum += float64(e)
+					}
+					a.lse[(s+i)*H+h] = F(mx + math.Log(sum))
+					is := F(1 / sum)
+					for j := range row[:i+1] {
+						row[j] *= is
+					}
+					clear(row[i+1:])
+				})
+				n.gemm(false, false, R, hd, r1, 1, buf, r1, a.v[s*kvd+g*hd:], kvd, 0, a.o[(s+r0)*qd+h*hd:], qd)
+			}
 		}
 	}
 }
@@ -355,40 +363,106 @@ func (n *net[F]) attention(a *layerActs[F], b *batch) {
 // in a fixed order.
 func (n *net[F]) attentionBackward(a *layerActs[F], b *batch, do, dq, dk, dv []F) {
 	c := n.cfg
-	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
-	group := c.NumHeads / c.NumKVHeads
-	inv := F(1 / math.Sqrt(float64(hd)))
-	off := 0
-	var dp []F
+	H, qd, kvd, hd := c.NumHeads, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	group := H / c.NumKVHeads
+	inv, blk := F(1/math.Sqrt(float64(hd))), n.attentionRows()
+	// Σ_j P_ij·dP_ij equals dO_i·O_i, which needs no probabilities.
+	N := len(b.tokens)
+	dot := make([]F, N*H)
+	n.par(N, func(i int) {
+		for h := range H {
+			var s float64
+			for d := range hd {
+				s += float64(do[i*qd+h*hd+d]) * float64(a.o[i*qd+h*hd+d])
+			}
+			dot[i*H+h] = F(s)
+		}
+	})
+	var p, dp []F
 	for _, sg := range b.segs {
 		s, L := sg[0], sg[1]-sg[0]
-		if cap(dp) < L*L {
-			dp = make([]F, L*L)
-		}
-		dp = dp[:L*L]
-		for h := range c.NumHeads {
+		for h := range H {
 			g := h / group
-			p := a.probs[off : off+L*L]
-			off += L * L
-			dO := do[s*qd+h*hd:]
-			n.gemm(false, true, L, L, hd, 1, dO, qd, a.v[s*kvd+g*hd:], kvd, 0, dp, L)
-			n.gemm(true, false, L, hd, L, 1, p, L, dO, qd, 1, dv[s*kvd+g*hd:], kvd)
-			// dS = P∘(dP − Σ_j P∘dP); zero above the diagonal since P is.
-			n.par(L, func(i int) {
-				pr, dr := p[i*L:(i+1)*L], dp[i*L:(i+1)*L]
-				var dot float64
-				for j := range pr[:i+1] {
-					dot += float64(pr[j]) * float64(dr[j])
-				}
-				for j := range pr[:i+1] {
-					dr[j] = F(float64(pr[j]) * (float64(dr[j]) - dot))
-				}
-				clear(dr[i+1:])
-			})
-			n.gemm(false, false, L, hd, L, inv, dp, L, a.k[s*kvd+g*hd:], kvd, 0, dq[s*qd+h*hd:], qd)
-			n.gemm(true, false, L, hd, L, inv, dp, L, a.q[s*qd+h*hd:], qd, 1, dk[s*kvd+g*hd:], kvd)
+			for r0 := 0; r0 < L; r0 += blk {
+				r1 := min(L, r0+blk)
+				R := r1 - r0
+				p, dp = grow(p, R*r1), grow(dp, R*r1)
+				dO := do[(s+r0)*qd+h*hd:]
+				n.gemm(false, true, R, r1, hd, inv, a.q[(s+r0)*qd+h*hd:], qd, a.k[s*kvd+g*hd:], kvd, 0, p, r1)
+				n.gemm(false, true, R, r1, hd, 1, dO, qd, a.v[s*kvd+g*hd:], kvd, 0, dp, r1)
+				n.par(R, func(ri int) {
+					i := r0 + ri
+					pr, dr := p[ri*r1:(ri+1)*r1], dp[ri*r1:(ri+1)*r1]
+					lse, di := float64(a.lse[(s+i)*H+h]), dot[(s+i)*H+h]
+					for j := range pr[:i+1] {
+						pr[j] = n.exp(float64(pr[j]) - lse)
+						dr[j] = pr[j] * (dr[j] - di)
+					}
+					clear(pr[i+1:])
+					clear(dr[i+1:])
+				})
+				n.gemm(true, false, r1, hd, R, 1, p, r1, dO, qd, 1, dv[s*kvd+g*hd:], kvd)
+				n.gemm(false, false, R, hd, r1, inv, dp, r1, a.k[s*kvd+g*hd:], kvd, 0, dq[(s+r0)*qd+h*hd:], qd)
+				n.gemm(true, false, r1, hd, R, inv, dp, r1, a.q[(s+r0)*qd+h*hd:], qd, 1, dk[s*kvd+g*hd:], kvd)
+			}
 		}
 	}
+}
+
+// attentionRows returns the query rows computed at once.
+func (n *net[F]) attentionRows() int {
+	if n.block > 0 {
+		return n.block
+	}
+	return attentionBlock
+}
+
+// grow returns buf with length n, reallocated only when too small.
+func grow[F float](buf []F, n int) []F {
+	if cap(buf) < n {
+		return make([]F, n)
+	}
+	return buf[:n]
+}
+
+// exp is e^x in the network's precision: a fast float32 polynomial for
+// training, math.Exp on the float64 check path.
+func (n *net[F]) exp(x float64) F {
+	if n.fastExp {
+		return F(expf(float32(x)))
+	}
+	return F(math.Exp(x))
+}
+
+// expf is e^x in float32 precision, several times faster than math.Exp.
+// It reduces x = k·ln2 + r with |r| ≤ ln2/2 and evaluates a degree-7
+// Taylor polynomial of e^r (truncation error below 1e-8 relative), then
+// scales by 2^k through the exponent bits.
+func expf(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x < -87.33:
+		return 0 // below the smallest normal float32
+	case x > 88.72:
+		return float32(math.Inf(1))
+	}
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693145751953125 // ln 2 split so that k·ln2hi is exact
+		ln2lo = 1.42860682030941723212e-6
+	)
+	t := x * log2e
+	if t < 0 {
+		t -= 0.5
+	} else {
+		t += 0.5
+	}
+	k := int32(t)
+	fk := float32(k)
+	r := (x - fk*ln2hi) - fk*ln2lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits(uint32(k+127)<<23)
 }
 
 // linear computes y = x·Wᵀ (+ bias) (+ scale·(x·Aᵀ)·Bᵀ for a LoRA adapter)

@@ -81,7 +81,7 @@ func TestLogitsMatchInferenceForward(t *testing.T) {
 				t.Fatal(err)
 			}
 			base, m := newRandom(t, cfg, 7)
-			tokens := randomTokens(rand.New(rand.NewPCG(1, 2)), 45, cfg.VocabSize)
+			tokens := randomTokens(rand.New(rand.NewPCG(1, 2)), 300, cfg.VocabSize) // three attention blocks
 			want, err := base.Forward(context.Background(), base.NewSequence(), tokens)
 			if err != nil {
 				t.Fatal(err)
@@ -218,6 +218,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			cfg := microConfig(arch)
 			_, m := newRandom(t, cfg, 11)
 			n := widen(m.net)
+			n.block = 5 // the 12-token example spans three blocks
 			b, err := pack(maskedExamples(rand.New(rand.NewPCG(9, 9)), cfg.VocabSize, 7, 12), cfg.MaxPositionEmbeddings)
 			if err != nil {
 				t.Fatal(err)
@@ -260,7 +261,7 @@ func TestFloat32GradientsMatchFloat64(t *testing.T) {
 			cfg, _ := model.Preset(name)
 			_, m := newRandom(t, cfg, 4)
 			n := widen(m.net)
-			exs := maskedExamples(rand.New(rand.NewPCG(8, 1)), cfg.VocabSize, 40, 25)
+			exs := maskedExamples(rand.New(rand.NewPCG(8, 1)), cfg.VocabSize, 140, 25)
 			l, err := m.Backward(context.Background(), exs, 1)
 			if err != nil {
 				t.Fatal(err)
