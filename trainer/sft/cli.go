@@ -1,0 +1,166 @@
+package sft
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/nn"
+)
+
+// dataFlags registers the flags that choose the SFT data.
+func dataFlags(fs *flag.FlagSet, c *DataConfig) (harnessPath *string) {
+	harnessPath = fs.String("harness", "", "base harness file (default: the embedded demo harness)")
+	fs.Uint64Var(&c.Seed, "data-seed", c.Seed, "seed of the rooms, questions and variants")
+	fs.IntVar(&c.Rooms, "rooms", c.Rooms, "live rooms to generate")
+	fs.IntVar(&c.Questions, "questions", c.Questions, "viewer questions per room")
+	fs.IntVar(&c.Room.MinItems, "min-items", c.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
+	fs.IntVar(&c.Room.MaxItems, "max-items", c.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
+	fs.BoolVar(&c.Augment, "augment", c.Augment, "harness-state augmentation (false: Fixed-Harness SFT)")
+	fs.Float64Var(&c.VariantShare, "variant-share", c.VariantShare, "share of trajectories rendered under an HSA variant")
+	fs.IntVar(&c.Transforms, "transforms", c.Transforms, "training-pool families per variant")
+	fs.Float64Var(&c.RetryShare, "retry-share", c.RetryShare, "share of planned hook corrections kept as full retries")
+	return harnessPath
+}
+
+func loadBase(path string) (*harness.Harness, error) {
+	if path == "" {
+		return harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	}
+	return harness.Load(path)
+}
+
+// TrainMain is `livehat train`:
+//
+//	livehat train --stage sft --out DIR [--augment=true|false] [--steps N] [--resume]
+//	    [--model tiny|small|5m | --init CHECKPOINT] [--batch 8] [--micro-tokens 8192]
+//	    [--lr 2e-3] [--warmup 20] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
+//	    [--save-every 50] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
+//	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
+//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
+//
+// With --resume the run folder's run.json is used and only --steps may
+// change (the cosine schedule follows the new total). Only stage sft is
+// built so far; opd and rl are issue #6's later stages.
+func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := DefaultTrainConfig()
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stage := fs.String("stage", "sft", "training stage: sft")
+	out := fs.String("out", "", "run folder (required)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+	harnessPath := dataFlags(fs, &cfg.Data)
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "model shape trained from scratch: tiny, small or 5m")
+	fs.StringVar(&cfg.Init, "init", "", "start from this checkpoint folder (with its tokenizer.json) instead")
+	fs.IntVar(&cfg.VocabSize, "vocab", cfg.VocabSize, "BPE vocabulary trained on the room corpus")
+	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
+	steps := fs.Int("steps", cfg.Steps, "optimizer steps")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per optimizer step")
+	fs.IntVar(&cfg.MicroTokens, "micro-tokens", cfg.MicroTokens, "tokens per forward pass; gradients of larger batches accumulate")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate")
+	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "warm-up steps")
+	fs.Float64Var(&cfg.MinLRRatio, "min-lr-ratio", cfg.MinLRRatio, "final learning rate as a share of the peak")
+	fs.Float64Var(&cfg.AdamW.WeightDecay, "weight-decay", cfg.AdamW.WeightDecay, "AdamW decoupled weight decay")
+	fs.Float64Var(&cfg.ClipNorm, "clip", cfg.ClipNorm, "global gradient-norm clip (0: none)")
+	fs.IntVar(&cfg.SaveEvery, "save-every", cfg.SaveEvery, "checkpoint every N steps")
+	fs.IntVar(&cfg.Threads, "threads", 0, "compute threads (0: one per physical core)")
+	loraRank := fs.Int("lora-rank", 0, "train LoRA adapters of this rank on a frozen base (0: full fine-tuning)")
+	loraAlpha := fs.Float64("lora-alpha", 16, "LoRA alpha")
+	loraTargets := fs.String("lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "LoRA target modules")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *stage != "sft" {
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: only sft is built so far (opd and rl are still open in #6)", *stage)}
+	}
+	if *out == "" {
+		return &harness.UsageError{Msg: "--out DIR is required"}
+	}
+	if *loraRank > 0 {
+		cfg.LoRA = &nn.LoRAConfig{Rank: *loraRank, Alpha: *loraAlpha, Targets: strings.Split(*loraTargets, ",")}
+	}
+	if cfg.Init != "" {
+		cfg.Model = ""
+	}
+	cfg.Steps = *steps
+	if *resume {
+		cfg = TrainConfig{}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "steps" {
+				cfg.Steps = *steps
+			}
+		})
+	}
+	base, err := loadBase(*harnessPath)
+	if err != nil {
+		return err
+	}
+	return Train(ctx, base, cfg, *out, *resume, stdout)
+}
+
+// ExportMain is `livehat export`: it writes the SFT trajectories as JSONL
+// for TRL or verl, each line with its harness version and HSA record.
+//
+//	livehat export --format trl|verl --out FILE [--augment=true|false]
+//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
+//
+// --out - writes to standard output.
+func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := DefaultDataConfig()
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", FormatTRL, "dataset layout: trl or verl")
+	out := fs.String("out", "", "output JSONL file, - for standard output (required)")
+	harnessPath := dataFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *format != FormatTRL && *format != FormatVerl {
+		return &harness.UsageError{Msg: fmt.Sprintf("--format %q: want trl or verl", *format)}
+	}
+	if *out == "" {
+		return &harness.UsageError{Msg: "--out FILE is required"}
+	}
+	base, err := loadBase(*harnessPath)
+	if err != nil {
+		return err
+	}
+	trajs, st, err := Build(ctx, base, cfg)
+	if err != nil {
+		return err
+	}
+	w := stdout
+	if *out != "-" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		if err := WriteJSONL(bw, trajs, *format); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		fmt.Fprintf(stderr, "export: %d examples (%d under HSA variants, %d with a kept retry) to %s\n", st.Kept, st.Variants, st.Retries, *out)
+		return nil
+	}
+	return WriteJSONL(w, trajs, *format)
+}

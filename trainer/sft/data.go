@@ -1,0 +1,239 @@
+// Package sft is stage 1 of Harness-Aware Training, HSA-SFT: supervised
+// fine-tuning on expert trajectories from the simulated live room, each
+// rendered under the harness it was collected in — the base harness or a
+// variant drawn from the HSA training pool, with the gold mapped through
+// the variant's transform. With augmentation off the same pipeline is
+// Fixed-Harness SFT, the report's baseline.
+//
+// The package builds the trajectories (Build), writes them as JSONL in the
+// chat-with-tools layout TRL and verl read (WriteJSONL), tokenizes them with
+// assistant-only loss masks (Tokenize), and trains a model with resumable
+// checkpoints (Train). TrainMain and ExportMain are the `livehat train` and
+// `livehat export` commands.
+package sft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// DataConfig chooses the trajectories Build collects.
+type DataConfig struct {
+	// Seed makes the rooms, questions and variants reproducible.
+	Seed uint64 `json:"seed"`
+	// Rooms is the number of generated live rooms, Questions the number of
+	// viewer questions asked in each.
+	Rooms     int `json:"rooms"`
+	Questions int `json:"questions"`
+	// Room sizes the catalogs; QuestionTypes and Langs restrict the
+	// questions (empty: all).
+	Room          liveroom.RoomConfig     `json:"room"`
+	QuestionTypes []liveroom.QuestionType `json:"question_types,omitempty"`
+	Langs         []liveroom.Lang         `json:"langs,omitempty"`
+	// Augment turns on Harness-State Augmentation; false is Fixed-Harness
+	// SFT.
+	Augment bool `json:"augment"`
+	// VariantShare is the share of trajectories rendered under a variant
+	// when Augment is on; the rest keep the base harness.
+	VariantShare float64 `json:"variant_share"`
+	// Transforms is how many training-pool families each variant draws.
+	Transforms int `json:"transforms"`
+	// RetryShare is the share of trajectories whose variant planned a
+	// hook correction that keep the full retry (flawed reply, hook
+	// feedback, corrected reply); the others are cut to the final correct
+	// behaviour.
+	RetryShare float64 `json:"retry_share"`
+}
+
+// DefaultDataConfig returns the HSA-SFT defaults: three in four
+// trajectories under variants of three transforms each, one in five
+// planned corrections kept in full.
+func DefaultDataConfig() DataConfig {
+	return DataConfig{Seed: 1, Rooms: 40, Questions: 12, Augment: true, VariantShare: 0.75, Transforms: 3, RetryShare: 0.2}
+}
+
+func (c DataConfig) validate() error {
+	switch {
+	case c.Rooms <= 0 || c.Questions <= 0:
+		return fmt.Errorf("sft: data needs rooms and questions, got %d rooms × %d questions", c.Rooms, c.Questions)
+	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1:
+		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g and retry %g", c.VariantShare, c.RetryShare)
+	case c.Augment && c.Transforms <= 0:
+		return fmt.Errorf("sft: augmentation needs at least one transform per variant, got %d", c.Transforms)
+	}
+	return nil
+}
+
+// Message is one chat turn of a trajectory. Train is false on a turn that
+// must not be learned (the flawed first reply of a kept retry); the key is
+// written only then, as axolotl's per-turn "train" flag.
+type Message struct {
+	chat.Message
+	Train *bool `json:"train,omitempty"`
+}
+
+// Trajectory is one training conversation: the rendered messages (system
+// prompt included) and the tools the chat template lists, with where it
+// came from.
+type Trajectory struct {
+	ID       string                 `json:"id"`
+	Messages []Message              `json:"messages"`
+	Tools    []harness.FunctionSpec `json:"tools"`
+	Question liveroom.Question      `json:"question"`
+	// Harness and HarnessVersion name the harness the trajectory was
+	// rendered under; Record is its HSA provenance (nil for the base).
+	Harness        string      `json:"harness"`
+	HarnessVersion string      `json:"harness_version"`
+	Record         *hsa.Record `json:"hsa_record,omitempty"`
+	// Retry reports that a hook correction is kept in full.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// BuildStats counts what Build kept and why it dropped the rest.
+type BuildStats struct {
+	Kept, Variants, Retries int
+	// Silent counts questions whose correct answer is silence (spam): no
+	// assistant turn to learn from.
+	Silent int
+	// Rejected counts trajectories the grader did not pass (Accuracy < 1
+	// or Effectiveness < 0.5).
+	Rejected int
+	// NotApplicable counts variants that could not carry a question's gold.
+	NotApplicable int
+}
+
+// Build collects expert trajectories: for every room and question, the live
+// room's expert answers under the base harness or, with augmentation, under
+// a variant from the training pool (the expert maps the gold through the
+// variant's transform). Each transcript is graded and kept only with
+// Accuracy 1 and Effectiveness ≥ 0.5, as the report filters teacher
+// trajectories. The result depends only on base and cfg.
+func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajectory, BuildStats, error) {
+	var st BuildStats
+	if base == nil {
+		return nil, st, errors.New("sft: no base harness")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, st, err
+	}
+	qcfg := liveroom.QuestionConfig{Types: cfg.QuestionTypes, Langs: cfg.Langs}
+	var out []Trajectory
+	for r := range cfg.Rooms {
+		if err := ctx.Err(); err != nil {
+			return nil, st, err
+		}
+		room := liveroom.NewRoom(cfg.Seed*1_000_003+uint64(r), cfg.Room)
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
+		for qi, q := range room.Questions(cfg.Seed+uint64(r), cfg.Questions, qcfg) {
+			if q.Gold.Silent {
+				st.Silent++
+				continue
+			}
+			useVariant := cfg.Augment && rng.Float64() < cfg.VariantShare
+			keepRetry := rng.Float64() < cfg.RetryShare
+			variantSeed := rng.Int64()
+			tr, err := collect(base, room, q, useVariant, keepRetry, variantSeed, cfg.Transforms)
+			if errors.Is(err, hsa.ErrNotApplicable) {
+				st.NotApplicable++
+				continue
+			}
+			if errors.Is(err, errRejected) {
+				st.Rejected++
+				continue
+			}
+			if err != nil {
+				return nil, st, fmt.Errorf("sft: room %d question %d (%s): %w", r, qi, q.ID, err)
+			}
+			tr.ID = fmt.Sprintf("r%d-q%d", r, qi)
+			st.Kept++
+			if tr.Record != nil {
+				st.Variants++
+			}
+			if tr.Retry {
+				st.Retries++
+			}
+			out = append(out, tr)
+		}
+	}
+	if len(out) == 0 {
+		return nil, st, errors.New("sft: no trajectory survived")
+	}
+	return out, st, nil
+}
+
+var errRejected = errors.New("the grader rejected the trajectory")
+
+// collect makes one trajectory for question q.
+func collect(base *harness.Harness, room *liveroom.Room, q liveroom.Question, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+	h := base
+	var rec *hsa.Record
+	var mapping *hsa.Mapping
+	if variant {
+		v, r, err := hsa.Augment(base, hsa.PoolTrain, seed, transforms, hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)})
+		if err != nil {
+			return Trajectory{}, err
+		}
+		m := r.Mapping()
+		h, rec, mapping = v, &r, &m
+	}
+	msgs, err := room.Expert(h, mapping, q)
+	if err != nil {
+		return Trajectory{}, err
+	}
+	g := room.GradeTranscript(q, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+	if g.Accuracy < 1 || g.Effectiveness < 0.5 {
+		return Trajectory{}, errRejected
+	}
+	retry := false
+	if mapping != nil && keepRetry {
+		for _, c := range mapping.Corrections() {
+			if msgs, err = hsa.ApplyCorrection(h, msgs, c); err != nil {
+				return Trajectory{}, err
+			}
+			retry = true
+		}
+	}
+	conv := harness.Conversation{Messages: append([]harness.Message{{Role: harness.RoleUser, Content: q.Text}}, msgs...)}
+	// The local engine lists tools through the chat template, so the
+	// harness leaves its tools section out, as the runtime does for it.
+	p, err := harness.Render(h, conv, harness.RenderOptions{OmitToolsSection: true})
+	if err != nil {
+		return Trajectory{}, err
+	}
+	tr := Trajectory{Tools: p.Tools, Question: q, Harness: h.Name, HarnessVersion: h.Version(), Record: rec, Retry: retry}
+	no := false
+	for i, m := range p.Messages {
+		cm := Message{Message: chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}}
+		for _, c := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		}
+		// A reply the hooks rejected is followed by their feedback as a
+		// user turn: the model reads it but must not learn to write it.
+		if m.Role == harness.RoleAssistant && i+1 < len(p.Messages) && p.Messages[i+1].Role == harness.RoleUser {
+			cm.Train = &no
+		}
+		tr.Messages = append(tr.Messages, cm)
+	}
+	return tr, nil
+}
+
+// ChatMessages returns the trajectory's messages and tools in the model
+// core's chat types, ready for chat.Render.
+func (t Trajectory) ChatMessages() ([]chat.Message, []chat.Tool) {
+	msgs := make([]chat.Message, len(t.Messages))
+	for i, m := range t.Messages {
+		msgs[i] = m.Message
+	}
+	tools := make([]chat.Tool, len(t.Tools))
+	for i, s := range t.Tools {
+		tools[i] = chat.Tool{Name: s.Function.Name, Description: s.Function.Description, Parameters: s.Function.Parameters}
+	}
+	return msgs, tools
+}

@@ -1,0 +1,410 @@
+package sft
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/trainer/liveroom"
+	"github.com/livehat/livehat/trainer/nn"
+)
+
+func demo(t *testing.T) *harness.Harness {
+	t.Helper()
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// smallData is a few rooms of one or two items, so examples stay short.
+func smallData(augment bool) DataConfig {
+	c := DefaultDataConfig()
+	c.Rooms, c.Questions, c.Augment = 3, 6, augment
+	c.Room = liveroom.RoomConfig{MinItems: 1, MaxItems: 2}
+	return c
+}
+
+func TestBuildRendersEachTrajectoryUnderItsOwnHarness(t *testing.T) {
+	base := demo(t)
+	cfg := smallData(true)
+	cfg.VariantShare, cfg.RetryShare, cfg.Rooms = 1, 1, 6
+	trajs, st, err := Build(context.Background(), base, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Variants == 0 || st.Retries == 0 || st.Kept != len(trajs) {
+		t.Fatalf("stats %+v: want variants and kept retries", st)
+	}
+	for _, tr := range trajs {
+		if tr.Record == nil || tr.HarnessVersion == base.Version() {
+			t.Fatalf("%s: rendered under the base harness with variant share 1", tr.ID)
+		}
+		tools := map[string]bool{}
+		for _, s := range tr.Tools {
+			tools[s.Function.Name] = true
+		}
+		untrained := 0
+		for _, m := range tr.Messages {
+			for _, c := range m.ToolCalls {
+				if !tools[c.Name] {
+					t.Errorf("%s: call to %q, which the variant's tools do not list", tr.ID, c.Name)
+				}
+			}
+			if m.Train != nil && !*m.Train {
+				untrained++
+			}
+		}
+		// A kept retry masks exactly the flawed reply; a cut one has none.
+		if want := map[bool]int{true: 1, false: 0}[tr.Retry]; untrained != want {
+			t.Errorf("%s: %d untrained turns, want %d (retry %v)", tr.ID, untrained, want, tr.Retry)
+		}
+	}
+
+	fixed, _, err := Build(context.Background(), base, smallData(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range fixed {
+		if tr.Record != nil || tr.Retry || tr.HarnessVersion != base.Version() {
+			t.Fatalf("%s: fixed-harness data left the base harness", tr.ID)
+		}
+	}
+	again, _, _ := Build(context.Background(), base, smallData(false))
+	a, _ := json.Marshal(fixed)
+	b, _ := json.Marshal(again)
+	if !bytes.Equal(a, b) {
+		t.Error("Build is not deterministic")
+	}
+}
+
+func TestExportLayouts(t *testing.T) {
+	trajs, _, err := Build(context.Background(), demo(t), smallData(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{FormatTRL, FormatVerl} {
+		var buf bytes.Buffer
+		if err := WriteJSONL(&buf, trajs, format); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(&buf)
+		sc.Buffer(nil, 1<<22)
+		lines := 0
+		for sc.Scan() {
+			var line struct {
+				Messages []struct {
+					Role      string `json:"role"`
+					ToolCalls []struct {
+						Type     string `json:"type"`
+						Function struct {
+							Name      string          `json:"name"`
+							Arguments json.RawMessage `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"messages"`
+				Tools []struct {
+					Type     string `json:"type"`
+					Function struct {
+						Name string `json:"name"`
+					} `json:"function"`
+				} `json:"tools"`
+				HarnessVersion string          `json:"harness_version"`
+				DataSource     string          `json:"data_source"`
+				ExtraInfo      json.RawMessage `json:"extra_info"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				t.Fatalf("%s line %d: %v", format, lines+1, err)
+			}
+			if line.Messages[0].Role != "system" || len(line.Tools) == 0 || line.Tools[0].Type != "function" {
+				t.Fatalf("%s line %d: want a system prompt and function tools", format, lines+1)
+			}
+			calls := 0
+			for _, m := range line.Messages {
+				for _, c := range m.ToolCalls {
+					if c.Type != "function" || c.Function.Name == "" || !json.Valid(c.Function.Arguments) {
+						t.Fatalf("%s line %d: tool call not in the OpenAI layout: %+v", format, lines+1, c)
+					}
+					calls++
+				}
+			}
+			if calls == 0 {
+				t.Errorf("%s line %d: no tool call", format, lines+1)
+			}
+			switch format {
+			case FormatTRL:
+				if !strings.HasPrefix(line.HarnessVersion, "sha256:") {
+					t.Errorf("trl line %d: harness version %q", lines+1, line.HarnessVersion)
+				}
+			case FormatVerl:
+				if line.DataSource == "" || !bytes.Contains(line.ExtraInfo, []byte(`"harness_version":"sha256:`)) || !bytes.Contains(line.ExtraInfo, []byte(`"hsa_record"`)) {
+					t.Errorf("verl line %d: provenance missing from extra_info", lines+1)
+				}
+			}
+			lines++
+		}
+		if lines != len(trajs) {
+			t.Errorf("%s: %d lines for %d trajectories", format, lines, len(trajs))
+		}
+	}
+}
+
+func TestTokenizeTrainsOnlyAssistantTurns(t *testing.T) {
+	cfg := smallData(true)
+	cfg.VariantShare, cfg.RetryShare, cfg.Rooms = 1, 1, 6
+	trajs, _, err := Build(context.Background(), demo(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := TrainTokenizer(context.Background(), trajs, chat.Qwen3, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ScaffoldTokens() {
+		if _, ok := tok.TokenID(s); !ok {
+			t.Errorf("scaffold %q is not one token", s)
+		}
+	}
+	retried := false
+	for _, tr := range trajs {
+		ex, err := Tokenize(tok, tr, chat.Qwen3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := Render(tr, chat.Qwen3)
+		if got := tok.Decode(ex.Tokens); got != text {
+			t.Fatalf("%s: the pieces do not decode to the rendered text", tr.ID)
+		}
+		// The trained tokens form one run per learned assistant turn, in
+		// order, each holding the turn and closed by <|im_end|>.
+		var runs []string
+		for i := 0; i < len(ex.Tokens); {
+			if !ex.Train[i] {
+				i++
+				continue
+			}
+			j := i
+			for j < len(ex.Tokens) && ex.Train[j] {
+				j++
+			}
+			runs = append(runs, tok.Decode(ex.Tokens[i:j]))
+			i = j
+		}
+		var learned []chat.Message
+		for _, m := range tr.Messages {
+			if m.Role != chat.RoleAssistant {
+				continue
+			}
+			if m.Train != nil && !*m.Train {
+				retried = true
+				continue
+			}
+			learned = append(learned, m.Message)
+		}
+		if len(runs) != len(learned) {
+			t.Fatalf("%s: %d trained runs for %d learned turns", tr.ID, len(runs), len(learned))
+		}
+		for k, m := range learned {
+			run := runs[k]
+			if !strings.HasSuffix(run, "<|im_end|>") || strings.Contains(run, "<|im_start|>") {
+				t.Errorf("%s: trained run %q is not one closed assistant turn", tr.ID, run)
+			}
+			if !strings.Contains(run, m.Content) {
+				t.Errorf("%s: run %q lacks the reply %q", tr.ID, run, m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				if !strings.Contains(run, `"name": "`+c.Name+`"`) {
+					t.Errorf("%s: run %q lacks the call to %s", tr.ID, run, c.Name)
+				}
+			}
+		}
+	}
+	if !retried {
+		t.Error("no kept retry to check the mask of")
+	}
+}
+
+// testRun is a tiny run: a few one- or two-item rooms, a small vocabulary.
+func testRun(steps int) TrainConfig {
+	c := DefaultTrainConfig()
+	c.Data = smallData(true)
+	c.Data.Rooms, c.Data.Questions = 2, 5
+	c.VocabSize, c.MaxLen, c.Steps, c.Batch, c.Warmup, c.SaveEvery, c.LR, c.Threads = 1000, 3072, steps, 2, 3, 2, 1e-2, 2
+	return c
+}
+
+// TestLearningCurve trains the tiny shape on room trajectories and checks
+// that the loss on a fixed batch of them falls clearly.
+func TestLearningCurve(t *testing.T) {
+	base := demo(t)
+	cfg := testRun(16)
+	out := t.TempDir()
+	var log bytes.Buffer
+	if err := Train(context.Background(), base, cfg, out, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	tok, err := loadTokenizer(filepath.Join(out, tokenizerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trajs, _, _ := Build(context.Background(), base, cfg.Data)
+	var fixed []nn.Example
+	for _, tr := range trajs[:4] {
+		ex, err := Tokenize(tok, tr, cfg.Template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed = append(fixed, ex)
+	}
+	cpu := model.NewCPU(2)
+	defer cpu.Close()
+	mc, _ := ModelPreset(cfg.Model, tok.VocabSize(), cfg.MaxLen)
+	init, err := model.NewRandom(mc, cfg.Seed, model.Options{Backend: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := nn.New(init, cpu)
+	after, err := nn.Load(filepath.Join(out, checkpointDir), cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l0, err := before.Evaluate(context.Background(), fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, _ := after.Evaluate(context.Background(), fixed)
+	t.Logf("loss on a fixed batch: %.3f → %.3f after %d steps", l0.Mean(), l1.Mean(), cfg.Steps)
+	if l1.Mean() > 0.6*l0.Mean() {
+		t.Errorf("loss fell only from %.3f to %.3f in %d steps\n%s", l0.Mean(), l1.Mean(), cfg.Steps, log.String())
+	}
+	// The checkpoint is a complete Hugging Face folder the engine can load.
+	if _, err := model.Load(filepath.Join(out, checkpointDir), model.Options{Backend: cpu}); err != nil {
+		t.Error(err)
+	}
+	metrics, _ := os.ReadFile(filepath.Join(out, metricsFile))
+	if n := bytes.Count(metrics, []byte("\n")); n != cfg.Steps {
+		t.Errorf("%d metric lines, want %d", n, cfg.Steps)
+	}
+}
+
+// TestHelperTrainProcess is the run TestResumeAfterKill kills; it does
+// nothing unless the parent test starts it.
+func TestHelperTrainProcess(t *testing.T) {
+	out := os.Getenv("LIVEHAT_SFT_KILL_RUN")
+	if out == "" {
+		t.Skip("started by TestResumeAfterKill only")
+	}
+	if err := Train(context.Background(), demo(t), testRun(8), out, false, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResumeAfterKill kills a training process with SIGKILL after its first
+// checkpoint, resumes it, and compares with an uninterrupted run.
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains three short runs")
+	}
+	base := demo(t)
+	cfg := testRun(8)
+	killed := filepath.Join(t.TempDir(), "killed")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperTrainProcess$")
+	cmd.Env = append(os.Environ(), "LIVEHAT_SFT_KILL_RUN="+killed)
+	var helperLog bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &helperLog, &helperLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	state := filepath.Join(killed, checkpointDir, stateFile)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var st trainerState
+		if readJSON(state, &st) == nil && st.Step >= 2 {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the helper run ended before it was killed:\n%s", helperLog.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the helper run wrote no checkpoint")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	var st trainerState
+	if err := readJSON(state, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Step >= cfg.Steps {
+		t.Fatalf("the run finished (step %d) before it was killed", st.Step)
+	}
+	var log bytes.Buffer
+	if err := Train(context.Background(), base, TrainConfig{}, killed, true, &log); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "starting at step") {
+		t.Fatalf("resume log: %s", log.String())
+	}
+
+	whole := filepath.Join(t.TempDir(), "whole")
+	if err := Train(context.Background(), base, cfg, whole, false, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"model.safetensors", optimizerFile} {
+		a, err := os.ReadFile(filepath.Join(killed, checkpointDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(whole, checkpointDir, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s after kill and resume (killed at step %d) differs from the uninterrupted run", f, st.Step)
+		}
+	}
+	ma, _ := os.ReadFile(filepath.Join(killed, metricsFile))
+	mb, _ := os.ReadFile(filepath.Join(whole, metricsFile))
+	if strings.Count(string(ma), "\n") != cfg.Steps || strings.Count(string(mb), "\n") != cfg.Steps {
+		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), cfg.Steps)
+	}
+}
+
+func TestTrainMainUsage(t *testing.T) {
+	ctx := context.Background()
+	var out, errw bytes.Buffer
+	for _, args := range [][]string{{"--stage", "rl", "--out", t.TempDir()}, {"--steps", "3"}} {
+		err := TrainMain(ctx, args, nil, &out, &errw)
+		if _, ok := err.(*harness.UsageError); !ok {
+			t.Errorf("TrainMain(%v) = %v, want a usage error", args, err)
+		}
+	}
+	if err := ExportMain(ctx, []string{"--format", "csv", "--out", "x"}, nil, &out, &errw); err == nil {
+		t.Error("export accepted format csv")
+	}
+	file := filepath.Join(t.TempDir(), "sft.jsonl")
+	if err := ExportMain(ctx, []string{"--format", "verl", "--out", file, "--rooms", "2", "--questions", "3", "--augment=false"}, nil, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(file)
+	if bytes.Count(data, []byte("\n")) == 0 || bytes.Contains(data, []byte(`"hsa_record":{`)) {
+		t.Errorf("fixed-harness export: %d lines, with an HSA record: %v", bytes.Count(data, []byte("\n")), bytes.Contains(data, []byte(`"hsa_record":{`)))
+	}
+}

@@ -1,0 +1,495 @@
+package sft
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/trainer/nn"
+)
+
+// Files and folders of a run directory.
+const (
+	runConfigFile  = "run.json"
+	metricsFile    = "metrics.jsonl"
+	checkpointDir  = "checkpoint"
+	optimizerFile  = "optimizer.safetensors"
+	stateFile      = "trainer_state.json"
+	tokenizerFile  = "tokenizer.json"
+	tmpSuffix      = ".tmp"
+	previousSuffix = ".old"
+)
+
+// TrainConfig is a whole SFT run; it is saved in the run folder as run.json.
+type TrainConfig struct {
+	Data DataConfig `json:"data"`
+	// Template is the chat template the text is rendered with (the
+	// engine's default, Qwen3, is the zero value).
+	Template chat.Template `json:"template"`
+	// Model names a shape from ModelPresets for a model trained from
+	// scratch; Init instead starts from a checkpoint directory holding a
+	// tokenizer.json.
+	Model string `json:"model,omitempty"`
+	Init  string `json:"init,omitempty"`
+	// VocabSize is the size of the BPE vocabulary trained on the room
+	// corpus when starting from scratch.
+	VocabSize int `json:"vocab_size"`
+	// MaxLen is the model context; longer trajectories are dropped.
+	MaxLen int `json:"max_len"`
+	// Seed seeds the initial weights, adapters and the example order.
+	Seed uint64 `json:"seed"`
+	// Steps is the number of optimizer steps; Batch the examples per step,
+	// run in micro-batches of at most MicroTokens tokens whose gradients
+	// accumulate.
+	Steps       int `json:"steps"`
+	Batch       int `json:"batch"`
+	MicroTokens int `json:"micro_tokens"`
+	// LR is the peak learning rate, reached after Warmup steps, then
+	// decayed on a cosine to LR·MinLRRatio.
+	LR         float64        `json:"lr"`
+	Warmup     int            `json:"warmup"`
+	MinLRRatio float64        `json:"min_lr_ratio"`
+	AdamW      nn.AdamWConfig `json:"adamw"`
+	// ClipNorm bounds the global gradient norm (0: no clipping).
+	ClipNorm float64 `json:"clip_norm"`
+	// SaveEvery writes a checkpoint every so many steps (and at the end).
+	SaveEvery int `json:"save_every"`
+	// LoRA, when set, trains adapters on a frozen base.
+	LoRA *nn.LoRAConfig `json:"lora,omitempty"`
+	// Threads is the compute threads (0: one per physical core).
+	Threads int `json:"threads"`
+}
+
+// DefaultTrainConfig returns an HSA-SFT run of the "tiny" shape.
+func DefaultTrainConfig() TrainConfig {
+	return TrainConfig{
+		Data: DefaultDataConfig(), Model: "tiny", VocabSize: 2048, MaxLen: 2048, Seed: 1,
+		Steps: 200, Batch: 8, MicroTokens: 8192, LR: 2e-3, Warmup: 20, MinLRRatio: 0.1,
+		AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 50,
+	}
+}
+
+func (c TrainConfig) validate() error {
+	switch {
+	case c.Steps <= 0 || c.Batch <= 0 || c.MicroTokens <= 0:
+		return fmt.Errorf("sft: steps, batch and micro-tokens must be positive, got %d, %d, %d", c.Steps, c.Batch, c.MicroTokens)
+	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:
+		return fmt.Errorf("sft: learning rate %g, warm-up %d, min ratio %g", c.LR, c.Warmup, c.MinLRRatio)
+	case c.MaxLen <= 1:
+		return fmt.Errorf("sft: max length %d", c.MaxLen)
+	case c.Model == "" && c.Init == "":
+		return errors.New("sft: name a model shape or an initial checkpoint")
+	}
+	return c.Data.validate()
+}
+
+// ModelPresets are the shapes Train builds from scratch (a Qwen2 decoder
+// with tied embeddings; the vocabulary comes from the trained tokenizer):
+// "tiny" (d64, 2 layers), "small" (d128, 4 layers, the calibration run's
+// size) and "5m" (d256, 6 layers, about 5M parameters with a 4k vocabulary).
+func ModelPresets() []string { return []string{"tiny", "small", "5m"} }
+
+// ModelPreset returns the named shape for a vocabulary and context.
+func ModelPreset(name string, vocab, maxLen int) (model.Config, error) {
+	c := model.Config{
+		Architecture: model.Qwen2, AttentionBias: true, TieWordEmbeddings: true,
+		RopeTheta: 10000, RMSNormEps: 1e-6, VocabSize: vocab, MaxPositionEmbeddings: maxLen,
+		TorchDType: "float32", BOSTokenID: -1, EOSTokenID: -1,
+	}
+	switch name {
+	case "tiny":
+		c.HiddenSize, c.NumLayers, c.NumHeads, c.NumKVHeads, c.IntermediateSize = 64, 2, 4, 2, 192
+	case "small":
+		c.HiddenSize, c.NumLayers, c.NumHeads, c.NumKVHeads, c.IntermediateSize = 128, 4, 4, 2, 384
+	case "5m":
+		c.HiddenSize, c.NumLayers, c.NumHeads, c.NumKVHeads, c.IntermediateSize = 256, 6, 8, 4, 704
+	default:
+		return model.Config{}, fmt.Errorf("sft: unknown model shape %q (want tiny, small or 5m)", name)
+	}
+	c.HeadDim = c.HiddenSize / c.NumHeads
+	return c, c.Validate()
+}
+
+// Metrics is one line of metrics.jsonl.
+type Metrics struct {
+	Step          int     `json:"step"`
+	Loss          float64 `json:"loss"`
+	LR            float64 `json:"lr"`
+	GradNorm      float64 `json:"grad_norm"`
+	Tokens        int     `json:"tokens"`
+	TrainedTokens int     `json:"trained_tokens"`
+	TokensPerSec  float64 `json:"tokens_per_s"`
+	StepSeconds   float64 `json:"step_s"`
+}
+
+// trainerState is trainer_state.json of a checkpoint.
+type trainerState struct {
+	Step int `json:"step"`
+}
+
+// Train runs (or, with resume, continues) an SFT run in the folder out:
+// run.json, tokenizer.json, metrics.jsonl and checkpoint/ (the model as a
+// Hugging Face directory with its tokenizer, the optimizer state and the
+// step). Checkpoints replace each other atomically (written aside, then
+// renamed), and the example order depends only on the seed and the step,
+// so a resumed run reproduces an uninterrupted one bit for bit. Progress
+// goes to log.
+func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out string, resume bool, log io.Writer) error {
+	if resume {
+		saved, err := readRunConfig(out)
+		if err != nil {
+			return err
+		}
+		if cfg.Steps > 0 {
+			saved.Steps = cfg.Steps
+		}
+		cfg = saved
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if !resume {
+		if _, err := os.Stat(filepath.Join(out, runConfigFile)); err == nil {
+			return fmt.Errorf("sft: %s already holds a run; pass --resume to continue it or choose another folder", out)
+		}
+		if err := writeJSON(filepath.Join(out, runConfigFile), cfg); err != nil {
+			return err
+		}
+	}
+	trajs, st, err := Build(ctx, base, cfg.Data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
+		st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
+
+	tok, err := runTokenizer(ctx, cfg, out, trajs, resume)
+	if err != nil {
+		return err
+	}
+	var examples []nn.Example
+	tooLong := 0
+	for _, t := range trajs {
+		ex, err := Tokenize(tok, t, cfg.Template)
+		if err != nil {
+			return err
+		}
+		if len(ex.Tokens) > cfg.MaxLen {
+			tooLong++
+			continue
+		}
+		examples = append(examples, ex)
+	}
+	if len(examples) == 0 {
+		return fmt.Errorf("sft: every trajectory is longer than max length %d", cfg.MaxLen)
+	}
+	fmt.Fprintf(log, "tokens: vocabulary %d, %d examples (%d longer than %d dropped), %.0f tokens each on average\n",
+		tok.VocabSize(), len(examples), tooLong, cfg.MaxLen, meanLen(examples))
+
+	cpu := model.NewCPU(cfg.Threads)
+	defer cpu.Close()
+	m, opt, start, err := startModel(cfg, out, tok, cpu, resume)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), numel(m.Params()), start, cfg.Steps)
+	if err := trimMetrics(out, start); err != nil {
+		return err
+	}
+	mf, err := os.OpenFile(filepath.Join(out, metricsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	defer mf.Close()
+	menc := json.NewEncoder(mf)
+
+	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
+	began := time.Now()
+	for step := start; step < cfg.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		batch := stepExamples(examples, cfg.Seed, step, cfg.Batch)
+		total := 0
+		for _, e := range batch {
+			total += e.Trained()
+		}
+		m.ZeroGrad()
+		var loss nn.Loss
+		for _, mb := range nn.Pack(batch, cfg.MicroTokens) {
+			l, err := m.Backward(ctx, mb, 1/float32(total))
+			if err != nil {
+				return fmt.Errorf("sft: step %d: %w", step+1, err)
+			}
+			loss.Sum += l.Sum
+			loss.Tokens += l.Tokens
+			loss.Seen += l.Seen
+		}
+		params := m.Params()
+		norm := nn.ClipGradNorm(params, cfg.ClipNorm)
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return fmt.Errorf("sft: step %d: gradient norm %g", step+1, norm)
+		}
+		lr := sched.LR(step)
+		if err := opt.Step(params, lr); err != nil {
+			return err
+		}
+		dt := time.Since(t0).Seconds()
+		mt := Metrics{Step: step + 1, Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
+			TokensPerSec: float64(loss.Seen) / dt, StepSeconds: dt}
+		if err := menc.Encode(mt); err != nil {
+			return fmt.Errorf("sft: metrics: %w", err)
+		}
+		done := step + 1 - start
+		eta := time.Duration(float64(time.Since(began)) / float64(done) * float64(cfg.Steps-step-1)).Round(time.Second)
+		fmt.Fprintf(log, "step %d/%d  loss %.4f  lr %.2e  grad-norm %.3f  %.0f tokens/s  ETA %s\n",
+			mt.Step, cfg.Steps, mt.Loss, lr, norm, mt.TokensPerSec, eta)
+		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
+			if err := saveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stepExamples returns the examples of a step: a fresh seeded permutation
+// of the data every epoch, read in order, so the batch depends only on the
+// seed and the step.
+func stepExamples(examples []nn.Example, seed uint64, step, batch int) []nn.Example {
+	n := len(examples)
+	out := make([]nn.Example, batch)
+	var perm []int
+	epoch := -1
+	for j := range batch {
+		g := step*batch + j
+		if e := g / n; e != epoch {
+			epoch = e
+			perm = rand.New(rand.NewPCG(seed, uint64(e)+1)).Perm(n)
+		}
+		out[j] = examples[perm[g%n]]
+	}
+	return out
+}
+
+// runTokenizer trains the run's tokenizer, or reads the one the run or its
+// initial checkpoint already has.
+func runTokenizer(ctx context.Context, cfg TrainConfig, out string, trajs []Trajectory, resume bool) (*tokenizer.Tokenizer, error) {
+	switch {
+	case resume:
+		return loadTokenizer(filepath.Join(out, tokenizerFile))
+	case cfg.Init != "":
+		tok, err := loadTokenizer(filepath.Join(cfg.Init, tokenizerFile))
+		if err != nil {
+			return nil, err
+		}
+		return tok, saveTokenizer(tok, filepath.Join(out, tokenizerFile))
+	}
+	tok, err := TrainTokenizer(ctx, trajs, cfg.Template, cfg.VocabSize)
+	if err != nil {
+		return nil, err
+	}
+	return tok, saveTokenizer(tok, filepath.Join(out, tokenizerFile))
+}
+
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
+	return tok, nil
+}
+
+func saveTokenizer(tok *tokenizer.Tokenizer, path string) error {
+	if err := tok.Save(path); err != nil {
+		return fmt.Errorf("sft: save tokenizer: %w", err)
+	}
+	return nil
+}
+
+// startModel returns the model, optimizer and first step of the run.
+func startModel(cfg TrainConfig, out string, tok *tokenizer.Tokenizer, cpu *model.CPU, resume bool) (*nn.Model, *nn.AdamW, int, error) {
+	if resume {
+		dir := filepath.Join(out, checkpointDir)
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			// A crash between the two renames of saveCheckpoint leaves
+			// only the previous checkpoint.
+			if _, err := os.Stat(dir + previousSuffix); err == nil {
+				dir += previousSuffix
+			}
+		}
+		m, err := nn.Load(dir, cpu)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		opt, err := nn.LoadAdamW(filepath.Join(dir, optimizerFile))
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		var st trainerState
+		if err := readJSON(filepath.Join(dir, stateFile), &st); err != nil {
+			return nil, nil, 0, err
+		}
+		if st.Step != opt.Steps() {
+			return nil, nil, 0, fmt.Errorf("sft: checkpoint %s is at step %d but its optimizer at %d", dir, st.Step, opt.Steps())
+		}
+		return m, opt, st.Step, nil
+	}
+	var m *nn.Model
+	if cfg.Init != "" {
+		var err error
+		if m, err = nn.Load(cfg.Init, cpu); err != nil {
+			return nil, nil, 0, err
+		}
+		if m.Config.VocabSize < tok.VocabSize() {
+			return nil, nil, 0, fmt.Errorf("sft: %s has %d embeddings for a vocabulary of %d", cfg.Init, m.Config.VocabSize, tok.VocabSize())
+		}
+	} else {
+		mc, err := ModelPreset(cfg.Model, tok.VocabSize(), cfg.MaxLen)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if id, ok := tok.TokenID(turnEnd); ok {
+			mc.EOSTokenID = id
+		}
+		base, err := model.NewRandom(mc, cfg.Seed, model.Options{Backend: cpu})
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("sft: %w", err)
+		}
+		if m, err = nn.New(base, cpu); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if cfg.LoRA != nil {
+		if err := m.AddLoRA(*cfg.LoRA, cfg.Seed); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return m, nn.NewAdamW(cfg.AdamW), 0, nil
+}
+
+// saveCheckpoint writes the checkpoint aside and swaps it in with renames,
+// so a kill at any moment leaves a complete checkpoint behind.
+func saveCheckpoint(out string, m *nn.Model, opt *nn.AdamW, tok *tokenizer.Tokenizer, step int) error {
+	dir := filepath.Join(out, checkpointDir)
+	tmp, old := dir+tmpSuffix, dir+previousSuffix
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := m.Save(tmp); err != nil {
+		return err
+	}
+	if err := opt.Save(filepath.Join(tmp, optimizerFile)); err != nil {
+		return err
+	}
+	if err := saveTokenizer(tok, filepath.Join(tmp, tokenizerFile)); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(tmp, stateFile), trainerState{Step: step}); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	return nil
+}
+
+// trimMetrics drops metric lines past the checkpoint a run resumes from
+// (steps a killed run logged but never saved).
+func trimMetrics(out string, step int) error {
+	path := filepath.Join(out, metricsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var mt Metrics
+		if json.Unmarshal(sc.Bytes(), &mt) != nil || mt.Step > step {
+			continue // a line cut by the kill, or a step that was not saved
+		}
+		keep.Write(sc.Bytes())
+		keep.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, keep.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	return nil
+}
+
+func readRunConfig(out string) (TrainConfig, error) {
+	var cfg TrainConfig
+	if err := readJSON(filepath.Join(out, runConfigFile), &cfg); err != nil {
+		return cfg, fmt.Errorf("sft: resume: %w", err)
+	}
+	return cfg, nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("sft: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("sft: %s: %w", path, err)
+	}
+	return nil
+}
+
+func meanLen(exs []nn.Example) float64 {
+	s := 0
+	for _, e := range exs {
+		s += len(e.Tokens)
+	}
+	return float64(s) / float64(len(exs))
+}
+
+func numel(ps []nn.Param) int {
+	s := 0
+	for _, p := range ps {
+		s += len(p.Value)
+	}
+	return s
+}
