@@ -11,6 +11,9 @@ func TestPortableDispatch(t *testing.T) {
 	if !hasAVX2FMA {
 		t.Skip("no AVX2/FMA here: every other test already runs the portable kernels")
 	}
+	if raceEnabled {
+		t.Skip("the fallback branches are checked without -race; they add no concurrency")
+	}
 	hasAVX2FMA, q8Int16Kernels = false, false
 	defer func() { hasAVX2FMA, q8Int16Kernels = true, true }()
 	t.Run("Sgemm", TestSgemm)
