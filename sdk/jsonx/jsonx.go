@@ -50,14 +50,13 @@ func (r *Reader) errorf(format string, args ...any) error {
 }
 
 func (r *Reader) ws() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
+	// Loops work on locals: a wasm guest pays dearly for a field load
+	// and store on every iteration.
+	b, i := r.b, r.i
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	r.i = i
 }
 
 // peek returns the next non-space byte, or 0 at the end.
@@ -79,7 +78,9 @@ func (r *Reader) End() error {
 
 // Null consumes a null and reports whether there was one.
 func (r *Reader) Null() bool {
-	if r.peek() == 'n' && r.literal("null") {
+	r.ws()
+	if len(r.b)-r.i >= 4 && string(r.b[r.i:r.i+4]) == "null" {
+		r.i += 4
 		return true
 	}
 	return false
@@ -122,7 +123,7 @@ func (r *Reader) members(member func(key string) error) error {
 		if r.peek() != '"' {
 			return r.errorf("want a member name")
 		}
-		key, err := r.String()
+		key, err := r.quoted()
 		if err != nil {
 			return err
 		}
@@ -187,21 +188,29 @@ func (r *Reader) elements(elem func() error) error {
 // String reads a string (null reads as ""), decoding escapes; invalid
 // UTF-8 becomes U+FFFD as in encoding/json.
 func (r *Reader) String() (string, error) {
+	if r.peek() == '"' {
+		return r.quoted()
+	}
 	if r.Null() {
 		return "", nil
 	}
-	if r.peek() != '"' {
-		return "", r.errorf("want a string")
-	}
-	r.i++
-	start := r.i
+	return "", r.errorf("want a string")
+}
+
+// quoted reads a string whose opening quote is the next byte. It is
+// separate from String so that member names cost one call, not two:
+// every call costs a wasm guest a trampoline under the deadline sandbox.
+func (r *Reader) quoted() (string, error) {
+	b := r.b
+	start := r.i + 1
+	i := start
 	ascii := true
 	// Fast path: no escapes, valid UTF-8.
-	for r.i < len(r.b) {
-		c := r.b[r.i]
+	for i < len(b) {
+		c := b[i]
 		if c == '"' {
-			s := r.b[start:r.i]
-			r.i++
+			s := b[start:i]
+			r.i = i + 1
 			if ascii || utf8.Valid(s) {
 				return view(s), nil
 			}
@@ -211,8 +220,9 @@ func (r *Reader) String() (string, error) {
 		if c == '\\' || c < 0x20 {
 			break
 		}
-		r.i++
+		i++
 	}
+	r.i = i
 	buf := append([]byte(nil), r.b[start:r.i]...)
 	for r.i < len(r.b) {
 		c := r.b[r.i]

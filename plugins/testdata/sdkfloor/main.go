@@ -1,13 +1,15 @@
 // Command sdkfloor measures the fixed costs of a standard-Go guest for
 // the benchmarks: reading the input, decoding it with the SDK, a hook
 // that does nothing, and the price of a loop iteration and of a function
-// call under the deadline sandbox.
+// call under the deadline sandbox, and a byte loop and a jsonx scan over
+// the input.
 package main
 
 import (
 	pdk "github.com/extism/go-pdk"
 
 	"github.com/livehat/livehat/sdk"
+	"github.com/livehat/livehat/sdk/jsonx"
 )
 
 //go:wasmexport allow
@@ -72,6 +74,34 @@ func calls1000() int32 {
 	n := 0
 	for i := 0; i < 1000; i++ {
 		n = addOne(n)
+	}
+	sinkN = n
+	return 0
+}
+
+//go:wasmexport scan_only
+func scanOnly() int32 {
+	in := pdk.Input()
+	n := 0
+	for _, c := range in {
+		if c == '"' {
+			n++
+		}
+	}
+	sinkN = n
+	return 0
+}
+
+//go:wasmexport reader_scan
+func readerScan() int32 {
+	r := jsonx.NewReader(pdk.Input())
+	n := 0
+	err := r.Object(func(k string) error {
+		n += len(k)
+		return r.Skip()
+	})
+	if err != nil {
+		return 1
 	}
 	sinkN = n
 	return 0
