@@ -170,9 +170,13 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		n.linear(a, a.g, a.h2, N, l.gate, nil)
 		n.linear(a, a.u, a.h2, N, l.up, nil)
 		n.par(N, func(r int) {
-			for i := r * I; i < (r+1)*I; i++ {
-				g := a.g[i]
-				a.a[i] = g / (1 + n.exp(-float64(g))) * a.u[i]
+			g, u, out := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], a.a[r*I:(r+1)*I]
+			for i, v := range g {
+				out[i] = -v
+			}
+			n.expShift(out, 0) // e^-g
+			for i, v := range g {
+				out[i] = v / (1 + out[i]) * u[i]
 			}
 		})
 		next := make([]F, N*D)
@@ -216,17 +220,23 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		for _, v := range row {
 			mx = max(mx, float64(v))
 		}
-		var sum float64
-		for _, v := range row {
-			sum += float64(n.exp(float64(v) - mx))
+		target := float64(row[lab])
+		if allLogits { // the logits are returned, so they stay
+			var sum float64
+			for _, v := range row {
+				sum += float64(n.exp(float64(v) - mx))
+			}
+			losses[j] = mx + math.Log(sum) - target
+			return
 		}
-		lse := mx + math.Log(sum)
-		losses[j] = lse - float64(row[lab])
+		sum := n.expShift(row, mx)
+		losses[j] = mx + math.Log(sum) - target
 		if !backward {
 			return
 		}
-		for i, v := range row {
-			row[i] = n.exp(float64(v)-lse) * scale
+		f := scale / F(sum)
+		for i := range row {
+			row[i] *= f
 		}
 		row[lab] -= scale
 	})
@@ -265,11 +275,16 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 		n.linearBackward(a, da, dx, a.a, N, l.down, nil)
 		dg, du := make([]F, N*I), make([]F, N*I)
 		n.par(N, func(r int) {
-			for i := r * I; i < (r+1)*I; i++ {
-				g := a.g[i]
-				s := 1 / (1 + n.exp(-float64(g)))
-				du[i] = da[i] * g * s
-				dg[i] = da[i] * a.u[i] * s * (1 + g*(1-s))
+			g, u, d := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], da[r*I:(r+1)*I]
+			sg := dg[r*I : (r+1)*I]
+			for i, v := range g {
+				sg[i] = -v
+			}
+			n.expShift(sg, 0) // e^-g, then σ(g) in place
+			for i, v := range g {
+				s := 1 / (1 + sg[i])
+				du[r*I+i] = d[i] * v * s
+				sg[i] = d[i] * u[i] * s * (1 + v*(1-s))
 			}
 		})
 		dh2 := make([]F, N*D)
@@ -338,12 +353,7 @@ func (n *net[F]) attention(a *layerActs[F], b *batch) {
 					for _, v := range row[:i+1] {
 						mx = max(mx, float64(v))
 					}
-					var sum float64
-					for j, v := range row[:i+1] {
-						e := n.exp(float64(v) - mx)
-						row[j] = e
-						sum += float64(e)
-					}
+					sum := n.expShift(row[:i+1], mx)
 					a.lse[(s+i)*H+h] = F(mx + math.Log(sum))
 					is := F(1 / sum)
 					for j := range row[:i+1] {
@@ -394,9 +404,9 @@ func (n *net[F]) attentionBackward(a *layerActs[F], b *batch, do, dq, dk, dv []F
 					i := r0 + ri
 					pr, dr := p[ri*r1:(ri+1)*r1], dp[ri*r1:(ri+1)*r1]
 					lse, di := float64(a.lse[(s+i)*H+h]), dot[(s+i)*H+h]
-					for j := range pr[:i+1] {
-						pr[j] = n.exp(float64(pr[j]) - lse)
-						dr[j] = pr[j] * (dr[j] - di)
+					n.expShift(pr[:i+1], lse)
+					for j, pj := range pr[:i+1] {
+						dr[j] = pj * (dr[j] - di)
 					}
 					clear(pr[i+1:])
 					clear(dr[i+1:])
@@ -432,6 +442,54 @@ func (n *net[F]) exp(x float64) F {
 		return F(expf(float32(x)))
 	}
 	return F(math.Exp(x))
+}
+
+// expShift sets x[j] = e^(x[j]−shift) and returns their sum. It is the
+// inner loop of every softmax, so the float32 case has its own loop with
+// expf written out.
+func (n *net[F]) expShift(x []F, shift float64) float64 {
+	if x32, ok := any(x).([]float32); ok && n.fastExp {
+		return expShift32(x32, float32(shift))
+	}
+	var sum float64
+	for j, v := range x {
+		e := math.Exp(float64(v) - shift)
+		x[j] = F(e)
+		sum += e
+	}
+	return sum
+}
+
+func expShift32(x []float32, shift float32) float64 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693145751953125
+		ln2lo = 1.42860682030941723212e-6
+	)
+	var sum float64
+	for j, v := range x {
+		y := v - shift
+		if !(y >= -87.33) || y > 88.72 { // the edges and NaN go the slow way
+			y = expf(y)
+			x[j] = y
+			sum += float64(y)
+			continue
+		}
+		t := y * log2e
+		if t < 0 {
+			t -= 0.5
+		} else {
+			t += 0.5
+		}
+		k := int32(t)
+		fk := float32(k)
+		r := (y - fk*ln2hi) - fk*ln2lo
+		p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+		e := p * math.Float32frombits(uint32(k+127)<<23)
+		x[j] = e
+		sum += float64(e)
+	}
+	return sum
 }
 
 // expf is e^x in float32 precision, several times faster than math.Exp.
