@@ -672,3 +672,34 @@ func TestPromptInjection(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Cancelling the only request of a step abandons the step itself: a long
+// prefill chunk is not computed to the end for a viewer who left.
+func TestCancelAbandonsStep(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 15)
+	e := startEngine(t, m, tok, Options{PrefillChunk: 4096})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	errc := make(chan error, 1)
+	go func() {
+		res, err := e.Generate(ctx, Request{Messages: question(longSystem(150), "hi")}, nil)
+		done <- res
+		errc <- err
+	}()
+	for e.Stats().Active == 0 && len(done) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	res := <-done
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want cancellation", err)
+	}
+	if res.FinishReason != FinishCancelled || res.Usage.CompletionTokens != 0 {
+		t.Errorf("result %+v", res)
+	}
+	// A finished prefill step would have stored the prompt.
+	if st := e.Stats(); st.PrefixCache.StoreTokens != 0 {
+		t.Errorf("the abandoned prefill stored %d tokens", st.PrefixCache.StoreTokens)
+	}
+}

@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/livehat/livehat/model"
@@ -256,10 +256,29 @@ func (e *Engine) step(active []*request) error {
 	e.stats.StepSequences += int64(len(seqs))
 	e.stats.MaxStepSequences = max(e.stats.MaxStepSequences, len(seqs))
 	e.statsMu.Unlock()
-	logits, err := e.model.Step(e.stepCtx, seqs, tokens)
+	// The step stops early when every request in it is cancelled (a long
+	// prefill chunk of a viewer who left), not only when the engine closes.
+	ctx, abandon := context.WithCancel(e.stepCtx)
+	defer abandon()
+	var left atomic.Int64
+	left.Store(int64(len(stepped)))
+	for _, r := range stepped {
+		stop := context.AfterFunc(r.ctx, func() {
+			if left.Add(-1) == 0 {
+				abandon()
+			}
+		})
+		defer stop()
+	}
+	logits, err := e.model.Step(ctx, seqs, tokens)
 	if err != nil {
-		if errors.Is(err, context.Canceled) && e.stepCtx.Err() != nil {
+		switch {
+		case e.stepCtx.Err() != nil:
 			return ErrClosed
+		case ctx.Err() != nil:
+			// The sequences are as they were; the next round finishes
+			// the cancelled requests.
+			return nil
 		}
 		return fmt.Errorf("engine: model step: %w", err)
 	}
