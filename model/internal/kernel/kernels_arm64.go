@@ -3,9 +3,9 @@
 package kernel
 
 // NEON kernels in kernels_arm64.s (Advanced SIMD is part of every arm64
-// CPU) for the GEMM micro-kernel, the fp32/bf16 mat-vec kernels, GemvT and
-// Dot; the Q8 kernels and the B packers run their portable Go versions (Go's
-// arm64 assembler lacks the integer widening and conversion instructions).
+// CPU) for the GEMM micro-kernel, the fp32/bf16 mat-vec kernels, the
+// single-row Q8 mat-vec, GemvT and Dot; the batched Q8 kernels and the B
+// packers run their portable Go versions.
 
 //go:noescape
 func gemm6x16NEON(k int, a, b, c *float32, ldc int, alpha, beta float32)
@@ -26,13 +26,16 @@ func rows2x4BF16NEON(k int, w *uint16, ldw int, x *float32, ldx int, acc *[64]fl
 func gemvT64NEON(rows int, w *float32, ldw int, x *float32, y *float32)
 
 //go:noescape
+func rows4Q8X16NEON(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *float32, lds int, acc *[16]float32)
+
+//go:noescape
 func dotNEON(n int, a, b *float32, acc *[16]float32)
 
 // Accelerated reports whether the assembly kernels are in use.
 func Accelerated() bool { return true }
 
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
-const q8Int16Kernels = false
+const q8Int16Kernels = true
 
 func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	if k == 0 {
@@ -112,7 +115,24 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 }
 
 func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
-	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+	nblk := k / Q8Block
+	k32 := nblk * Q8Block
+	if nblk == 0 {
+		rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+		return
+	}
+	if len(w) < 3*ldw+k || len(xq) < k32 || len(xs) < nblk || len(scales) < 3*lds+nblk || len(x) < k {
+		panic("kernel: internal error: Q8 mat-vec block out of range")
+	}
+	var acc [16]float32
+	rows4Q8X16NEON(nblk, &w[0], ldw, &xq[0], &xs[0], &scales[0], lds, &acc)
+	for r := range 4 {
+		l := acc[r*4 : r*4+4]
+		out[r] = (l[0] + l[1]) + (l[2] + l[3])
+		if k32 < k {
+			out[r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[k32:])
+		}
+	}
 }
 
 // rows2x4NEON runs a 2-row×4-batch NEON kernel and adds the lanes and the
