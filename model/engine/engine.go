@@ -47,7 +47,7 @@ var ErrClosed = errors.New("engine: closed")
 // Defaults for the zero Options.
 const (
 	DefaultMaxBatch         = 8
-	DefaultPrefillChunk     = 256
+	DefaultPrefillChunk     = 128
 	DefaultPrefixCacheBytes = 256 << 20
 )
 
@@ -62,7 +62,9 @@ type Options struct {
 	MaxBatch int
 	// PrefillChunk bounds the prompt tokens fed in one step over all joining
 	// requests, so that decoding requests keep producing tokens while a long
-	// prompt is read. 0 means DefaultPrefillChunk.
+	// prompt is read. 0 means DefaultPrefillChunk: on the CPU backend a
+	// chunk of 128 costs under a tenth more per token than one of 1,000
+	// while holding the other streams for an eighth of the time.
 	PrefillChunk int
 	// PrefixCacheBytes bounds the prefix cache's keys and values. 0 means
 	// DefaultPrefixCacheBytes; a negative value disables the cache.
