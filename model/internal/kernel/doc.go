@@ -8,8 +8,8 @@
 // On amd64 with AVX2 and FMA the hot loops are Go assembly: a 6×16 GEMM
 // micro-kernel behind a Goto/BLIS-style packing driver, multi-row mat-vec
 // kernels that widen bf16 and int8 weights in registers, and transposing
-// packers for weights used in prefill. On arm64 the GEMM micro-kernel and
-// the fp32/bf16 mat-vec are NEON assembly. Elsewhere, on amd64 CPUs without
+// packers for weights used in prefill. On arm64 the GEMM micro-kernel, the
+// fp32/bf16 and single-row Q8 mat-vec, GemvT and Dot are NEON assembly. Elsewhere, on amd64 CPUs without
 // AVX2/FMA, or when built with the purego tag, the same drivers run
 // portable Go loops.
 //
