@@ -16,7 +16,8 @@ import (
 // with jsonx.
 func BenchmarkSDKFloor(b *testing.B) {
 	m := &Manifest{ABI: ABIVersion, Name: "sdk-floor", Version: "1.0.0", Wasm: WasmRef{File: "f.wasm"},
-		Hooks: []HookSpec{{Name: "allow", Event: harness.EventAfterResponse}, {Name: "count", Event: harness.EventAfterResponse}, {Name: "raw_input", Event: harness.EventAfterResponse}, {Name: "decode_only", Event: harness.EventAfterResponse}, {Name: "loop1000", Event: harness.EventAfterResponse}, {Name: "calls1000", Event: harness.EventAfterResponse}, {Name: "scan_only", Event: harness.EventAfterResponse}, {Name: "reader_scan", Event: harness.EventAfterResponse}}}
+		Limits: Limits{TimeoutMS: 10000},
+		Hooks:  []HookSpec{{Name: "allow", Event: harness.EventAfterResponse}, {Name: "count", Event: harness.EventAfterResponse}, {Name: "raw_input", Event: harness.EventAfterResponse}, {Name: "decode_only", Event: harness.EventAfterResponse}, {Name: "loop1000", Event: harness.EventAfterResponse}, {Name: "calls1000", Event: harness.EventAfterResponse}, {Name: "scan_only", Event: harness.EventAfterResponse}, {Name: "reader_scan", Event: harness.EventAfterResponse}}}
 	for _, e := range []string{"raw_input", "decode_only", "allow", "count", "loop1000", "calls1000", "scan_only", "reader_scan"} {
 		b.Run(e, func(b *testing.B) {
 			h := newTestHost(b, NewHostConfig())
