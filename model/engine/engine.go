@@ -519,6 +519,7 @@ func (e *Engine) constraintVocabulary() (*constrain.Vocabulary, *afterCallSets) 
 			case e.eos[id] || !e.special[id] && string(b) == chat.ToolCallOpen:
 				after.spaced.Add(id)
 				after.closing.Add(id)
+				after.canClose = true
 			case !e.special[id] && len(b) > 0 && isSpace(b):
 				after.spaced.Add(id)
 				after.space[id] = true

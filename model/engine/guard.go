@@ -34,6 +34,9 @@ const maxSpacesAfterCall = 2
 type afterCallSets struct {
 	spaced, closing constrain.TokenSet
 	space           []bool // by token id: the token is white space only
+	// canClose is false when the vocabulary has no end-of-turn token and
+	// no single <tool_call> token; then nothing is masked after a call.
+	canClose bool
 }
 
 func newCallGuard(vocab *constrain.Vocabulary, g *constrain.Grammar, after *afterCallSets) *callGuard {
@@ -47,12 +50,12 @@ func (g *callGuard) allowed() []uint64 {
 	case g.call != nil:
 		g.mask = g.call.Allowed(g.mask)
 		return g.mask
-	case g.called && g.spaces < maxSpacesAfterCall:
+	case !g.called || !g.after.canClose:
+		return nil
+	case g.spaces < maxSpacesAfterCall:
 		return g.after.spaced
-	case g.called:
-		return g.after.closing
 	}
-	return nil
+	return g.after.closing
 }
 
 // accept advances the guard by the sampled token id, whose bytes are
