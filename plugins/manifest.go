@@ -514,6 +514,21 @@ func (m *Manifest) HarnessHooks() []harness.Hook {
 	return out
 }
 
+// HarnessSkills returns the plugin's skills as harness skills whose
+// content the plugin computes; Instructions holds the fallback text.
+func (m *Manifest) HarnessSkills() []harness.Skill {
+	out := make([]harness.Skill, len(m.Skills))
+	for i, s := range m.Skills {
+		kind := s.Kind
+		if kind == "" {
+			kind = harness.SkillReply
+		}
+		out[i] = harness.Skill{ID: s.ID, Kind: kind, Description: s.Description, Version: m.Version,
+			Instructions: s.Text, Plugin: m.Name, Export: s.ExportName()}
+	}
+	return out
+}
+
 // SHA256Hex returns the lower-case hex sha256 of data, the form
 // manifests pin modules with.
 func SHA256Hex(data []byte) string {

@@ -33,6 +33,9 @@ func TestParseManifest(t *testing.T) {
 	if got := m.Kinds(); len(got) != 3 || !m.Has(PermCatalog) || m.Has(PermKV) {
 		t.Fatalf("kinds %v", got)
 	}
+	if sk := m.HarnessSkills(); sk[0].Plugin != "shop-tools" || sk[0].Export != "promo" || sk[0].Kind != harness.SkillStrategy {
+		t.Fatalf("harness skills %+v", sk)
+	}
 	tools, hooks := m.HarnessTools(), m.HarnessHooks()
 	if tools[0].Plugin != "shop-tools" || hooks[0].OnFailure != harness.FailClosed || hooks[0].Event != harness.EventAfterResponse {
 		t.Fatalf("harness view %+v %+v", tools, hooks)
