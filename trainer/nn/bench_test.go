@@ -72,6 +72,7 @@ func BenchmarkTrainStep(b *testing.B) {
 				opt := NewAdamW(DefaultAdamW())
 				ctx := context.Background()
 				b.ResetTimer()
+				cpu0, _ := processCPUTime()
 				for b.Loop() {
 					m.ZeroGrad()
 					if _, err := m.Backward(ctx, exs, 1/float32(total)); err != nil {
@@ -85,6 +86,10 @@ func BenchmarkTrainStep(b *testing.B) {
 				sec := b.Elapsed().Seconds()
 				tokens := float64(8*L) * float64(b.N)
 				b.ReportMetric(tokens/sec, "tokens/s")
+				if cpu1, ok := processCPUTime(); ok {
+					b.ReportMetric(tokens/(cpu1-cpu0).Seconds(), "tokens/cpu-s")
+					b.ReportMetric(tokens*trainFLOPs(cfg, L)/(cpu1-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+				}
 				b.ReportMetric(tokens*trainFLOPs(cfg, L)/sec/1e9, "GFLOP/s")
 				b.ReportMetric(float64(m.NumParams())/1e6, "Mparams")
 			})
@@ -107,8 +112,12 @@ func BenchmarkSgemmPeak(b *testing.B) {
 	for i := range w {
 		w[i] = float32(rng.NormFloat64())
 	}
+	cpu0, _ := processCPUTime()
 	for b.Loop() {
 		cpu.Sgemm(false, true, m, n, k, 1, a, k, w, k, 0, c, n)
 	}
 	b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu1, ok := processCPUTime(); ok {
+		b.ReportMetric(2*m*n*k*float64(b.N)/(cpu1-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+	}
 }

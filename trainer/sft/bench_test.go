@@ -57,6 +57,7 @@ func BenchmarkSFTStep(b *testing.B) {
 			ctx := context.Background()
 			seen, step := 0, 0
 			b.ResetTimer()
+			cpu0, _ := processCPUTime()
 			for b.Loop() {
 				batch := stepExamples(exs, 1, step, 8)
 				step++
@@ -77,6 +78,9 @@ func BenchmarkSFTStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(seen)/b.Elapsed().Seconds(), "tokens/s")
+			if cpu1, ok := processCPUTime(); ok {
+				b.ReportMetric(float64(seen)/(cpu1-cpu0).Seconds(), "tokens/cpu-s")
+			}
 			b.ReportMetric(float64(seen)/float64(b.N)/8, "tokens/example")
 			b.ReportMetric(float64(m.NumParams())/1e6, "Mparams")
 		})

@@ -2,7 +2,9 @@ package sft
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -36,9 +38,50 @@ func loadBase(path string) (*harness.Harness, error) {
 	return harness.Load(path)
 }
 
+// trainFlags are TrainMain's flags that are not fields of TrainConfig.
+type trainFlags struct {
+	stage, out, config, harness *string
+	resume                      *bool
+	loraRank                    *int
+	loraAlpha                   *float64
+	loraTargets                 *string
+}
+
+// newTrainFlagSet registers TrainMain's flags over cfg, so the flags the
+// command line names override what cfg already holds.
+func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFlags) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f trainFlags
+	f.stage = fs.String("stage", "sft", "training stage: sft")
+	f.out = fs.String("out", "", "run folder (required)")
+	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
+	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+	f.harness = dataFlags(fs, &cfg.Data)
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "model shape trained from scratch: tiny, small or 5m")
+	fs.StringVar(&cfg.Init, "init", cfg.Init, "start from this checkpoint folder (with its tokenizer.json) instead")
+	fs.IntVar(&cfg.VocabSize, "vocab", cfg.VocabSize, "BPE vocabulary trained on the room corpus")
+	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
+	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "optimizer steps")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per optimizer step")
+	fs.IntVar(&cfg.MicroTokens, "micro-tokens", cfg.MicroTokens, "tokens per forward pass; gradients of larger batches accumulate")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate")
+	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "warm-up steps")
+	fs.Float64Var(&cfg.MinLRRatio, "min-lr-ratio", cfg.MinLRRatio, "final learning rate as a share of the peak")
+	fs.Float64Var(&cfg.AdamW.WeightDecay, "weight-decay", cfg.AdamW.WeightDecay, "AdamW decoupled weight decay")
+	fs.Float64Var(&cfg.ClipNorm, "clip", cfg.ClipNorm, "global gradient-norm clip (0: none)")
+	fs.IntVar(&cfg.SaveEvery, "save-every", cfg.SaveEvery, "checkpoint every N steps")
+	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "compute threads (0: one per physical core)")
+	f.loraRank = fs.Int("lora-rank", 0, "train LoRA adapters of this rank on a frozen base (0: full fine-tuning)")
+	f.loraAlpha = fs.Float64("lora-alpha", 16, "LoRA alpha")
+	f.loraTargets = fs.String("lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "LoRA target modules")
+	return fs, f
+}
+
 // TrainMain is `livehat train`:
 //
-//	livehat train --stage sft --out DIR [--augment=true|false] [--steps N] [--resume]
+//	livehat train --stage sft --out DIR [--config run.json] [--augment=true|false] [--steps N] [--resume]
 //	    [--model tiny|small|5m | --init CHECKPOINT] [--batch 8] [--micro-tokens 8192]
 //	    [--lr 2e-3] [--warmup 20] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
 //	    [--save-every 50] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
@@ -50,62 +93,56 @@ func loadBase(path string) (*harness.Harness, error) {
 // built so far; opd and rl are issue #6's later stages.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg := DefaultTrainConfig()
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	stage := fs.String("stage", "sft", "training stage: sft")
-	out := fs.String("out", "", "run folder (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
-	harnessPath := dataFlags(fs, &cfg.Data)
-	fs.StringVar(&cfg.Model, "model", cfg.Model, "model shape trained from scratch: tiny, small or 5m")
-	fs.StringVar(&cfg.Init, "init", "", "start from this checkpoint folder (with its tokenizer.json) instead")
-	fs.IntVar(&cfg.VocabSize, "vocab", cfg.VocabSize, "BPE vocabulary trained on the room corpus")
-	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
-	steps := fs.Int("steps", cfg.Steps, "optimizer steps")
-	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per optimizer step")
-	fs.IntVar(&cfg.MicroTokens, "micro-tokens", cfg.MicroTokens, "tokens per forward pass; gradients of larger batches accumulate")
-	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate")
-	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "warm-up steps")
-	fs.Float64Var(&cfg.MinLRRatio, "min-lr-ratio", cfg.MinLRRatio, "final learning rate as a share of the peak")
-	fs.Float64Var(&cfg.AdamW.WeightDecay, "weight-decay", cfg.AdamW.WeightDecay, "AdamW decoupled weight decay")
-	fs.Float64Var(&cfg.ClipNorm, "clip", cfg.ClipNorm, "global gradient-norm clip (0: none)")
-	fs.IntVar(&cfg.SaveEvery, "save-every", cfg.SaveEvery, "checkpoint every N steps")
-	fs.IntVar(&cfg.Threads, "threads", 0, "compute threads (0: one per physical core)")
-	loraRank := fs.Int("lora-rank", 0, "train LoRA adapters of this rank on a frozen base (0: full fine-tuning)")
-	loraAlpha := fs.Float64("lora-alpha", 16, "LoRA alpha")
-	loraTargets := fs.String("lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "LoRA target modules")
+	fs, f := newTrainFlagSet(&cfg, stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if *stage != "sft" {
-		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: only sft is built so far (opd and rl are still open in #6)", *stage)}
+	if *f.config != "" {
+		// The file replaces the defaults; the flags are parsed again on top.
+		data, err := os.ReadFile(*f.config)
+		if err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		cfg = DefaultTrainConfig()
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return fmt.Errorf("train: %s: %w", *f.config, err)
+		}
+		fs, f = newTrainFlagSet(&cfg, stderr)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
 	}
-	if *out == "" {
+	if *f.stage != "sft" {
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: only sft is built so far (opd and rl are still open in #6)", *f.stage)}
+	}
+	if *f.out == "" {
 		return &harness.UsageError{Msg: "--out DIR is required"}
 	}
-	if *loraRank > 0 {
-		cfg.LoRA = &nn.LoRAConfig{Rank: *loraRank, Alpha: *loraAlpha, Targets: strings.Split(*loraTargets, ",")}
+	if *f.loraRank > 0 {
+		cfg.LoRA = &nn.LoRAConfig{Rank: *f.loraRank, Alpha: *f.loraAlpha, Targets: strings.Split(*f.loraTargets, ",")}
 	}
 	if cfg.Init != "" {
 		cfg.Model = ""
 	}
-	cfg.Steps = *steps
-	if *resume {
+	if *f.resume {
+		steps := cfg.Steps
 		cfg = TrainConfig{}
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "steps" {
-				cfg.Steps = *steps
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "steps" {
+				cfg.Steps = steps
 			}
 		})
 	}
-	base, err := loadBase(*harnessPath)
+	base, err := loadBase(*f.harness)
 	if err != nil {
 		return err
 	}
-	return Train(ctx, base, cfg, *out, *resume, stdout)
+	return Train(ctx, base, cfg, *f.out, *f.resume, stdout)
 }
 
 // ExportMain is `livehat export`: it writes the SFT trajectories as JSONL

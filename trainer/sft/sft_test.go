@@ -396,6 +396,30 @@ func TestTrainMainUsage(t *testing.T) {
 			t.Errorf("TrainMain(%v) = %v, want a usage error", args, err)
 		}
 	}
+	// A config file sets the run; flags on the command line override it.
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "run.json")
+	data, _ := json.Marshal(testRun(5))
+	if err := os.WriteFile(conf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if err := TrainMain(ctx, []string{"--config", conf, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	saved, err := readRunConfig(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Steps != 1 || saved.VocabSize != 1000 || saved.Data.Rooms != 2 {
+		t.Errorf("run.json: steps %d, vocabulary %d, rooms %d; want 1 (flag), 1000 and 2 (file)", saved.Steps, saved.VocabSize, saved.Data.Rooms)
+	}
+	if err := os.WriteFile(conf, []byte(`{"stepz": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := TrainMain(ctx, []string{"--config", conf, "--out", filepath.Join(dir, "other")}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "stepz") {
+		t.Errorf("an unknown config field gave %v", err)
+	}
 	if err := ExportMain(ctx, []string{"--format", "csv", "--out", "x"}, nil, &out, &errw); err == nil {
 		t.Error("export accepted format csv")
 	}
@@ -403,7 +427,7 @@ func TestTrainMainUsage(t *testing.T) {
 	if err := ExportMain(ctx, []string{"--format", "verl", "--out", file, "--rooms", "2", "--questions", "3", "--augment=false"}, nil, &out, &errw); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(file)
+	data, _ = os.ReadFile(file)
 	if bytes.Count(data, []byte("\n")) == 0 || bytes.Contains(data, []byte(`"hsa_record":{`)) {
 		t.Errorf("fixed-harness export: %d lines, with an HSA record: %v", bytes.Count(data, []byte("\n")), bytes.Contains(data, []byte(`"hsa_record":{`)))
 	}

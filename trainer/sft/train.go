@@ -183,6 +183,14 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	if err != nil {
 		return err
 	}
+	cpu := model.NewCPU(cfg.Threads)
+	defer cpu.Close()
+	m, opt, start, err := startModel(cfg, out, tok, cpu, resume)
+	if err != nil {
+		return err
+	}
+	// A checkpoint to start from may have a shorter context than MaxLen.
+	maxLen := min(cfg.MaxLen, m.Config.MaxPositionEmbeddings)
 	var examples []nn.Example
 	tooLong := 0
 	for _, t := range trajs {
@@ -190,24 +198,18 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if err != nil {
 			return err
 		}
-		if len(ex.Tokens) > cfg.MaxLen {
+		if len(ex.Tokens) > maxLen {
 			tooLong++
 			continue
 		}
 		examples = append(examples, ex)
 	}
 	if len(examples) == 0 {
-		return fmt.Errorf("sft: every trajectory is longer than max length %d", cfg.MaxLen)
+		return fmt.Errorf("sft: every trajectory is longer than the context of %d tokens", maxLen)
 	}
 	fmt.Fprintf(log, "tokens: vocabulary %d, %d examples (%d longer than %d dropped), %.0f tokens each on average\n",
-		tok.VocabSize(), len(examples), tooLong, cfg.MaxLen, meanLen(examples))
+		tok.VocabSize(), len(examples), tooLong, maxLen, meanLen(examples))
 
-	cpu := model.NewCPU(cfg.Threads)
-	defer cpu.Close()
-	m, opt, start, err := startModel(cfg, out, tok, cpu, resume)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), numel(m.Params()), start, cfg.Steps)
 	if err := trimMetrics(out, start); err != nil {
 		return err
