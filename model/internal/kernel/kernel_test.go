@@ -538,6 +538,14 @@ func TestQ8Int16(t *testing.T) {
 			t.Fatalf("activation %d: %v quantized to %v", i, x[i], v)
 		}
 	}
+	for _, i := range []int{5, 70, 97} { // blocks 0 and 2, and the partial block
+		v := x[i]
+		x[i] = float32(math.Inf(-1))
+		if quantizeActivation(xd, xq, xs, x) {
+			t.Fatalf("Inf activation at %d accepted for int16 quantization", i)
+		}
+		x[i] = v
+	}
 	x[5] = float32(math.NaN())
 	if quantizeActivation(xd, xq, xs, x) {
 		t.Fatal("NaN activation accepted for int16 quantization")

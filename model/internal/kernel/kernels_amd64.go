@@ -51,6 +51,9 @@ func axpyAVX2(n int, alpha float32, x, y *float32)
 func rows4Q8X16AVX2(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *float32, lds int, out *[4]float32)
 
 //go:noescape
+func quantX16AVX2(nblk int, x, xd *float32, xq *int16, xs *float32) (ok bool)
+
+//go:noescape
 func dotAVX2(n int, a, b *float32) float32
 
 // hasAVX2FMA and q8Int16Kernels are set once at start-up; only
@@ -330,4 +333,25 @@ func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []
 			out[r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[k32:])
 		}
 	}
+}
+
+// quantizeActivation runs the assembly on the full blocks and the portable
+// loop on a last partial one. The two round ties differently (to even, and
+// away from zero); every kernel of a build sees the output of the same one.
+func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
+	nblk := len(x) / Q8Block
+	k32 := nblk * Q8Block
+	if !hasAVX2FMA || nblk == 0 {
+		return quantizeActivationGo(xd, xq, xs, x)
+	}
+	if len(xd) < len(x) || len(xq) < len(x) || len(xs) < ceilDiv(len(x), Q8Block) {
+		panic("kernel: internal error: activation buffers too short")
+	}
+	if !quantX16AVX2(nblk, &x[0], &xd[0], &xq[0], &xs[0]) {
+		return false
+	}
+	if k32 == len(x) {
+		return true
+	}
+	return quantizeActivationGo(xd[k32:], xq[k32:], xs[nblk:], x[k32:])
 }

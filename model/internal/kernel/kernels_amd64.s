@@ -1659,3 +1659,92 @@ q8x16_loop:
 	VMOVUPS X0, (DX)
 	VZEROUPPER
 	RET
+
+// func quantX16AVX2(nblk int, x, xd *float32, xq *int16, xs *float32) (ok bool)
+//
+// For each of nblk blocks of 32 activations: scale = max|x|/32767,
+// xq = x/scale rounded to nearest (even), xd = xq·scale, xs = scale (0 for an
+// all-zero block). Returns false at the first block holding NaN or Inf; the
+// maximum is taken over the bit patterns as integers, which orders finite
+// magnitudes like their values and puts Inf and NaN above all of them.
+TEXT ·quantX16AVX2(SB), NOSPLIT, $0-41
+	MOVQ nblk+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ xd+16(FP), DI
+	MOVQ xq+24(FP), DX
+	MOVQ xs+32(FP), BX
+	MOVL $0x7fffffff, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x46fffe00, AX // 32767.0
+	VMOVD AX, X14
+quant_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VPAND Y15, Y0, Y4
+	VPAND Y15, Y1, Y5
+	VPAND Y15, Y2, Y6
+	VPAND Y15, Y3, Y7
+	VPMAXSD Y5, Y4, Y4
+	VPMAXSD Y7, Y6, Y6
+	VPMAXSD Y6, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0x4E, X4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0xB1, X4, X5
+	VPMAXSD X5, X4, X4
+	VMOVD X4, AX
+	CMPL AX, $0x7f800000
+	JAE quant_fail
+	VXORPS X8, X8, X8 // inv
+	VXORPS X9, X9, X9 // scale
+	TESTL AX, AX
+	JEQ quant_zero
+	VDIVSS X14, X4, X9
+	VDIVSS X4, X14, X8
+quant_zero:
+	VMOVSS X9, (BX)
+	VBROADCASTSS X8, Y8
+	VBROADCASTSS X9, Y9
+	VMULPS Y8, Y0, Y0
+	VCVTPS2DQ Y0, Y0
+	VCVTDQ2PS Y0, Y4
+	VMULPS Y9, Y4, Y4
+	VMOVUPS Y4, 0(DI)
+	VMULPS Y8, Y1, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y5
+	VMULPS Y9, Y5, Y5
+	VMOVUPS Y5, 32(DI)
+	VMULPS Y8, Y2, Y2
+	VCVTPS2DQ Y2, Y2
+	VCVTDQ2PS Y2, Y6
+	VMULPS Y9, Y6, Y6
+	VMOVUPS Y6, 64(DI)
+	VMULPS Y8, Y3, Y3
+	VCVTPS2DQ Y3, Y3
+	VCVTDQ2PS Y3, Y7
+	VMULPS Y9, Y7, Y7
+	VMOVUPS Y7, 96(DI)
+	VPACKSSDW Y1, Y0, Y0
+	VPERMQ $0xD8, Y0, Y0
+	VMOVDQU Y0, (DX)
+	VPACKSSDW Y3, Y2, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VMOVDQU Y2, 32(DX)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $64, DX
+	ADDQ $4, BX
+	DECQ CX
+	JNZ quant_loop
+	VZEROUPPER
+	MOVB $1, ok+40(FP)
+	RET
+quant_fail:
+	VZEROUPPER
+	MOVB $0, ok+40(FP)
+	RET

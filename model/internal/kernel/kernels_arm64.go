@@ -210,3 +210,7 @@ func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
 }
 
 func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
+
+func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
+	return quantizeActivationGo(xd, xq, xs, x)
+}

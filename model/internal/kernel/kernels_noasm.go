@@ -61,3 +61,7 @@ const q8Int16Kernels = false
 func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
 	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
 }
+
+func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
+	return quantizeActivationGo(xd, xq, xs, x)
+}

@@ -272,22 +272,18 @@ type rowsQ8 struct {
 func (s rowsQ8) prepare(sc *threadScratch, x []float32, batch, cols int) (weightRows, []float32) {
 	bpr := ceilDiv(cols, Q8Block)
 	sc.xd = grow(sc.xd, batch*cols)
-	xd := sc.xd[:batch*cols]
-	var xq []int16
-	var xs []float32
-	if batch == 1 && q8Int16Kernels {
-		sc.xq = grow(sc.xq, cols)
-		sc.xs = grow(sc.xs, bpr)
-		xq, xs = sc.xq[:cols], sc.xs[:bpr]
-	}
+	sc.xq = grow(sc.xq, cols)
+	sc.xs = grow(sc.xs, bpr)
+	xd, xq, xs := sc.xd[:batch*cols], sc.xq[:cols], sc.xs[:bpr]
+	ok := true
 	for b := range batch {
 		row := x[b*cols : (b+1)*cols]
 		if !quantizeActivation(xd[b*cols:(b+1)*cols], xq, xs, row) {
 			copy(xd[b*cols:], row)
-			xq = nil
+			ok = false
 		}
 	}
-	if xq != nil {
+	if batch == 1 && ok && q8Int16Kernels {
 		s.xq, s.xs = xq, xs
 	}
 	return s, xd
@@ -301,40 +297,40 @@ func grow[T any](s []T, n int) []T {
 	return s
 }
 
-// quantizeActivation rounds one activation row x to int16 per block of
-// Q8Block and writes the values it stands for to xd and, when they are not
-// nil, the integers to xq and the block scales to xs. It reports false,
-// leaving the outputs partly written, if x holds NaN or Inf.
-func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
+// quantizeActivationGo rounds one activation row x to int16 per block of
+// Q8Block and writes the values it stands for to xd, the integers to xq
+// and the block scales to xs. It reports false, leaving the outputs partly
+// written, if x holds NaN or Inf.
+func quantizeActivationGo(xd []float32, xq []int16, xs []float32, x []float32) bool {
+	xd = xd[:len(x)]
+	xq = xq[:len(x)]
 	for c0 := 0; c0 < len(x); c0 += Q8Block {
 		src := x[c0:min(c0+Q8Block, len(x))]
 		dst := xd[c0 : c0+len(src)]
-		var amax float32
+		var amax uint32 // of the magnitudes' bit patterns, which order like the values
 		for _, v := range src {
-			amax = max(amax, v, -v)
+			amax = max(amax, math.Float32bits(v)&0x7fffffff)
 		}
-		if !(amax <= math.MaxFloat32) {
-			return false
+		if amax >= 0x7f800000 {
+			return false // Inf or NaN
 		}
 		var scale, inv float32
 		if amax > 0 {
-			scale, inv = amax/32767, 32767/amax
+			m := math.Float32frombits(amax)
+			scale, inv = m/32767, 32767/m
 		}
-		if xs != nil {
-			xs[c0/Q8Block] = scale
-		}
+		xs[c0/Q8Block] = scale
 		for i, v := range src {
-			v *= inv
-			var q int16
-			if v >= 0 {
-				q = int16(v + 0.5)
+			// Round half away from zero; |v·inv| ≤ 32767 fits int32 and int16.
+			r := v * inv
+			if r >= 0 {
+				r += 0.5
 			} else {
-				q = int16(v - 0.5)
+				r -= 0.5
 			}
+			q := int32(r)
 			dst[i] = float32(q) * scale
-			if xq != nil {
-				xq[c0+i] = q
-			}
+			xq[c0+i] = int16(q)
 		}
 	}
 	return true
