@@ -233,3 +233,27 @@ func BenchmarkTurnPlugins(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkCompile is a cold compile of a standard-Go plugin (no cache):
+// what an install pays once per module version and machine.
+func BenchmarkCompile(b *testing.B) {
+	wasm := guestWasm(b, "example/shop")
+	m, _, err := ReadManifestDir("../examples/plugins/shop")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		h, err := NewHost(ctx, NewHostConfig().WithPrewarm(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := loadErr(h, m, wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close(ctx)
+		h.Close(ctx)
+	}
+}
