@@ -117,7 +117,7 @@ func TestPoolUnderAttack(t *testing.T) {
 	h := newTestHost(t, NewHostConfig())
 	m := edgeManifest()
 	m.Limits.Instances = 3
-	m.Limits.TimeoutMS = 20
+	m.Limits.TimeoutMS = 100 * slowdown // long enough for echo calls on a loaded machine
 	p := load(t, h, m, watWasm(t, "edge"))
 	ctx := context.Background()
 	var wg sync.WaitGroup
