@@ -98,8 +98,8 @@ func (t *replyText) finish() []Delta {
 	reasoning, content := t.think.push(out)
 	r2, c2 := t.think.flush()
 	deltas := t.route(nil, reasoning+r2, content+c2)
-	// Text of an unclosed call comes back here; the Result reports the
-	// parse error, so the stream only needs the held-back text.
+	// A call left open is reported by the Result's ToolCallError; the
+	// stream only gets the plain text still held back.
 	events, _ := t.calls.Close()
 	return appendEvents(deltas, events)
 }
