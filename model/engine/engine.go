@@ -85,10 +85,12 @@ type Request struct {
 	Sampling sample.Config
 	// Stop strings end the reply; the stop string itself is not returned.
 	Stop []string
-	// Constrain makes every tool call valid: once the reply opens
-	// <tool_call>, only tokens that keep it a prefix of a call matching one
-	// of Tools are sampled, and after the call only white space, another
-	// call or the end of the turn. It needs Tools.
+	// Constrain makes every tool call valid: once the answer (not the
+	// reasoning) opens <tool_call>, only tokens that keep it a prefix of a
+	// call matching one of Tools are sampled, and after the call only a
+	// little white space, another call or the end of the turn. It needs
+	// Tools. Schema keywords that constrain values rather than structure
+	// (minimum, pattern, format) are not enforced; see constrain.Grammar.
 	Constrain bool
 	// DisableThinking renders the prompt with an empty <think> block, so a
 	// Qwen3 model answers without reasoning first.
@@ -332,7 +334,9 @@ func (e *Engine) Stats() Stats {
 //
 // When ctx is cancelled, generation stops within one model step and Generate
 // returns the partial reply, with FinishReason FinishCancelled, together with
-// the context's error.
+// the context's error. A request that cannot be served (no messages, a prompt
+// longer than the context, invalid sampling or tool schemas) fails before it
+// is queued; once the engine is closed Generate returns ErrClosed.
 func (e *Engine) Generate(ctx context.Context, req Request, onDelta func(Delta) error) (Result, error) {
 	select {
 	case <-e.quit:
