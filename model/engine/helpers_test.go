@@ -34,14 +34,16 @@ func corpus() []string {
 	return out
 }
 
-// specialTokens are the added tokens of the test vocabulary; like Qwen's,
+// addedTokens are the added tokens of the test vocabulary; like Qwen's,
 // the ChatML markers are special and the tags are not.
-var specialTokens = []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}
+func addedTokens() []string {
+	return []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}
+}
 
 // trainTokenizer trains a small byte-level BPE with Qwen's added tokens.
 func trainTokenizer(t testing.TB, vocab int) *tokenizer.Tokenizer {
 	t.Helper()
-	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus()), tokenizer.TrainConfig{VocabSize: vocab, SpecialTokens: specialTokens})
+	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus()), tokenizer.TrainConfig{VocabSize: vocab, SpecialTokens: addedTokens()})
 	if err != nil {
 		t.Fatal(err)
 	}
