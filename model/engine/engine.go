@@ -2,13 +2,22 @@
 // (transformer, tokenizer, chat template, sampler, tool-call constraint) into
 // a chat-completion service that many sessions share.
 //
-// Every Generate call becomes a request in one scheduler goroutine, which
-// advances all active requests together in each model step (continuous
-// batching: one matrix-matrix product over the weights per step), admits
-// new requests between steps and feeds their prompts in chunks so that a long
-// prefill does not stall the others. Prompts go through a prefix cache, so
-// the harness prefix of a live room (its system prompt and tools) is computed
-// once and reused by every viewer question.
+// Every Generate call becomes a request in one scheduler goroutine
+// (continuous batching). Each model step advances every active request by
+// one token in a single matrix-matrix product over the weights, while
+// joining requests read their prompts in chunks from a per-step budget,
+// oldest first, so that a long prefill never stalls the others. At most
+// Options.MaxBatch requests are active; more wait in arrival order and join
+// between steps. A cancelled request leaves within one step.
+//
+// Prompts go through a prefix cache, so the harness prefix of a live room
+// (its system prompt and tools) is computed once and reused by every viewer
+// question; a request whose prefix an older request is still computing waits
+// for it rather than computing it again.
+//
+// Message text is tokenized so that it cannot inject special tokens, and
+// with Request.Constrain every tool call the model writes is valid JSON
+// matching its tool's schema.
 package engine
 
 import (
