@@ -38,9 +38,15 @@ type Weight struct {
 	q8         kernel.Q8Matrix
 }
 
-// newWeight stores a row-major float32 matrix as dtype.
+// NewWeight stores a row-major rows×cols float32 matrix as dtype. An f32
+// weight keeps w itself; bf16 rounds to nearest even; q8 quantizes blocks of
+// 32 along each row and rejects NaN and infinite values.
+func NewWeight(dtype DType, w []float32, rows, cols int) (*Weight, error) {
+	return newWeight(dtype, w, rows, cols)
+}
+
 func newWeight(dtype DType, w []float32, rows, cols int) (*Weight, error) {
-	if len(w) != rows*cols {
+	if rows < 0 || cols < 0 || len(w) != rows*cols {
 		return nil, fmt.Errorf("%d values for a %d×%d matrix", len(w), rows, cols)
 	}
 	out := &Weight{rows: rows, cols: cols, dtype: dtype}
