@@ -13,7 +13,7 @@ import (
 )
 
 // benchModel returns a random model on all physical cores: "tiny" is the
-// test preset over the trained test vocabulary; "medium" is a 38M-parameter
+// test preset over the trained test vocabulary; "medium" is a 40M-parameter
 // Qwen2 shape (512 wide, 8 layers, GQA 8/2, a 32k vocabulary).
 func benchModel(b *testing.B, name string) (*model.Model, *tokenizer.Tokenizer) {
 	b.Helper()
