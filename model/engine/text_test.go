@@ -170,3 +170,50 @@ func TestContentStart(t *testing.T) {
 		}
 	}
 }
+
+// The think splitter gives the same reasoning and content however the text
+// is cut into pieces, and loses nothing but the tags and the white space
+// before <think>.
+func FuzzThinkSplitter(f *testing.F) {
+	f.Add("<think>\nabc\n</think>\n\nanswer", uint64(3))
+	f.Add("  <thi", uint64(1))
+	f.Add("no reasoning </think> here", uint64(7))
+	f.Add("<think>unfinished </thi", uint64(2))
+	f.Add("<think></think></think>", uint64(5))
+	f.Fuzz(func(t *testing.T, text string, cuts uint64) {
+		var whole thinkSplitter
+		r1, c1 := whole.push(text)
+		r2, c2 := whole.flush()
+		wantR, wantC := r1+r2, c1+c2
+
+		var split thinkSplitter
+		var gotR, gotC strings.Builder
+		rest := text
+		for rest != "" {
+			n := 1 + int(cuts%7)
+			cuts = cuts/7 + 1
+			n = min(n, len(rest))
+			r, c := split.push(rest[:n])
+			gotR.WriteString(r)
+			gotC.WriteString(c)
+			rest = rest[n:]
+		}
+		r, c := split.flush()
+		gotR.WriteString(r)
+		gotC.WriteString(c)
+		if gotR.String() != wantR || gotC.String() != wantC {
+			t.Fatalf("%q cut in pieces: reasoning %q content %q, whole: %q %q", text, gotR.String(), gotC.String(), wantR, wantC)
+		}
+		trimmed := strings.TrimLeft(text, " \t\r\n")
+		if strings.HasPrefix(trimmed, thinkOpen) {
+			if i := strings.Index(trimmed[len(thinkOpen):], thinkClose); i >= 0 {
+				body := trimmed[len(thinkOpen):]
+				if wantR != body[:i] || wantC != body[i+len(thinkClose):] {
+					t.Fatalf("%q: reasoning %q content %q", text, wantR, wantC)
+				}
+			}
+		} else if wantR != "" || wantC != text {
+			t.Fatalf("%q without reasoning: reasoning %q content %q", text, wantR, wantC)
+		}
+	})
+}
