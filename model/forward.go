@@ -12,7 +12,9 @@ import (
 )
 
 // Forward runs tokens through the model after the sequence's cached context
-// and returns the logits of every token, len(tokens)×VocabSize. The tokens
+// and returns the logits of every token, len(tokens)×VocabSize (for
+// verifying drafted tokens and for tests; a long prompt's logits take
+// len(tokens)×VocabSize floats, so prompts go through Prefill). The tokens
 // are appended to the sequence.
 func (m *Model) Forward(ctx context.Context, seq *Sequence, tokens []int) ([]float32, error) {
 	out, err := m.step(ctx, []*Sequence{seq}, [][]int{tokens}, true)

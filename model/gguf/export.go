@@ -59,6 +59,11 @@ func Export(w io.Writer, dir string, opts ExportOptions) error {
 	arch := "qwen2"
 	if cfg.Architecture == model.Qwen3 {
 		arch = "qwen3"
+		if cfg.AttentionBias {
+			// llama.cpp's qwen3 graph has no projection biases and rejects
+			// files with tensors it does not load.
+			return fmt.Errorf("gguf: %s: a Qwen3 with attention_bias cannot be expressed in llama.cpp's qwen3 architecture", dir)
+		}
 	}
 	ck, err := safetensors.OpenCheckpoint(dir)
 	if err != nil {

@@ -292,6 +292,25 @@ func TestExportErrors(t *testing.T) {
 	}
 }
 
+func TestExportRejectsQwen3Bias(t *testing.T) {
+	cfg, _ := model.Preset("tiny-qwen3")
+	cfg.AttentionBias = true
+	cpu := model.NewCPU(1)
+	defer cpu.Close()
+	m, err := model.NewRandom(cfg, 1, model.Options{Backend: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	writeTokenizer(t, dir, cfg.VocabSize)
+	if err := Export(&bytes.Buffer{}, dir, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "attention_bias") {
+		t.Errorf("Qwen3 with biases: err = %v", err)
+	}
+}
+
 func TestReadRejectsTruncated(t *testing.T) {
 	_, dir := saveModel(t, "tiny", model.F32)
 	var buf bytes.Buffer
