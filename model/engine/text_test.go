@@ -34,8 +34,7 @@ func joined(ds []Delta) (content, reasoning string, calls []chat.ToolCall) {
 	return c.String(), rs.String(), calls
 }
 
-func specials(t *testing.T, n int, ids []int) []bool {
-	t.Helper()
+func specials(n int, ids []int) []bool {
 	s := make([]bool, n)
 	for _, id := range ids {
 		s[id] = true
@@ -45,7 +44,7 @@ func specials(t *testing.T, n int, ids []int) []bool {
 
 func TestReplyTextStreams(t *testing.T) {
 	tok := trainTokenizer(t, 600)
-	special := specials(t, tok.VocabSize(), tok.SpecialIDs())
+	special := specials(tok.VocabSize(), tok.SpecialIDs())
 	text := "<think>\n先想一想 the price\n</think>\n\n你好，世界！The jacket is 199 yuan.<tool_call>\n" +
 		`{"name": "get_price", "arguments": {"item": "红色外套"}}` + "\n</tool_call>"
 	ids := tok.EncodeWithSpecial(text)
@@ -91,7 +90,7 @@ func TestReplyTextStreams(t *testing.T) {
 
 func TestReplyTextStops(t *testing.T) {
 	tok := trainTokenizer(t, 600)
-	special := specials(t, tok.VocabSize(), tok.SpecialIDs())
+	special := specials(tok.VocabSize(), tok.SpecialIDs())
 	for _, tc := range []struct {
 		text, stop, want string
 		stopped          bool
@@ -119,7 +118,7 @@ func TestReplyTextStops(t *testing.T) {
 
 func TestReplyTextForcedThinking(t *testing.T) {
 	tok := trainTokenizer(t, 600)
-	special := specials(t, tok.VocabSize(), tok.SpecialIDs())
+	special := specials(tok.VocabSize(), tok.SpecialIDs())
 	if !opensThink("<|im_start|>assistant\n<think>\n") || opensThink("<|im_start|>assistant\n<think>\n\n</think>\n\n") {
 		t.Fatal("opensThink misreads the prompt end")
 	}
@@ -138,7 +137,7 @@ func TestReplyTextForcedThinking(t *testing.T) {
 
 func TestReplyTextMalformedCall(t *testing.T) {
 	tok := trainTokenizer(t, 600)
-	special := specials(t, tok.VocabSize(), tok.SpecialIDs())
+	special := specials(tok.VocabSize(), tok.SpecialIDs())
 	r := newReplyText(tok, special, nil, false)
 	feed(r, tok.EncodeWithSpecial(`Sure.<tool_call>{"name": "get_price", "arguments": [1]}</tool_call>`))
 	var res Result
@@ -214,6 +213,45 @@ func FuzzThinkSplitter(f *testing.F) {
 			}
 		} else if wantR != "" || wantC != text {
 			t.Fatalf("%q without reasoning: reasoning %q content %q", text, wantR, wantC)
+		}
+	})
+}
+
+// Any token sequence streams as valid UTF-8 whose reasoning and content
+// pieces, with the tags the splitter removed, make up the reply's Text, and
+// Text equals the tokenizer's decoding of the non-special tokens.
+func FuzzReplyText(f *testing.F) {
+	tok := trainTokenizer(f, 600)
+	special := specials(tok.VocabSize(), tok.SpecialIDs())
+	f.Add([]byte{5, 0, 200, 3, 17, 250, 4, 100})
+	f.Add([]byte("<think>价格</think>OK"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ids := make([]int, 0, len(data))
+		var text []int
+		for i := 0; i+1 < len(data); i += 2 {
+			id := (int(data[i])<<8 | int(data[i+1])) % tok.VocabSize()
+			ids = append(ids, id)
+			if !special[id] {
+				text = append(text, id)
+			}
+		}
+		r := newReplyText(tok, special, nil, false)
+		ds, _ := feed(r, ids)
+		var res Result
+		r.result(&res)
+		if want := tok.Decode(text); res.Text != want {
+			t.Fatalf("text %q, decoded %q", res.Text, want)
+		}
+		var streamed strings.Builder
+		for _, d := range ds {
+			if !utf8.ValidString(d.Content) || !utf8.ValidString(d.Reasoning) {
+				t.Fatalf("delta %+v is not valid UTF-8", d)
+			}
+			streamed.WriteString(d.Reasoning)
+			streamed.WriteString(d.Content)
+		}
+		if d := streamed.String(); len(d) > len(res.Text) {
+			t.Fatalf("streamed %q is longer than the text %q", d, res.Text)
 		}
 	})
 }
