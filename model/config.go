@@ -191,13 +191,15 @@ func tokenID(raw json.RawMessage) (int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return -1, nil
 	}
+	var ids []int
 	var id int
 	if err := json.Unmarshal(raw, &id); err == nil {
-		return id, nil
-	}
-	var ids []int
-	if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 {
+		ids = []int{id}
+	} else if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 {
 		return -1, fmt.Errorf("want an integer or a list of integers, got %s", raw)
+	}
+	if ids[0] < 0 {
+		return -1, fmt.Errorf("negative token id %d", ids[0])
 	}
 	return ids[0], nil
 }
@@ -233,6 +235,14 @@ func (c Config) Validate() error {
 	}
 	if !(c.RopeTheta > 0) || !(c.RMSNormEps > 0) {
 		return fmt.Errorf("config: rope_theta %g and rms_norm_eps %g must be positive", c.RopeTheta, c.RMSNormEps)
+	}
+	for _, id := range []struct {
+		name string
+		v    int
+	}{{"bos_token_id", c.BOSTokenID}, {"eos_token_id", c.EOSTokenID}} {
+		if id.v < -1 || id.v >= c.VocabSize {
+			return fmt.Errorf("config: %s %d is outside the vocabulary of %d", id.name, id.v, c.VocabSize)
+		}
 	}
 	if c.Architecture == Qwen2 && !c.AttentionBias {
 		return errors.New("config: Qwen2 always has q/k/v biases")

@@ -111,3 +111,27 @@ func TestParseConfigRejects(t *testing.T) {
 		t.Errorf("config without sizes: err = %v", err)
 	}
 }
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(qwen25Config))
+	f.Add([]byte(qwen3Config))
+	f.Add([]byte(`{"architectures":["Qwen3ForCausalLM"],"hidden_size":8,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"head_dim":6,"vocab_size":9,"max_position_embeddings":4,"eos_token_id":[1,2]}`))
+	f.Add([]byte(strings.Replace(qwen25Config, `"bos_token_id": 151643`, `"bos_token_id": -5`, 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted an invalid config: %v", err)
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseConfig(b)
+		if err != nil || back != c {
+			t.Fatalf("round trip: %+v, %v; want %+v", back, err, c)
+		}
+	})
+}
