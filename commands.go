@@ -13,6 +13,7 @@ import (
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/trainer/eval"
 )
 
@@ -20,7 +21,7 @@ import (
 // failure of the work itself; those exit with status 2.
 func isUsage(err error) bool {
 	var u *harness.UsageError
-	return errors.As(err, &u)
+	return errors.As(err, &u) || errors.Is(err, plugins.ErrUsage)
 }
 
 // runHarness dispatches "livehat harness …": augment belongs to package

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/plugins"
 )
 
 // command is one livehat subcommand. Each implementation lives in the
@@ -35,6 +36,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"serve":     {"start the console server (default)", runServe},
 		"harness":   {"validate, render, diff and augment harness files", runHarness},
+		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
 		"bench":     {"measure the model core (bench model)", runBench},

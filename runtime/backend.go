@@ -7,7 +7,9 @@ import (
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
+	"github.com/livehat/livehat/model/sample"
 )
 
 // toolTemplater is implemented by backends that write the tool listing
@@ -106,4 +108,41 @@ func splitThink(text string) (content, reasoning string) {
 		text = rest[j+len("</think>"):]
 	}
 	return strings.TrimSpace(c.String()), strings.TrimSpace(r.String())
+}
+
+// LocalModel serves a session from the in-process engine: the compact
+// model on this machine's CPU (or GPU), batched with every other session.
+type LocalModel struct {
+	Engine *engine.Engine
+	// Sampling chooses how tokens are picked; the zero value is greedy.
+	Sampling sample.Config
+	// Constrain makes every tool call valid JSON for its schema.
+	Constrain bool
+}
+
+// AppliesToolTemplate reports that the engine's chat template writes the
+// tools into the prompt, as Qwen models were trained to read them.
+func (LocalModel) AppliesToolTemplate() bool { return true }
+
+// Generate renders the prompt with the model's chat template and returns
+// the assistant's message.
+func (m LocalModel) Generate(ctx context.Context, req Request) (Response, error) {
+	if m.Engine == nil {
+		return Response{}, fmt.Errorf("runtime: local model has no engine")
+	}
+	tools := toChatTools(req.Tools)
+	r := engine.Request{Messages: toChat(req.Messages), Tools: tools, MaxTokens: req.MaxTokens, Sampling: m.Sampling,
+		Constrain: m.Constrain && len(tools) > 0}
+	res, err := m.Engine.Generate(ctx, r, nil)
+	if err != nil {
+		return Response{}, err
+	}
+	out := Response{Content: res.Content, Reasoning: res.Reasoning, Usage: Usage{
+		PromptTokens: res.Usage.PromptTokens, CachedTokens: res.Usage.CachedTokens, CompletionTokens: res.Usage.CompletionTokens,
+		Prefill: res.Usage.Queued + res.Usage.Prefill, Decode: res.Usage.Decode,
+	}}
+	for _, c := range res.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	}
+	return out, nil
 }

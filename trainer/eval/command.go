@@ -16,6 +16,7 @@ import (
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
@@ -41,7 +42,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, ifeval, all, or a comma-separated list")
-	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), or an OpenAI-compatible server URL")
+	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), a checkpoint folder, or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
 	limit := fs.Int("n", 0, "run only the first N items of each suite (0: all)")
@@ -75,10 +76,20 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 		factory = func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }
 		generate = remoteGenerator(client)
 	default:
-		if st, err := os.Stat(*modelArg); err == nil && st.IsDir() {
-			return fmt.Errorf("eval: local checkpoints are served by the model engine, which is not wired into eval yet (#3, #5); serve %s with an OpenAI-compatible server and pass its URL", *modelArg)
+		if st, err := os.Stat(*modelArg); err != nil || !st.IsDir() {
+			return &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", *modelArg)}
 		}
-		return &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", *modelArg)}
+		eng, err := engine.Load(*modelArg, engine.Options{})
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		defer eng.Close()
+		local := runtime.LocalModel{Engine: eng, Constrain: true}
+		factory = func(Case) (runtime.Model, error) { return local, nil }
+		generate = func(ctx context.Context, prompt string) (string, error) {
+			res, err := eng.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, MaxTokens: 1280}, nil)
+			return res.Content, err
+		}
 	}
 	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var progress func(done, total int)

@@ -1,0 +1,71 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/engine"
+	"github.com/livehat/livehat/model/tokenizer"
+)
+
+// TestLocalModelInTheLoop runs turns with the real model core in the
+// loop: a random-weight tiny Qwen2 model behind the engine. Its words are
+// noise, but the loop must finish every turn (a reply or the safe line),
+// count the prompt tokens, and reuse the harness prefix from the engine's
+// prefix cache on the second turn.
+func TestLocalModelInTheLoop(t *testing.T) {
+	var corpus []string
+	for i := range 30 {
+		corpus = append(corpus, fmt.Sprintf("How much is the serum? 精华多少钱？ The price is %d yuan. 有货吗", 100+i))
+	}
+	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus), tokenizer.TrainConfig{VocabSize: 400,
+		SpecialTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := model.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.VocabSize = tok.VocabSize()
+	cfg.MaxPositionEmbeddings = 16384
+	if id, ok := tok.TokenID("<|im_end|>"); ok {
+		cfg.EOSTokenID = id
+	}
+	cpu := model.NewCPU(2)
+	defer cpu.Close()
+	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32, Backend: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(m, tok, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	// A small harness keeps the prompt short for a CPU test.
+	h, err := harness.Load("../harness/testdata/minimal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Pipeline.RequireReplySkill = false
+	s := startSession(t, Config{Harness: h, Plugins: newPlugins(), Model: LocalModel{Engine: eng, Constrain: true}, MaxTokens: 8})
+	ev := s.Listen(64)
+	first := ask(t, s, ev, "How much is the serum?")
+	second := ask(t, s, ev, "有货吗？")
+	for _, turn := range []*Turn{first, second} {
+		if turn.Outcome != OutcomeReplied && turn.Outcome != OutcomeSafeLine {
+			t.Errorf("outcome %s (%s)", turn.Outcome, turn.Reason)
+		}
+		if turn.Timing.PromptTokens == 0 || turn.Timing.Model <= 0 {
+			t.Errorf("timing = %+v", turn.Timing)
+		}
+	}
+	if second.Timing.CachedTokens == 0 {
+		t.Errorf("the second turn reused no cached prompt tokens: %+v", second.Timing)
+	}
+}
