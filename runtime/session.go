@@ -33,7 +33,9 @@ type Config struct {
 	Metrics *Metrics
 	// SafeLine is said when a turn cannot produce an acceptable reply.
 	SafeLine string
-	// MaxTokens bounds each generation; 0 leaves it to the backend.
+	// MaxTokens bounds each generation; default 512 (a spoken reply or a
+	// tool call is far shorter; a model that never stops must not run to
+	// the end of its context).
 	MaxTokens int
 	// TurnTimeout bounds a whole turn; default 20 s.
 	TurnTimeout time.Duration
@@ -122,6 +124,9 @@ func NewSession(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	if cfg.Memory <= 0 {
 		cfg.Memory = 8
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 512
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
