@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -151,6 +152,46 @@ func TestBenchModelMain(t *testing.T) {
 	for _, args := range bad {
 		if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err == nil {
 			t.Errorf("BenchModelMain(%q) succeeded", args)
+		}
+	}
+}
+
+// BenchmarkDecodeAttention compares the two decode attention paths (dot
+// products, GEMMs) in batched decode steps of two Qwen2.5-0.5B-shaped layers
+// after a 2,000-token context; a small LM head keeps the attention visible.
+func BenchmarkDecodeAttention(b *testing.B) {
+	m := benchModel(b, "qwen2.5-0.5b", BF16, 2)
+	m.Config.VocabSize = 1024
+	var err error
+	if m.LMHead, err = NewWeight(BF16, make([]float32, 1024*896), 1024, 896); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	toks := randomTokens(rand.New(rand.NewPCG(1, 1)), 2000, m.Config.VocabSize)
+	for _, bs := range []int{1, 8} {
+		seqs := make([]*Sequence, bs)
+		for i := range seqs {
+			seqs[i] = m.NewSequence()
+			if _, err := m.Prefill(ctx, seqs[i], toks, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		next := make([]int, bs)
+		for _, path := range []string{"dot", "gemm"} {
+			b.Run(fmt.Sprintf("batch%d/%s", bs, path), func(b *testing.B) {
+				m.gemmAttentionKeys = 0
+				if path == "dot" {
+					m.gemmAttentionKeys = len(toks) + 2
+				}
+				for b.Loop() {
+					if _, err := m.Batch(ctx, seqs, next); err != nil {
+						b.Fatal(err)
+					}
+					for _, s := range seqs {
+						s.Truncate(len(toks))
+					}
+				}
+			})
 		}
 	}
 }

@@ -38,7 +38,10 @@ type Model struct {
 	maxContext int
 	// prefillChunk is the most prompt tokens one Prefill step computes.
 	prefillChunk int
-	nextSeqID    atomic.Uint64
+	// gemmAttentionKeys is the context length from which a decoding row's
+	// attention runs as GEMMs rather than dot products.
+	gemmAttentionKeys int
+	nextSeqID         atomic.Uint64
 }
 
 // Layer is one decoder block.
@@ -145,7 +148,7 @@ func newEmpty(cfg Config, opts Options) (*Model, error) {
 	if opts.MaxContext < 0 {
 		return nil, fmt.Errorf("model: negative MaxContext %d", opts.MaxContext)
 	}
-	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers), prefillChunk: 512}
+	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers), prefillChunk: 512, gemmAttentionKeys: 256}
 	m.maxContext = cfg.MaxPositionEmbeddings
 	if opts.MaxContext > 0 {
 		m.maxContext = min(opts.MaxContext, m.maxContext)

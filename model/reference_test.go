@@ -218,7 +218,9 @@ func TestForwardMatchesReference(t *testing.T) {
 					}
 				}
 
-				// Prefill 6 tokens, then decode one at a time.
+				// Prefill 6 tokens, then decode one at a time, with decode
+				// attention as dot products and as GEMMs.
+				m.gemmAttentionKeys = 8
 				seq = m.NewSequence()
 				last, err := m.Step(ctx, []*Sequence{seq}, [][]int{toks[:6]})
 				if err != nil {
@@ -253,6 +255,9 @@ func TestBatchMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The longer sequences decode with GEMM attention, the shorter
+			// with dot products, in the same batch.
+			m.gemmAttentionKeys = 9
 			rng := rand.New(rand.NewPCG(5, 6))
 			const nseq = 4
 			prompts := make([][]int, nseq)
