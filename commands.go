@@ -15,6 +15,7 @@ import (
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/trainer/eval"
+	"github.com/livehat/livehat/trainer/livebench"
 )
 
 // isUsage reports whether err is a command-line mistake rather than a
@@ -49,24 +50,39 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	switch args[0] {
 	case "model":
 		return model.BenchModelMain(ctx, args[1:], stdin, stdout, stderr)
+	case "live":
+		base, dirs, err := demoWithHooks()
+		if err != nil {
+			return err
+		}
+		return livebench.Main(ctx, base, dirs, args[1:], stdout, stderr)
 	}
-	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model)", args[0])}
+	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model or live)", args[0])}
 }
 
-// runEval runs "livehat eval" on the demo harness with the example hook
-// plugins, built from examples/plugins in the working tree.
-func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// demoWithHooks returns the demo harness and the folders of the example
+// plugins that implement its hooks, built from the working tree.
+func demoWithHooks() (*harness.Harness, []string, error) {
 	base, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
 	if err != nil {
-		return fmt.Errorf("embedded demo harness: %w", err)
+		return nil, nil, fmt.Errorf("embedded demo harness: %w", err)
 	}
 	var dirs []string
 	for _, p := range []string{"moderation", "compliance", "speech"} {
 		dir := filepath.Join("examples", "plugins", p)
 		if _, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("eval builds the example hook plugins from %s: run it from the repository root (%w)", dir, err)
+			return nil, nil, fmt.Errorf("the example hook plugins are built from %s: run from the repository root (%w)", dir, err)
 		}
 		dirs = append(dirs, dir)
+	}
+	return base, dirs, nil
+}
+
+// runEval runs "livehat eval" on the demo harness with the example hooks.
+func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	base, dirs, err := demoWithHooks()
+	if err != nil {
+		return err
 	}
 	return eval.Main(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdout, stderr)
 }

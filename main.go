@@ -39,7 +39,7 @@ func commands() map[string]command {
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
-		"bench":     {"measure the model core (bench model)", runBench},
+		"bench":     {"measure the model core (bench model) or the live runtime under load (bench live)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, ifeval) through the runtime", runEval},
 	}
 }

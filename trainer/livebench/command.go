@@ -1,0 +1,147 @@
+package livebench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/engine"
+	"github.com/livehat/livehat/model/remote"
+	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// Main runs "livehat bench live" with the given base harness and hook
+// plugin folders.
+func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench live", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelArg := fs.String("model", "random:tiny", "random:tiny, random:small (a 40M-parameter random model), a checkpoint folder, or a server URL")
+	remoteModel := fs.String("remote-model", "", "model name for a server URL")
+	streams := fs.Int("streams", 4, "live rooms at once")
+	rate := fs.Float64("rate", 0.5, "viewer messages per second per room (bursts come on top)")
+	duration := fs.Duration("duration", 20*time.Second, "how long viewers send messages")
+	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, closeModel, err := openModel(*modelArg, *remoteModel)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	sb, err := runtime.OpenSandbox(ctx, "", log)
+	if err != nil {
+		return err
+	}
+	defer sb.Close(context.Background())
+	for _, dir := range pluginDirs {
+		if _, err := sb.LoadGoDir(ctx, dir); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s\n", *streams, *rate, *duration, *modelArg)
+	rep, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
+		MaxTokens: *maxTokens, Seed: 1, Logger: log})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+	fmt.Fprintf(stdout, "messages: %d sent, %d answered, %d safe lines, %d denied (spam), %d merged, %d shed, %d stale\n",
+		rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Merged, rep.Shed, rep.Stale)
+	fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
+	fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
+		float64(rep.Total.P95)/float64(max(rep.Total.P50, 1)))
+	fmt.Fprintf(stdout, "model        P50 %s  P95 %s\n", ms(rep.Model.P50), ms(rep.Model.P95))
+	fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
+		100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))
+	return nil
+}
+
+// openModel builds the model a bench talks to.
+func openModel(arg, remoteName string) (runtime.Model, func(), error) {
+	switch {
+	case strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://"):
+		if remoteName == "" {
+			return nil, nil, &harness.UsageError{Msg: "--remote-model: name the model the server should answer with"}
+		}
+		c, err := remote.New(remote.Config{BaseURL: arg, Model: remoteName})
+		if err != nil {
+			return nil, nil, err
+		}
+		return runtime.RemoteModel{Client: c}, func() {}, nil
+	case strings.HasPrefix(arg, "random:"):
+		e, err := randomEngine(strings.TrimPrefix(arg, "random:"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return runtime.LocalModel{Engine: e, Constrain: true}, func() { e.Close() }, nil
+	default:
+		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
+			return nil, nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want random:tiny, random:small, a checkpoint folder or a URL", arg)}
+		}
+		e, err := engine.Load(filepath.Clean(arg), engine.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return runtime.LocalModel{Engine: e, Constrain: true}, func() { e.Close() }, nil
+	}
+}
+
+// randomEngine builds a random-weight model over a vocabulary trained on
+// live-room text: its replies are noise, but its prompts, prefix cache and
+// compute are those of a real compact model of that size.
+func randomEngine(size string) (*engine.Engine, error) {
+	var corpus []string
+	for seed := uint64(1); seed <= 20; seed++ {
+		room := liveroom.NewRoom(seed, liveroom.RoomConfig{})
+		for _, q := range room.Questions(seed, 50, liveroom.QuestionConfig{}) {
+			corpus = append(corpus, q.Text)
+		}
+		if data, err := room.CatalogJSON(); err == nil {
+			corpus = append(corpus, string(data))
+		}
+	}
+	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus), tokenizer.TrainConfig{VocabSize: 2000,
+		SpecialTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := model.Preset("tiny")
+	if err != nil {
+		return nil, err
+	}
+	if size == "small" {
+		cfg.HiddenSize, cfg.IntermediateSize, cfg.NumLayers, cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim = 512, 1408, 8, 8, 2, 64
+	} else if size != "tiny" {
+		return nil, &harness.UsageError{Msg: fmt.Sprintf("random:%s: want random:tiny or random:small", size)}
+	}
+	cfg.VocabSize = tok.VocabSize()
+	cfg.MaxPositionEmbeddings = 32768
+	if id, ok := tok.TokenID("<|im_end|>"); ok {
+		cfg.EOSTokenID = id
+	}
+	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32})
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(m, tok, engine.Options{})
+}

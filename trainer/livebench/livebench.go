@@ -1,0 +1,218 @@
+// Package livebench is the load generator behind `livehat bench live`: it
+// plays realistic live rooms (many viewers, bursts, repeated questions,
+// spam) against the runtime with a real model and the example WASM hooks,
+// and reports time to first speakable chunk and total turn time
+// (P50/P95/P99), what was answered, merged or shed, and the share of turn
+// time spent outside the model.
+package livebench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// Config shapes a load run.
+type Config struct {
+	Harness *harness.Harness
+	Model   runtime.Model
+	Sandbox *runtime.Sandbox
+	// Streams is the number of live rooms (sessions) at once.
+	Streams int
+	// Rate is the mean viewer messages per second per stream.
+	Rate float64
+	// Duration is how long viewers send messages; the run then waits for
+	// the queues to drain (at most Drain).
+	Duration, Drain time.Duration
+	// MaxTokens bounds each generation.
+	MaxTokens int
+	Seed      uint64
+	Logger    *slog.Logger
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Streams      int                 `json:"streams"`
+	Sent         int                 `json:"sent"`
+	Answered     int                 `json:"answered"`
+	SafeLines    int                 `json:"safe_lines"`
+	Denied       int                 `json:"denied"`
+	Merged       int                 `json:"merged"`
+	Shed         int                 `json:"shed"`
+	Stale        int                 `json:"stale"`
+	FirstChunk   runtime.Percentiles `json:"first_chunk"`
+	Total        runtime.Percentiles `json:"total"`
+	Model        runtime.Percentiles `json:"model"`
+	OutsideModel float64             `json:"outside_model"`
+	// OutsideModelP50 is the median time a turn spent outside the model
+	// and its queue (hooks, tools, rendering, scheduling).
+	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
+	Wall            time.Duration `json:"wall_ns"`
+}
+
+// Run plays the rooms and collects every turn.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if cfg.Streams <= 0 || cfg.Rate <= 0 || cfg.Duration <= 0 {
+		return Report{}, fmt.Errorf("livebench: streams, rate and duration must be positive")
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = time.Minute
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	stats := runtime.NewLatencyStats(1 << 16)
+	var mu sync.Mutex
+	rep := Report{Streams: cfg.Streams}
+	var outside []time.Duration
+	var wg sync.WaitGroup
+	start := time.Now()
+	errs := make(chan error, cfg.Streams)
+	for i := range cfg.Streams {
+		room := liveroom.NewRoom(cfg.Seed+uint64(i)+1, liveroom.RoomConfig{})
+		catalog, err := room.CatalogJSON()
+		if err != nil {
+			return rep, err
+		}
+		hooks, err := cfg.Sandbox.Plugins(catalog, nil)
+		if err != nil {
+			return rep, err
+		}
+		sess, err := runtime.NewSession(ctx, runtime.Config{
+			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
+			Plugins: roomTools{PluginSet: hooks, room: room}, Logger: log,
+			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond},
+		})
+		if err != nil {
+			return rep, err
+		}
+		events := sess.Listen(1024)
+		var turns atomic.Int64
+		wg.Add(2)
+		go func() { // collect
+			defer wg.Done()
+			for e := range events {
+				mu.Lock()
+				switch e.Kind {
+				case runtime.EventTurn:
+					turns.Add(1)
+					t := e.Record
+					switch t.Outcome {
+					case runtime.OutcomeReplied:
+						rep.Answered++
+					case runtime.OutcomeSafeLine:
+						rep.SafeLines++
+					case runtime.OutcomeDenied:
+						rep.Denied++
+					}
+					if t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine {
+						stats.Add(t.Timing)
+						outside = append(outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+		go func() { // viewers
+			defer wg.Done()
+			defer sess.Close()
+			sent, err := play(ctx, sess, room, cfg, uint64(i))
+			mu.Lock()
+			rep.Sent += sent
+			mu.Unlock()
+			if err != nil {
+				errs <- err
+				return
+			}
+			drain(ctx, sess, &turns, cfg.Drain)
+			q := sess.QueueStats()
+			mu.Lock()
+			rep.Merged += q.Merged
+			rep.Shed += q.Shed
+			rep.Stale += q.Stale
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	rep.Wall = time.Since(start)
+	snap := stats.Snapshot()
+	rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = snap.FirstChunk, snap.Total, snap.Model, snap.OutsideModel
+	if len(outside) > 0 {
+		sort.Slice(outside, func(i, j int) bool { return outside[i] < outside[j] })
+		rep.OutsideModelP50 = outside[len(outside)/2]
+	}
+	for err := range errs {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// play sends one stream's viewer messages: Poisson arrivals with bursts
+// (a flash sale makes many ask at once), repeated questions and spam.
+func play(ctx context.Context, s *runtime.Session, room *liveroom.Room, cfg Config, stream uint64) (int, error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, stream))
+	qs := room.Questions(cfg.Seed*31+stream, 400, liveroom.QuestionConfig{TypoRate: 0.2})
+	end := time.Now().Add(cfg.Duration)
+	sent := 0
+	for i := 0; time.Now().Before(end); i++ {
+		wait := time.Duration(rng.ExpFloat64() / cfg.Rate * float64(time.Second))
+		select {
+		case <-ctx.Done():
+			return sent, ctx.Err()
+		case <-time.After(wait):
+		}
+		burst := 1
+		if rng.IntN(10) == 0 {
+			burst = 3 + rng.IntN(5) // many viewers ask the same at once
+		}
+		q := qs[i%len(qs)]
+		for b := range burst {
+			if err := s.Submit(runtime.Message{Viewer: fmt.Sprintf("%s-%d", q.Viewer, b), Text: q.Text}); err != nil {
+				return sent, err
+			}
+			sent++
+		}
+	}
+	return sent, nil
+}
+
+// drain waits until the session's queue is empty and every started turn
+// has ended, or until limit.
+func drain(ctx context.Context, s *runtime.Session, turns *atomic.Int64, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		q := s.QueueStats()
+		if q.Queued == 0 && turns.Load() >= int64(q.Started) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// roomTools serves the harness's hooks from the WASM plugins and its
+// tools from the simulated room.
+type roomTools struct {
+	*runtime.PluginSet
+	room *liveroom.Room
+}
+
+// Tool runs one of the room's tools by its export name.
+func (p roomTools) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	return p.room.CallTool(export, a)
+}
