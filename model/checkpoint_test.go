@@ -249,3 +249,49 @@ func TestLoadRejects(t *testing.T) {
 		}
 	}
 }
+
+// A q8 checkpoint whose scales are missing or misshapen fails by name.
+func TestLoadRejectsQ8Scales(t *testing.T) {
+	cfg, _ := Preset("tiny")
+	cpu := NewCPU(1)
+	defer cpu.Close()
+	m, _ := NewRandom(cfg, 4, Options{DType: Q8, Backend: cpu})
+	base := t.TempDir()
+	if err := m.Save(base); err != nil {
+		t.Fatal(err)
+	}
+	const scale = "model.layers.0.mlp.up_proj.weight_scale"
+	for name, edit := range map[string]func([]safetensors.Tensor) []safetensors.Tensor{
+		"missing": func(ts []safetensors.Tensor) []safetensors.Tensor {
+			return slices.DeleteFunc(ts, func(x safetensors.Tensor) bool { return x.Name == scale })
+		},
+		"shape": func(ts []safetensors.Tensor) []safetensors.Tensor {
+			for i := range ts {
+				if ts[i].Name == scale {
+					ts[i].Shape = []int{ts[i].Shape[1], ts[i].Shape[0]}
+				}
+			}
+			return ts
+		},
+	} {
+		f, err := safetensors.Open(filepath.Join(base, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts []safetensors.Tensor
+		for _, info := range f.Tensors() {
+			_, raw, _ := f.ReadRaw(info.Name)
+			ts = append(ts, safetensors.Tensor{Name: info.Name, DType: info.DType, Shape: info.Shape, Data: raw})
+		}
+		f.Close()
+		dir := t.TempDir()
+		b, _ := os.ReadFile(filepath.Join(base, "config.json"))
+		os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+		if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), edit(ts), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir, Options{Backend: cpu}); err == nil || !strings.Contains(err.Error(), scale) {
+			t.Errorf("%s scale: err = %v, want one naming %s", name, err, scale)
+		}
+	}
+}
