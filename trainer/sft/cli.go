@@ -16,6 +16,10 @@ import (
 	"github.com/livehat/livehat/trainer/nn"
 )
 
+// teacherKeyEnv names the environment variable holding the teacher
+// server's API key, kept out of flags and run files.
+const teacherKeyEnv = "LIVEHAT_TEACHER_API_KEY"
+
 // dataFlags registers the flags that choose the SFT data.
 func dataFlags(fs *flag.FlagSet, c *DataConfig) (harnessPath *string) {
 	harnessPath = fs.String("harness", "", "base harness file (default: the embedded demo harness)")
@@ -28,6 +32,8 @@ func dataFlags(fs *flag.FlagSet, c *DataConfig) (harnessPath *string) {
 	fs.Float64Var(&c.VariantShare, "variant-share", c.VariantShare, "share of trajectories rendered under an HSA variant")
 	fs.IntVar(&c.Transforms, "transforms", c.Transforms, "training-pool families per variant")
 	fs.Float64Var(&c.RetryShare, "retry-share", c.RetryShare, "share of planned hook corrections kept as full retries")
+	fs.StringVar(&c.Teacher, "teacher", c.Teacher, "OpenAI-compatible server whose model answers instead of the room's expert (API key from $"+teacherKeyEnv+")")
+	fs.StringVar(&c.TeacherModel, "teacher-model", c.TeacherModel, "model name to ask the teacher server for")
 	return harnessPath
 }
 
@@ -87,6 +93,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	    [--save-every 50] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
 //	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
+//	    [--teacher URL --teacher-model NAME]
 //
 // With --resume the run folder's run.json is used and only --steps may
 // change (the cosine schedule follows the new total). Only stage sft is
@@ -138,6 +145,7 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 		})
 	}
+	cfg.Data.TeacherAPIKey = os.Getenv(teacherKeyEnv)
 	base, err := loadBase(*f.harness)
 	if err != nil {
 		return err
@@ -150,6 +158,7 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 //
 //	livehat export --format trl|verl --out FILE [--augment=true|false]
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
+//	    [--teacher URL --teacher-model NAME]
 //
 // --out - writes to standard output.
 func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -171,6 +180,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *out == "" {
 		return &harness.UsageError{Msg: "--out FILE is required"}
 	}
+	cfg.TeacherAPIKey = os.Getenv(teacherKeyEnv)
 	base, err := loadBase(*harnessPath)
 	if err != nil {
 		return err

@@ -45,6 +45,13 @@ type DataConfig struct {
 	VariantShare float64 `json:"variant_share"`
 	// Transforms is how many training-pool families each variant draws.
 	Transforms int `json:"transforms"`
+	// Teacher is the base URL of an OpenAI-compatible server whose model
+	// answers instead of the live room's scripted expert (empty: the
+	// expert); TeacherModel names the model to ask for and TeacherAPIKey
+	// authenticates (never written to run.json).
+	Teacher       string `json:"teacher,omitempty"`
+	TeacherModel  string `json:"teacher_model,omitempty"`
+	TeacherAPIKey string `json:"-"`
 	// RetryShare is the share of trajectories whose variant planned a
 	// hook correction that keep the full retry (flawed reply, hook
 	// feedback, corrected reply); the others are cut to the final correct
@@ -109,18 +116,24 @@ type BuildStats struct {
 	NotApplicable int
 }
 
-// Build collects expert trajectories: for every room and question, the live
-// room's expert answers under the base harness or, with augmentation, under
-// a variant from the training pool (the expert maps the gold through the
-// variant's transform). Each transcript is graded and kept only with
-// Accuracy 1 and Effectiveness ≥ 0.5, as the report filters teacher
-// trajectories. The result depends only on base and cfg.
+// Build collects teacher trajectories: for every room and question, the
+// teacher (the live room's expert, or the model at cfg.Teacher) answers
+// under the base harness or, with augmentation, under a variant from the
+// training pool (the expert maps the gold through the variant's transform;
+// a remote model reads the variant and its tools are served through the
+// inverse mapping). Each transcript is graded and kept only with Accuracy 1
+// and Effectiveness ≥ 0.5, as the report filters teacher trajectories.
+// With the expert the result depends only on base and cfg.
 func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajectory, BuildStats, error) {
 	var st BuildStats
 	if base == nil {
 		return nil, st, errors.New("sft: no base harness")
 	}
 	if err := cfg.validate(); err != nil {
+		return nil, st, err
+	}
+	teach, err := newTeacher(cfg)
+	if err != nil {
 		return nil, st, err
 	}
 	qcfg := liveroom.QuestionConfig{Types: cfg.QuestionTypes, Langs: cfg.Langs}
@@ -139,7 +152,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			useVariant := cfg.Augment && rng.Float64() < cfg.VariantShare
 			keepRetry := rng.Float64() < cfg.RetryShare
 			variantSeed := rng.Int64()
-			tr, err := collect(base, room, q, useVariant, keepRetry, variantSeed, cfg.Transforms)
+			tr, err := collect(ctx, teach, base, room, q, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
 				continue
@@ -171,7 +184,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 var errRejected = errors.New("the grader rejected the trajectory")
 
 // collect makes one trajectory for question q.
-func collect(base *harness.Harness, room *liveroom.Room, q liveroom.Question, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
 	h := base
 	var rec *hsa.Record
 	var mapping *hsa.Mapping
@@ -183,7 +196,7 @@ func collect(base *harness.Harness, room *liveroom.Room, q liveroom.Question, va
 		m := r.Mapping()
 		h, rec, mapping = v, &r, &m
 	}
-	msgs, err := room.Expert(h, mapping, q)
+	msgs, err := teach.answer(ctx, room, h, mapping, q)
 	if err != nil {
 		return Trajectory{}, err
 	}

@@ -1,9 +1,11 @@
 package sft
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
@@ -66,4 +68,54 @@ func WriteJSONL(w io.Writer, trajs []Trajectory, format string) error {
 		}
 	}
 	return nil
+}
+
+// writeTrajectories stores a run's data in its own layout, so that a
+// resumed run trains on exactly the same examples even when a remote
+// teacher would answer differently the second time.
+func writeTrajectories(path string, trajs []Trajectory) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, t := range trajs {
+		if err := enc.Encode(t); err != nil {
+			f.Close()
+			return fmt.Errorf("sft: write %s: %w", t.ID, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	return nil
+}
+
+// readTrajectories reads what writeTrajectories wrote; errors name the line.
+func readTrajectories(path string) ([]Trajectory, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
+	defer f.Close()
+	var out []Trajectory
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		var t Trajectory
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			return nil, fmt.Errorf("sft: %s line %d: %w", path, line, err)
+		}
+		out = append(out, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("sft: %s: %w", path, err)
+	}
+	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 // Files and folders of a run directory.
 const (
 	runConfigFile  = "run.json"
+	dataFile       = "data.jsonl"
 	metricsFile    = "metrics.jsonl"
 	checkpointDir  = "checkpoint"
 	optimizerFile  = "optimizer.safetensors"
@@ -141,13 +142,15 @@ type trainerState struct {
 }
 
 // Train runs (or, with resume, continues) an SFT run in the folder out:
-// run.json, tokenizer.json, metrics.jsonl and checkpoint/ (the model as a
-// Hugging Face directory with its tokenizer, the optimizer state and the
-// step). Checkpoints replace each other atomically (written aside, then
+// run.json, data.jsonl (the trajectories, which a resumed run reads back
+// instead of asking the teacher again), tokenizer.json, metrics.jsonl and
+// checkpoint/ (the model as a Hugging Face directory with its tokenizer,
+// the optimizer state and the step). Checkpoints replace each other atomically (written aside, then
 // renamed), and the example order depends only on the seed and the step,
 // so a resumed run reproduces an uninterrupted one bit for bit. Progress
 // goes to log.
 func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out string, resume bool, log io.Writer) error {
+	var err error
 	if resume {
 		saved, err := readRunConfig(out)
 		if err != nil {
@@ -156,6 +159,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if cfg.Steps > 0 {
 			saved.Steps = cfg.Steps
 		}
+		saved.Data.TeacherAPIKey = cfg.Data.TeacherAPIKey
 		cfg = saved
 	}
 	if err := cfg.validate(); err != nil {
@@ -172,12 +176,23 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 			return err
 		}
 	}
-	trajs, st, err := Build(ctx, base, cfg.Data)
-	if err != nil {
-		return err
+	var trajs []Trajectory
+	if resume {
+		if trajs, err = readTrajectories(filepath.Join(out, dataFile)); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "data: %d trajectories from %s\n", len(trajs), dataFile)
+	} else {
+		var st BuildStats
+		if trajs, st, err = Build(ctx, base, cfg.Data); err != nil {
+			return err
+		}
+		if err := writeTrajectories(filepath.Join(out, dataFile), trajs); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
+			st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
 	}
-	fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
-		st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
 
 	tok, err := runTokenizer(ctx, cfg, out, trajs, resume)
 	if err != nil {
