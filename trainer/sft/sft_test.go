@@ -432,3 +432,46 @@ func TestTrainMainUsage(t *testing.T) {
 		t.Errorf("fixed-harness export: %d lines, with an HSA record: %v", bytes.Count(data, []byte("\n")), bytes.Contains(data, []byte(`"hsa_record":{`)))
 	}
 }
+
+// TestLoRAFromCheckpoint fine-tunes LoRA adapters on top of a finished run:
+// the base weights stay as they were, the adapters move, and the run's
+// checkpoint carries them in PEFT's layout.
+func TestLoRAFromCheckpoint(t *testing.T) {
+	base := demo(t)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "full")
+	var log bytes.Buffer
+	if err := Train(context.Background(), base, testRun(1), first, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	cfg := testRun(2)
+	cfg.Model, cfg.Init = "", filepath.Join(first, checkpointDir)
+	cfg.LoRA = &nn.LoRAConfig{Rank: 4, Alpha: 8, Targets: []string{"q_proj", "v_proj"}}
+	second := filepath.Join(dir, "lora")
+	if err := Train(context.Background(), base, cfg, second, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	a, _ := os.ReadFile(filepath.Join(first, checkpointDir, "model.safetensors"))
+	b, _ := os.ReadFile(filepath.Join(second, checkpointDir, "model.safetensors"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("LoRA training changed the frozen base weights")
+	}
+	m, err := nn.Load(filepath.Join(second, checkpointDir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LoRA() == nil {
+		t.Fatal("the checkpoint lost its adapters")
+	}
+	moved := false
+	for _, p := range m.Params() {
+		for _, v := range p.Value {
+			if strings.Contains(p.Name, "lora_B") && v != 0 {
+				moved = true
+			}
+		}
+	}
+	if !moved {
+		t.Error("the LoRA B matrices never left zero")
+	}
+}
