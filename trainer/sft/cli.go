@@ -79,6 +79,8 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	fs.Float64Var(&cfg.ClipNorm, "clip", cfg.ClipNorm, "global gradient-norm clip (0: none)")
 	fs.IntVar(&cfg.SaveEvery, "save-every", cfg.SaveEvery, "checkpoint every N steps")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "compute threads (0: one per physical core)")
+	fs.IntVar(&cfg.EvalExamples, "eval-examples", cfg.EvalExamples, "trajectories held out of training for the eval loss")
+	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "measure the held-out loss every N steps (and at the end)")
 	f.loraRank = fs.Int("lora-rank", 0, "train LoRA adapters of this rank on a frozen base (0: full fine-tuning)")
 	f.loraAlpha = fs.Float64("lora-alpha", 16, "LoRA alpha")
 	f.loraTargets = fs.String("lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "LoRA target modules")
@@ -90,7 +92,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	livehat train --stage sft --out DIR [--config run.json] [--augment=true|false] [--steps N] [--resume]
 //	    [--model tiny|small|5m | --init CHECKPOINT] [--batch 8] [--micro-tokens 8192]
 //	    [--lr 2e-3] [--warmup 20] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
-//	    [--save-every 50] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
+//	    [--save-every 50] [--eval-examples 16 --eval-every 25] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
 //	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
 //	    [--teacher URL --teacher-model NAME]

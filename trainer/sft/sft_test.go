@@ -242,6 +242,7 @@ func testRun(steps int) TrainConfig {
 	c.Data = smallData(true)
 	c.Data.Rooms, c.Data.Questions = 2, 5
 	c.VocabSize, c.MaxLen, c.Steps, c.Batch, c.Warmup, c.SaveEvery, c.LR, c.Threads = 1000, 3072, steps, 2, 3, 2, 1e-2, 2
+	c.EvalExamples, c.EvalEvery = 1, 0 // one held-out example, measured at the end
 	return c
 }
 
@@ -294,8 +295,13 @@ func TestLearningCurve(t *testing.T) {
 		t.Error(err)
 	}
 	metrics, _ := os.ReadFile(filepath.Join(out, metricsFile))
-	if n := bytes.Count(metrics, []byte("\n")); n != cfg.Steps {
-		t.Errorf("%d metric lines, want %d", n, cfg.Steps)
+	lines := bytes.Split(bytes.TrimSpace(metrics), []byte("\n"))
+	if len(lines) != cfg.Steps {
+		t.Fatalf("%d metric lines, want %d", len(lines), cfg.Steps)
+	}
+	var last Metrics
+	if err := json.Unmarshal(lines[len(lines)-1], &last); err != nil || last.EvalLoss == nil || !(*last.EvalLoss > 0) {
+		t.Errorf("the last metrics line has no held-out loss: %s", lines[len(lines)-1])
 	}
 }
 

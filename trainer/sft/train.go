@@ -68,6 +68,10 @@ type TrainConfig struct {
 	ClipNorm float64 `json:"clip_norm"`
 	// SaveEvery writes a checkpoint every so many steps (and at the end).
 	SaveEvery int `json:"save_every"`
+	// EvalExamples trajectories (the last ones built) are held out of
+	// training; their loss is measured every EvalEvery steps and at the end.
+	EvalExamples int `json:"eval_examples,omitempty"`
+	EvalEvery    int `json:"eval_every,omitempty"`
 	// LoRA, when set, trains adapters on a frozen base.
 	LoRA *nn.LoRAConfig `json:"lora,omitempty"`
 	// Threads is the compute threads (0: one per physical core).
@@ -79,7 +83,7 @@ func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
 		Data: DefaultDataConfig(), Model: "tiny", VocabSize: 2048, MaxLen: 2048, Seed: 1,
 		Steps: 200, Batch: 8, MicroTokens: 8192, LR: 2e-3, Warmup: 20, MinLRRatio: 0.1,
-		AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 50,
+		AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 50, EvalExamples: 16, EvalEvery: 25,
 	}
 }
 
@@ -89,6 +93,8 @@ func (c TrainConfig) validate() error {
 		return fmt.Errorf("sft: steps, batch and micro-tokens must be positive, got %d, %d, %d", c.Steps, c.Batch, c.MicroTokens)
 	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:
 		return fmt.Errorf("sft: learning rate %g, warm-up %d, min ratio %g", c.LR, c.Warmup, c.MinLRRatio)
+	case c.EvalExamples < 0 || c.EvalEvery < 0:
+		return fmt.Errorf("sft: eval examples %d and eval every %d must not be negative", c.EvalExamples, c.EvalEvery)
 	case c.MaxLen <= 1:
 		return fmt.Errorf("sft: max length %d", c.MaxLen)
 	case c.Model == "" && c.Init == "":
@@ -134,6 +140,9 @@ type Metrics struct {
 	TrainedTokens int     `json:"trained_tokens"`
 	TokensPerSec  float64 `json:"tokens_per_s"`
 	StepSeconds   float64 `json:"step_s"`
+	// EvalLoss is the loss per trained token on the held-out examples, at
+	// the steps the evaluation schedule names.
+	EvalLoss *float64 `json:"eval_loss,omitempty"`
 }
 
 // trainerState is trainer_state.json of a checkpoint.
@@ -219,11 +228,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		}
 		examples = append(examples, ex)
 	}
-	if len(examples) == 0 {
-		return fmt.Errorf("sft: every trajectory is longer than the context of %d tokens", maxLen)
+	if len(examples) <= cfg.EvalExamples {
+		return fmt.Errorf("sft: %d examples fit the context of %d tokens, not more than the %d held out", len(examples), maxLen, cfg.EvalExamples)
 	}
-	fmt.Fprintf(log, "tokens: vocabulary %d, %d examples (%d longer than %d dropped), %.0f tokens each on average\n",
-		tok.VocabSize(), len(examples), tooLong, maxLen, meanLen(examples))
+	held := examples[len(examples)-cfg.EvalExamples:]
+	examples = examples[:len(examples)-cfg.EvalExamples]
+	fmt.Fprintf(log, "tokens: vocabulary %d, %d training examples and %d held out (%d longer than %d dropped), %.0f tokens each on average\n",
+		tok.VocabSize(), len(examples), len(held), tooLong, maxLen, meanLen(examples))
 
 	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), numel(m.Params()), start, cfg.Steps)
 	if err := trimMetrics(out, start); err != nil {
@@ -271,13 +282,30 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		dt := time.Since(t0).Seconds()
 		mt := Metrics{Step: step + 1, Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
 			TokensPerSec: float64(loss.Seen) / dt, StepSeconds: dt}
+		if len(held) > 0 && (mt.Step == cfg.Steps || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
+			var ev nn.Loss
+			for _, mb := range nn.Pack(held, cfg.MicroTokens) {
+				l, err := m.Evaluate(ctx, mb)
+				if err != nil {
+					return fmt.Errorf("sft: evaluate at step %d: %w", mt.Step, err)
+				}
+				ev.Sum += l.Sum
+				ev.Tokens += l.Tokens
+			}
+			el := ev.Mean()
+			mt.EvalLoss = &el
+		}
 		if err := menc.Encode(mt); err != nil {
 			return fmt.Errorf("sft: metrics: %w", err)
 		}
 		done := step + 1 - start
 		eta := time.Duration(float64(time.Since(began)) / float64(done) * float64(cfg.Steps-step-1)).Round(time.Second)
-		fmt.Fprintf(log, "step %d/%d  loss %.4f  lr %.2e  grad-norm %.3f  %.0f tokens/s  ETA %s\n",
-			mt.Step, cfg.Steps, mt.Loss, lr, norm, mt.TokensPerSec, eta)
+		evalNote := ""
+		if mt.EvalLoss != nil {
+			evalNote = fmt.Sprintf("  eval-loss %.4f", *mt.EvalLoss)
+		}
+		fmt.Fprintf(log, "step %d/%d  loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s  ETA %s\n",
+			mt.Step, cfg.Steps, mt.Loss, evalNote, lr, norm, mt.TokensPerSec, eta)
 		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
 			if err := saveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return err
