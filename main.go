@@ -23,6 +23,7 @@ import (
 
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/trainer/sft"
 )
 
 // command is one livehat subcommand. Each implementation lives in the
@@ -40,7 +41,9 @@ func commands() map[string]command {
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
 		"bench":     {"measure the model core (bench model) or the live runtime under load (bench live)", runBench},
-		"eval":      {"run the evaluation suites (lsqa, hvqa, ifeval) through the runtime", runEval},
+		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
+		"train":     {"train a model with HAT (stage sft; --augment=false for fixed-harness SFT)", sft.TrainMain},
+		"export":    {"export HSA-SFT trajectories as JSONL for TRL or verl", sft.ExportMain},
 	}
 }
 

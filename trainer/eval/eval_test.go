@@ -88,17 +88,7 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	ctx := context.Background()
-	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	sb.SetTimeoutFloor(evalTimeoutFloor)
-	for _, p := range []string{"moderation", "compliance", "speech"} {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sb := hookSandbox(t)
 	r := &Runner{Base: base(t), Sandbox: sb, Model: NewExpert, Parallel: 2}
 	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy} {
 		s, err := OpenSuite(name)
@@ -160,17 +150,7 @@ func TestGradersCanFail(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	ctx := context.Background()
-	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	sb.SetTimeoutFloor(evalTimeoutFloor)
-	for _, p := range []string{"moderation", "compliance", "speech"} {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sb := hookSandbox(t)
 	robust, err := OpenSuite(SuiteRobust)
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +192,24 @@ func TestGradersCanFail(t *testing.T) {
 	if rep.Score > 10 {
 		t.Errorf("a guessing policy scored %.1f, want near 0", rep.Score)
 	}
+}
+
+// hookSandbox loads the example hook plugins the demo harness names.
+func hookSandbox(t *testing.T) *runtime.Sandbox {
+	t.Helper()
+	ctx := context.Background()
+	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close(ctx) })
+	sb.SetTimeoutFloor(evalTimeoutFloor)
+	for _, p := range []string{"moderation", "compliance", "speech"} {
+		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sb
 }
 
 // testCacheDir is shared by the test binaries of a run, so the example
