@@ -236,6 +236,24 @@ func (s *Session) Submit(m Message) error {
 	return nil
 }
 
+// Warm computes the harness prefix of the prompt before the first viewer
+// asks: one generation of a single token over the rendered harness, which
+// a backend with a prefix cache keeps, so the first question of a stream
+// costs what later ones do. Call it when a stream goes on air and after a
+// harness swap.
+func (s *Session) Warm(ctx context.Context) error {
+	h := s.harness.Load()
+	opts := harness.RenderOptions{OmitToolsSection: appliesToolTemplate(s.cfg.Model)}
+	p, err := harness.Render(h, harness.Conversation{Context: s.context(), Messages: []harness.Message{{Role: harness.RoleUser, Content: "hi"}}}, opts)
+	if err != nil {
+		return fmt.Errorf("runtime: warm: %w", err)
+	}
+	if _, err := s.cfg.Model.Generate(ctx, Request{Messages: p.Messages, Tools: p.Tools, MaxTokens: 1}); err != nil {
+		return fmt.Errorf("runtime: warm: %w", err)
+	}
+	return nil
+}
+
 // Narrate queues a proactive turn (a narration_tick) with the given
 // instruction, e.g. "introduce the featured item".
 func (s *Session) Narrate(instruction string) error {

@@ -97,6 +97,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
+		if err := sess.Warm(ctx); err != nil {
+			return rep, err
+		}
 		events := sess.Listen(1024)
 		var turns atomic.Int64
 		wg.Add(2)
