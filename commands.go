@@ -12,10 +12,12 @@ import (
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/gguf"
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/livebench"
+	"github.com/livehat/livehat/trainer/sft"
 )
 
 // isUsage reports whether err is a command-line mistake rather than a
@@ -85,4 +87,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	return eval.Main(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdout, stderr)
+}
+
+// runExport dispatches "livehat export": "gguf" converts a checkpoint for
+// llama.cpp; anything else exports HSA-SFT trajectories for TRL or verl.
+func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "gguf" {
+		return gguf.ExportMain(ctx, args[1:], stdin, stdout, stderr)
+	}
+	return sft.ExportMain(ctx, args, stdin, stdout, stderr)
 }

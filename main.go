@@ -43,7 +43,7 @@ func commands() map[string]command {
 		"bench":     {"measure the model core (bench model) or the live runtime under load (bench live)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
 		"train":     {"train a model with HAT (stage sft; --augment=false for fixed-harness SFT)", sft.TrainMain},
-		"export":    {"export HSA-SFT trajectories as JSONL for TRL or verl", sft.ExportMain},
+		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", runExport},
 	}
 }
 
