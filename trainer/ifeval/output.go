@@ -92,7 +92,7 @@ func pyBool(v bool) string {
 
 // pyJSONString encodes s as Python's json.dumps does with ensure_ascii:
 // short escapes for \" \\ \n \r \t \b \f, \u00XX for other controls and
-// lowercase \uXXXX (surrogate pairs beyond the BMP) for non-ASCII.
+// lowercase \u escapes of four hex digits (surrogate pairs beyond the BMP) for non-ASCII.
 func pyJSONString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
