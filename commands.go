@@ -63,17 +63,17 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // demoWithHooks returns the demo harness and the folders of the example
-// plugins that implement its hooks, built from the working tree.
+// plugins that implement its tools and hooks, built from the working tree.
 func demoWithHooks() (*harness.Harness, []string, error) {
 	base, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded demo harness: %w", err)
 	}
 	var dirs []string
-	for _, p := range []string{"moderation", "compliance", "speech"} {
+	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
 		dir := filepath.Join("examples", "plugins", p)
 		if _, err := os.Stat(dir); err != nil {
-			return nil, nil, fmt.Errorf("the example hook plugins are built from %s: run from the repository root (%w)", dir, err)
+			return nil, nil, fmt.Errorf("the example plugins are built from %s: run from the repository root (%w)", dir, err)
 		}
 		dirs = append(dirs, dir)
 	}

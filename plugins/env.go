@@ -59,6 +59,38 @@ type Product struct {
 	Stock       int               `json:"stock"`
 	Description string            `json:"description,omitempty"`
 	Attributes  map[string]string `json:"attributes,omitempty"`
+	// Variants are sizes or colors with their own stock; Stock is then
+	// their sum.
+	Variants []Variant `json:"variants,omitempty"`
+	// SizeChart maps body measures to sizes (apparel).
+	SizeChart []SizeRow `json:"size_chart,omitempty"`
+	// Shipping is the item's delivery and return policy.
+	Shipping *Shipping `json:"shipping,omitempty"`
+}
+
+// Variant is a size or color of a product.
+type Variant struct {
+	Name  string `json:"name"`
+	Stock int    `json:"stock"`
+}
+
+// SizeRow recommends Size for heights and weights inside its ranges.
+type SizeRow struct {
+	Size      string `json:"size"`
+	MinHeight int    `json:"min_height_cm"`
+	MaxHeight int    `json:"max_height_cm"`
+	MinWeight int    `json:"min_weight_kg"`
+	MaxWeight int    `json:"max_weight_kg"`
+}
+
+// Shipping is a product's delivery and return policy.
+type Shipping struct {
+	// Days is the promised time from order to dispatch.
+	Days int `json:"days"`
+	// Fee is the shipping fee; zero means free shipping.
+	Fee float64 `json:"fee"`
+	// ReturnDays is the no-reason return window; zero means no returns.
+	ReturnDays int `json:"return_days"`
 }
 
 // Coupon is a coupon of the stream's strategy.

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +29,7 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 	// The test checks decisions, not latency: a busy CI machine (or -race)
 	// must not turn the compliance hook's 300 ms deadline into a failure.
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, name := range []string{"moderation", "compliance", "speech"} {
+	for _, name := range []string{"storefront", "moderation", "compliance", "speech"} {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", name)); err != nil {
 			t.Fatalf("load %s: %v", name, err)
 		}
@@ -46,14 +45,15 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := demo(t)
-	tools := newPlugins() // the demo's tools are not among these plugins yet
 	replies := []string{"The serum is only ¥9 today!", "The serum is ¥169 in the flash sale."}
 	n := 0
-	s := startSession(t, Config{Harness: h, Plugins: hooksFrom{ps, tools}, Model: scriptedModel(func(req Request) (Response, error) {
+	s := startSession(t, Config{Harness: h, Plugins: ps, Model: scriptedModel(func(req Request) (Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
 		case last.Role == harness.RoleUser && !strings.Contains(last.Content, "rejected"):
 			return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+		case last.Role == harness.RoleTool && last.Name == "load_skill":
+			return Response{ToolCalls: []harness.ToolCall{call("product_lookup", `{"query":"serum"}`)}}, nil
 		default:
 			r := replies[min(n, 1)]
 			n++
@@ -70,6 +70,15 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 	if turn.Outcome != OutcomeReplied || !strings.Contains(turn.Reply, "169") {
 		t.Fatalf("turn = %s %q (%s)", turn.Outcome, turn.Reply, turn.Reason)
 	}
+	looked := false
+	for _, st := range turn.Steps {
+		if st.Kind == "tool" && st.Name == "product_lookup" && strings.Contains(st.Output, `"item_id":"p-serum"`) {
+			looked = true
+		}
+	}
+	if !looked {
+		t.Errorf("the storefront plugin did not answer the lookup; steps: %+v", turn.Steps)
+	}
 	retried := false
 	for _, st := range turn.Steps {
 		if st.Kind == "hook" && st.Name == "compliance" && st.Decision != nil && st.Decision.Action == harness.ActionRetry {
@@ -79,16 +88,6 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 	if !retried {
 		t.Errorf("the compliance plugin did not send the wrong price back; steps: %+v", turn.Steps)
 	}
-}
-
-// hooksFrom serves hooks from WASM plugins and tools from elsewhere.
-type hooksFrom struct {
-	*PluginSet
-	tools *goPlugins
-}
-
-func (h hooksFrom) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
-	return h.tools.Tool(ctx, plugin, export, args)
 }
 
 // testCacheDir is shared by the test binaries of a run, so the example

@@ -75,10 +75,10 @@ func demo(t *testing.T) *harness.Harness {
 func newPlugins() *goPlugins {
 	return &goPlugins{
 		tools: map[string]func(json.RawMessage) (json.RawMessage, error){
-			"catalog/product_lookup": func(json.RawMessage) (json.RawMessage, error) {
+			"storefront/product_lookup": func(json.RawMessage) (json.RawMessage, error) {
 				return json.RawMessage(`{"found":true,"item_id":"SE1","price":"199"}`), nil
 			},
-			"coupons/coupon_check": func(json.RawMessage) (json.RawMessage, error) {
+			"storefront/coupon_check": func(json.RawMessage) (json.RawMessage, error) {
 				return json.RawMessage(`{"eligible":true,"amount":"20"}`), nil
 			},
 		},

@@ -19,6 +19,33 @@ type Product struct {
 	Stock       int
 	Description string
 	Attributes  map[string]string
+	// Variants are sizes or colors with their own stock.
+	Variants []Variant
+	// SizeChart maps body measures to sizes (apparel).
+	SizeChart []SizeRow
+	// Shipping is the delivery and return policy; nil when unknown.
+	Shipping *Shipping
+}
+
+// Variant is a size or color of a product.
+type Variant struct {
+	Name  string
+	Stock int
+}
+
+// SizeRow recommends Size for heights (cm) and weights (kg) in its ranges.
+type SizeRow struct {
+	Size                 string
+	MinHeight, MaxHeight int
+	MinWeight, MaxWeight int
+}
+
+// Shipping is a product's delivery and return policy: days to dispatch,
+// the fee (zero: free) and the no-reason return window (zero: none).
+type Shipping struct {
+	Days       int
+	Fee        float64
+	ReturnDays int
 }
 
 // Names returns the product's name followed by its aliases.
@@ -190,6 +217,59 @@ func decodeProduct(r *jsonx.Reader) (Product, error) {
 				}
 				p.Attributes[k] = v
 				return err
+			})
+		case "variants":
+			return r.Array(func() error {
+				var v Variant
+				err := r.Object(func(k string) error {
+					switch k {
+					case "name":
+						return str(r, &v.Name)
+					case "stock":
+						return integer(r, &v.Stock)
+					}
+					return r.Skip()
+				})
+				p.Variants = append(p.Variants, v)
+				return err
+			})
+		case "size_chart":
+			return r.Array(func() error {
+				var row SizeRow
+				err := r.Object(func(k string) error {
+					switch k {
+					case "size":
+						return str(r, &row.Size)
+					case "min_height_cm":
+						return integer(r, &row.MinHeight)
+					case "max_height_cm":
+						return integer(r, &row.MaxHeight)
+					case "min_weight_kg":
+						return integer(r, &row.MinWeight)
+					case "max_weight_kg":
+						return integer(r, &row.MaxWeight)
+					}
+					return r.Skip()
+				})
+				p.SizeChart = append(p.SizeChart, row)
+				return err
+			})
+		case "shipping":
+			if r.Null() {
+				return nil
+			}
+			sh := &Shipping{}
+			p.Shipping = sh
+			return r.Object(func(k string) error {
+				switch k {
+				case "days":
+					return integer(r, &sh.Days)
+				case "fee":
+					return num(r, &sh.Fee)
+				case "return_days":
+					return integer(r, &sh.ReturnDays)
+				}
+				return r.Skip()
 			})
 		}
 		return r.Skip()

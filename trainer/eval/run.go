@@ -144,7 +144,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	}
 	sess, err := runtime.NewSession(ctx, runtime.Config{
 		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
-		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(room, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
+		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(ctx, hooks, r.Base, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
 		Queue: runtime.QueueConfig{StaleAfter: time.Hour},
 	})
 	if err != nil {
@@ -255,33 +255,50 @@ func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <
 	return res
 }
 
-// roomPlugins serves the harness's hooks from the WASM plugins and its
-// tools from the simulated room, the environment the suites are graded
-// against. Tool names arrive as the (possibly varied) harness names and
-// are mapped back to the room's.
+// roomPlugins serves a variant harness's tools and hooks from the WASM
+// plugins: tool calls arrive in the variant's names and shapes and are
+// mapped back to the base harness's, which the plugins implement, and for
+// the robustness suite they pass a fault injector on the way.
 type roomPlugins struct {
 	*runtime.PluginSet
-	tools   roomTools
+	tools   liveroom.ToolRunner
 	harness *harness.Harness
 	mapping *hsa.Mapping
 }
 
-// roomTools is the room itself, or the room behind a fault injector.
-type roomTools interface {
-	CallTool(name string, args map[string]any) (json.RawMessage, error)
+// pluginTools runs the base harness's tools by name in the stream's
+// plugins (the storefront plugin over the room's catalog).
+type pluginTools struct {
+	ctx  context.Context
+	ps   *runtime.PluginSet
+	base *harness.Harness
 }
 
-func toolsFor(room *liveroom.Room, it Item) roomTools {
-	if it.Fault != nil {
-		return &liveroom.FaultInjector{Room: room, Faults: []liveroom.Fault{*it.Fault}}
+// CallTool implements liveroom.ToolRunner.
+func (t pluginTools) CallTool(name string, args map[string]any) (json.RawMessage, error) {
+	tool, ok := t.base.Tool(name)
+	if !ok || tool.Plugin == "" {
+		return nil, fmt.Errorf("unknown tool %q", name)
 	}
-	return room
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return t.ps.Tool(t.ctx, tool.Plugin, tool.Export, raw)
 }
 
-// Tool runs one of the room's tools. A variant harness keeps each tool's
+func toolsFor(ctx context.Context, ps *runtime.PluginSet, base *harness.Harness, it Item) liveroom.ToolRunner {
+	tools := pluginTools{ctx: ctx, ps: ps, base: base}
+	if it.Fault != nil {
+		return &liveroom.FaultInjector{Tools: tools, Faults: []liveroom.Fault{*it.Fault}}
+	}
+	return tools
+}
+
+// Tool runs a tool call. A variant harness keeps each tool's plugin and
 // export but may rename it and reshape its arguments, so the call is
-// mapped back to the room's names first, as a plugin serving several
-// harness versions would.
+// mapped back to the base harness's names first, as a plugin serving
+// several harness versions would.
 func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
 	var a map[string]any
 	if err := json.Unmarshal(args, &a); err != nil {

@@ -8,7 +8,6 @@ package livebench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -85,13 +84,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
+		// The storefront plugin serves the room's tools from its catalog;
+		// the hook plugins see the same catalog.
 		hooks, err := cfg.Sandbox.Plugins(catalog, nil)
 		if err != nil {
 			return rep, err
 		}
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
-			Plugins: roomTools{PluginSet: hooks, room: room}, Logger: log,
+			Plugins: hooks, Logger: log,
 			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond},
 		})
 		if err != nil {
@@ -202,20 +203,4 @@ func drain(ctx context.Context, s *runtime.Session, turns *atomic.Int64, limit t
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// roomTools serves the harness's hooks from the WASM plugins and its
-// tools from the simulated room.
-type roomTools struct {
-	*runtime.PluginSet
-	room *liveroom.Room
-}
-
-// Tool runs one of the room's tools by its export name.
-func (p roomTools) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
-	var a map[string]any
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("arguments: %w", err)
-	}
-	return p.room.CallTool(export, a)
 }

@@ -6,9 +6,9 @@ import (
 )
 
 // CatalogJSON writes the room's catalog in the plugin catalog format
-// (plugins.Catalog: products with yuan prices, coupons), the data the
-// stream's plugins read through the host's catalog lookup. Variants add
-// their stock up; attributes are given in both languages.
+// (plugins.Catalog: products with yuan prices, variants, size charts and
+// shipping; coupons), the data the stream's plugins read through the
+// host's catalog lookup. Attributes are given in both languages.
 func (r *Room) CatalogJSON() ([]byte, error) {
 	type product struct {
 		ID          string            `json:"id"`
@@ -20,6 +20,13 @@ func (r *Room) CatalogJSON() ([]byte, error) {
 		Stock       int               `json:"stock"`
 		Description string            `json:"description,omitempty"`
 		Attributes  map[string]string `json:"attributes,omitempty"`
+		Variants    []Variant         `json:"variants,omitempty"`
+		SizeChart   []SizeRow         `json:"size_chart,omitempty"`
+		Shipping    struct {
+			Days       int     `json:"days"`
+			Fee        float64 `json:"fee"`
+			ReturnDays int     `json:"return_days"`
+		} `json:"shipping"`
 	}
 	type coupon struct {
 		ID        string   `json:"id"`
@@ -60,6 +67,8 @@ func (r *Room) CatalogJSON() ([]byte, error) {
 		if it.PromoPercentOff > 0 {
 			p.ListPrice = float64(it.ListPrice) / 100
 		}
+		p.Variants, p.SizeChart = it.Variants, it.SizeChart
+		p.Shipping.Days, p.Shipping.Fee, p.Shipping.ReturnDays = it.Shipping.Days, float64(it.Shipping.Fee)/100, it.Shipping.ReturnDays
 		out.Products = append(out.Products, p)
 	}
 	for _, c := range r.Coupons {

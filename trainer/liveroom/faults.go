@@ -41,10 +41,16 @@ func (f Fault) Persistent() bool { return f.Times == 0 }
 // ErrToolTimeout is what a timed-out call returns.
 var ErrToolTimeout = errors.New("tool call timed out")
 
-// FaultInjector wraps the room's tools with faults. It is shared by the
+// ToolRunner runs tools by name: the room itself, or the stream's tool
+// plugins.
+type ToolRunner interface {
+	CallTool(name string, args map[string]any) (json.RawMessage, error)
+}
+
+// FaultInjector wraps a stream's tools with faults. It is shared by the
 // robustness suite and by RL environments, and is safe for concurrent use.
 type FaultInjector struct {
-	Room   *Room
+	Tools  ToolRunner
 	Faults []Fault
 
 	mu    sync.Mutex
@@ -75,7 +81,7 @@ func (f *FaultInjector) CallTool(name string, args map[string]any) (json.RawMess
 			return json.RawMessage(`{}`), nil
 		}
 	}
-	return f.Room.CallTool(name, args)
+	return f.Tools.CallTool(name, args)
 }
 
 // WithFault adapts a question's gold to a fault on one of its tools. A
