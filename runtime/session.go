@@ -68,12 +68,15 @@ const (
 
 // Event is what a session tells its listeners.
 type Event struct {
-	Kind    EventKind `json:"kind"`
-	Turn    string    `json:"turn,omitempty"`
-	Text    string    `json:"text,omitempty"`
-	Record  *Turn     `json:"record,omitempty"`
-	Message *Message  `json:"message,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
+	Kind EventKind `json:"kind"`
+	Turn string    `json:"turn,omitempty"`
+	Text string    `json:"text,omitempty"`
+	// Actions come with a reply's first chunk: what the avatar does as it
+	// starts speaking.
+	Actions []AvatarAction `json:"actions,omitempty"`
+	Record  *Turn          `json:"record,omitempty"`
+	Message *Message       `json:"message,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
 }
 
 // Session is one stream on air. Submit viewer messages; listen for chunks

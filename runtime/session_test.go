@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,6 +151,9 @@ func TestTurnWithToolsAndSkill(t *testing.T) {
 	}
 	if want := []string{"The serum is 199 yuan.", "Tap the link!"}; strings.Join(turn.Chunks, "|") != strings.Join(want, "|") {
 		t.Errorf("chunks = %q, want %q", turn.Chunks, want)
+	}
+	if want := []AvatarAction{{Kind: "show_item", Item: "SE1"}}; !slices.Equal(turn.Actions, want) {
+		t.Errorf("actions = %v, want %v (the lookup named item SE1)", turn.Actions, want)
 	}
 	var kinds []string
 	for _, st := range turn.Steps {
@@ -498,6 +502,21 @@ func TestSpeakableChunks(t *testing.T) {
 	for in, want := range cases {
 		if got := SpeakableChunks(in); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("SpeakableChunks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestActionsOf(t *testing.T) {
+	cases := map[string][]AvatarAction{
+		`{"found":true,"item_id":"A1","price":"9"}`:                          {{Kind: "show_item", Item: "A1"}},
+		`{"pinned":true,"item_id":"A1"}`:                                     {{Kind: "point_at_link", Item: "A1"}},
+		`{"avatar_action":{"kind":"hold_up","item_id":"B2"},"item_id":"A1"}`: {{Kind: "hold_up", Item: "B2"}},
+		`{"stock":{"M":3}}`:                                                  nil,
+		`not json`:                                                           nil,
+	}
+	for in, want := range cases {
+		if got := actionsOf([]byte(in)); !slices.Equal(got, want) {
+			t.Errorf("actionsOf(%s) = %v, want %v", in, got, want)
 		}
 	}
 }

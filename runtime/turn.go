@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,11 +73,45 @@ type Turn struct {
 	Input          string            `json:"input"`
 	Reply          string            `json:"reply"`
 	Chunks         []string          `json:"chunks,omitempty"`
-	Outcome        Outcome           `json:"outcome"`
-	Reason         string            `json:"reason,omitempty"`
-	Messages       []harness.Message `json:"messages"`
-	Steps          []Step            `json:"steps"`
-	Timing         Timing            `json:"timing"`
+	// Actions are what the avatar does while it speaks the reply.
+	Actions  []AvatarAction    `json:"actions,omitempty"`
+	Outcome  Outcome           `json:"outcome"`
+	Reason   string            `json:"reason,omitempty"`
+	Messages []harness.Message `json:"messages"`
+	Steps    []Step            `json:"steps"`
+	Timing   Timing            `json:"timing"`
+}
+
+// AvatarAction is something the avatar does while it speaks: show an
+// item on screen, point at the pinned purchase link.
+type AvatarAction struct {
+	// Kind is "show_item" or "point_at_link", or what a tool names.
+	Kind string `json:"kind"`
+	Item string `json:"item_id,omitempty"`
+}
+
+// actionsOf reads the avatar actions a tool result implies. A tool may
+// name one explicitly ({"avatar_action": {"kind": …, "item_id": …}});
+// otherwise a result about one item shows it, and a pinned link is
+// pointed at.
+func actionsOf(result []byte) []AvatarAction {
+	var r struct {
+		ItemID string        `json:"item_id"`
+		Pinned bool          `json:"pinned"`
+		Action *AvatarAction `json:"avatar_action"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return nil
+	}
+	switch {
+	case r.Action != nil && r.Action.Kind != "":
+		return []AvatarAction{*r.Action}
+	case r.Pinned && r.ItemID != "":
+		return []AvatarAction{{Kind: "point_at_link", Item: r.ItemID}}
+	case r.ItemID != "":
+		return []AvatarAction{{Kind: "show_item", Item: r.ItemID}}
+	}
+	return nil
 }
 
 // turnRunner runs one turn against a fixed harness version.
@@ -367,6 +402,7 @@ func (r *turnRunner) callTool(ctx context.Context, viewer *plugins.Viewer, call 
 	}
 	st.Output = string(out)
 	r.step(st)
+	r.addActions(actionsOf(out))
 	at := r.runHooks(ctx, harness.EventAfterTool, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
 		Tool: &plugins.ToolCall{Name: call.Name, Arguments: args, Result: out}})
 	switch {
@@ -442,11 +478,25 @@ func (r *turnRunner) safeLine(msgs []harness.Message, reason string) {
 func (r *turnRunner) emit(reply string, o Outcome, reason string) {
 	t := r.turn
 	t.Reply, t.Outcome, t.Reason = reply, o, reason
+	if o != OutcomeReplied {
+		t.Actions = nil // the safe line shows nothing it did not say
+	}
 	for i, c := range SpeakableChunks(reply) {
+		e := Event{Kind: EventChunk, Turn: t.ID, Text: c}
 		if i == 0 {
 			t.Timing.FirstChunk = r.since() + t.Timing.Queue
+			e.Actions = t.Actions // the avatar acts as it starts speaking
 		}
 		t.Chunks = append(t.Chunks, c)
-		r.s.publish(Event{Kind: EventChunk, Turn: t.ID, Text: c})
+		r.s.publish(e)
+	}
+}
+
+// addActions records avatar actions once each, in the order tools ran.
+func (r *turnRunner) addActions(as []AvatarAction) {
+	for _, a := range as {
+		if !slices.Contains(r.turn.Actions, a) {
+			r.turn.Actions = append(r.turn.Actions, a)
+		}
 	}
 }
