@@ -9,9 +9,13 @@ import (
 	"net"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/livehat/livehat/console"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
 )
 
 // stringList is a repeatable string flag.
@@ -56,9 +60,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	for _, h := range hs {
 		log.Info("harness loaded", "name", h.Name, "version", h.ShortVersion())
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if _, err := runtime.NewMetrics(reg); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	return console.New(console.Config{Logger: log, Harnesses: hs}).Serve(ctx, ln)
+	return console.New(console.Config{Logger: log, Harnesses: hs, Metrics: reg}).Serve(ctx, ln)
 }

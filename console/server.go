@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/livehat/livehat/harness"
 )
@@ -26,6 +29,9 @@ type Config struct {
 	Harnesses []*harness.Harness
 	// BodyLimit bounds request bodies in bytes; default 8 MiB.
 	BodyLimit int
+	// Metrics, when set, is served on /metrics in the Prometheus format
+	// (the runtime's turn latency and outcome collectors register there).
+	Metrics prometheus.Gatherer
 }
 
 // Server is the console's HTTP server.
@@ -58,6 +64,9 @@ func New(cfg Config) *Server {
 		ErrorHandler:          s.handleError,
 	})
 	s.routes()
+	if cfg.Metrics != nil {
+		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
+	}
 	return s
 }
 

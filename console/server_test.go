@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 )
@@ -70,6 +72,26 @@ func TestHarnessAPI(t *testing.T) {
 	code, m, _ = call(t, s, "POST", "/api/harness/diff", "application/json", `{"old":"`+demo.Version()+`","new":"`+demo.Version()+`"}`)
 	if code != 200 || m["changes"] == nil {
 		t.Errorf("diff: %d %v", code, m)
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	demo, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "livehat_test_total", Help: "test"})
+	reg.MustRegister(c)
+	c.Add(3)
+	s := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Harnesses: []*harness.Harness{demo}, Metrics: reg})
+	code, _, raw := call(t, s, "GET", "/metrics", "", "")
+	if code != 200 || !strings.Contains(string(raw), "livehat_test_total 3") {
+		t.Errorf("/metrics: %d %s", code, raw)
+	}
+	plain, _ := newTestServer(t)
+	if code, _, _ := call(t, plain, "GET", "/metrics", "", ""); code != 404 {
+		t.Errorf("/metrics without a registry: %d, want 404", code)
 	}
 }
 
