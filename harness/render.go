@@ -87,9 +87,15 @@ type RenderOptions struct {
 // prompt built from the layout's sections in order, then the history, with
 // hook-injected context placed as the pipeline says. Rendering is
 // deterministic: the same inputs give the same bytes.
+//
+// h must have passed Validate (Load, Parse and the runtime's Swap do it);
+// Render runs on every model step of a turn, so it only re-checks what it
+// relies on (the layout style), not the schemas.
 func Render(h *Harness, conv Conversation, opts RenderOptions) (Prompt, error) {
-	if err := Validate(h); err != nil {
-		return Prompt{}, fmt.Errorf("harness %q: %w", h.Name, err)
+	switch h.Layout.Style {
+	case StyleMarkdown, StyleXML, StylePlain:
+	default:
+		return Prompt{}, fmt.Errorf("harness %q: layout.style %q is not markdown, xml or plain; validate the harness first", h.Name, h.Layout.Style)
 	}
 	tools := h.AllTools()
 	specs := make([]FunctionSpec, len(tools))
