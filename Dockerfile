@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build: CGO is needed for SQLite (mattn/go-sqlite3); the model core itself is pure Go.
+# Build: CGO stays on for the console's SQLite store (mattn/go-sqlite3, #7); the model core is pure Go.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -15,7 +15,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /out/livehat /usr/local/bin/livehat
 USER livehat
 WORKDIR /home/livehat
-VOLUME ["/home/livehat/livehat-data"]
 EXPOSE 8080
 ENTRYPOINT ["livehat", "serve"]
-CMD ["--addr", ":8080", "--data", "/home/livehat/livehat-data"]
+CMD ["--addr", ":8080"]
