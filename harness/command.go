@@ -16,6 +16,7 @@ import (
 // harness that fails validation.
 type UsageError struct{ Msg string }
 
+// Error returns the message.
 func (e *UsageError) Error() string { return e.Msg }
 
 // Main runs "livehat harness validate|render|diff". The augment subcommand

@@ -17,6 +17,8 @@ type Change struct {
 	New  any    `json:"new,omitempty"`
 }
 
+// String writes the change for a person: "+ path: new", "- path: old",
+// "~ path: old → new" or a move.
 func (c Change) String() string {
 	switch c.Kind {
 	case "added":

@@ -27,6 +27,7 @@ type Error struct {
 	Msg  string
 }
 
+// Error formats the problem as "file:line:col: path: message".
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
@@ -55,6 +56,7 @@ func (e *Error) Error() string {
 // ErrorList is every problem found in one document, in document order.
 type ErrorList []*Error
 
+// Error lists every problem, one per line after a count.
 func (l ErrorList) Error() string {
 	switch len(l) {
 	case 0:

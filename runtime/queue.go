@@ -49,6 +49,7 @@ const (
 	priorityCount
 )
 
+// String names the class, e.g. "product".
 func (p Priority) String() string {
 	return [...]string{"product", "purchase", "after_sale", "chat", "ambient"}[p]
 }

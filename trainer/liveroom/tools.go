@@ -30,6 +30,7 @@ const (
 // an unknown item. It is returned to the model as the tool's result.
 type ToolError struct{ Msg string }
 
+// Error returns the message the model reads.
 func (e *ToolError) Error() string { return e.Msg }
 
 // CallTool runs one of the room's tools on JSON arguments and returns its
