@@ -253,3 +253,34 @@ func TestIFEvalWithServedModel(t *testing.T) {
 		t.Error("a fixed one-line answer cannot follow every instruction")
 	}
 }
+
+// TestInterruptedRunKeepsFinishedItems cancels a run part way: the report
+// holds the items that finished, not a prefix of the suite.
+func TestInterruptedRunKeepsFinishedItems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	sb := hookSandbox(t)
+	s, err := OpenSuite(SuiteLSQA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runner{Base: base(t), Sandbox: sb, Model: NewExpert, Parallel: 2, Progress: func(done, total int) {
+		if done == 10 {
+			cancel()
+		}
+	}}
+	rep, err := r.Run(ctx, s)
+	if err == nil {
+		t.Fatal("a cancelled run reported no error")
+	}
+	if rep == nil || rep.N < 10 || rep.N >= len(s.Items) {
+		t.Fatalf("report of an interrupted run: %+v", rep)
+	}
+	for _, it := range rep.Items {
+		if it.ID == "" || it.Error != "" {
+			t.Errorf("interrupted report holds an unfinished item: %+v", it)
+		}
+	}
+}

@@ -73,6 +73,7 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteReport, error) {
 		par = 2
 	}
 	results := make([]ItemResult, len(s.Items))
+	var finished []ItemResult // in completion order, for an interrupted run
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -87,8 +88,12 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteReport, error) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = r.runItem(ctx, s.Items[i])
+			res := r.runItem(ctx, s.Items[i])
 			mu.Lock()
+			results[i] = res
+			if res.Error == "" || ctx.Err() == nil {
+				finished = append(finished, res)
+			}
 			done++
 			if r.Progress != nil {
 				r.Progress(done, len(s.Items))
@@ -98,7 +103,7 @@ func (r *Runner) Run(ctx context.Context, s *Suite) (*SuiteReport, error) {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return summarize(s.Name, results[:done], time.Since(start)), fmt.Errorf("eval: %s interrupted after %d items: %w", s.Name, done, err)
+		return summarize(s.Name, finished, time.Since(start)), fmt.Errorf("eval: %s interrupted after %d finished items: %w", s.Name, len(finished), err)
 	}
 	return summarize(s.Name, results, time.Since(start)), nil
 }
