@@ -249,6 +249,13 @@ func (q *messageQueue) pop(ctx context.Context) (input, []dropped, bool) {
 			it := q.items[best]
 			q.items = append(q.items[:best], q.items[best+1:]...)
 			q.st.Started++
+			if len(q.items) > 0 {
+				// Another worker may be idle while messages remain.
+				select {
+				case q.wake <- struct{}{}:
+				default:
+				}
+			}
 			q.mu.Unlock()
 			return *it, out, true
 		}

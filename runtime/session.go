@@ -44,6 +44,12 @@ type Config struct {
 	// Memory is how many past messages of the conversation the prompt
 	// keeps; default 8.
 	Memory int
+	// Concurrency is how many turns the session generates at once; default
+	// 1. The avatar speaks one reply at a time, but with 2 the next reply
+	// is generated while the current one is spoken, so a burst of distinct
+	// questions waits less. Replies are emitted as they finish; a turn
+	// sees the memory of the turns finished before it started.
+	Concurrency int
 	// Queue shapes the viewer-message queue.
 	Queue QueueConfig
 	// Logger receives session logs; default slog.Default().
@@ -130,6 +136,9 @@ func NewSession(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 512
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -271,6 +280,8 @@ func (s *Session) Close() {
 	<-s.done
 }
 
+// loop runs cfg.Concurrency turn workers until the session ends, then
+// closes the listeners.
 func (s *Session) loop() {
 	defer func() {
 		s.mu.Lock()
@@ -281,6 +292,19 @@ func (s *Session) loop() {
 		s.mu.Unlock()
 	}()
 	defer close(s.done)
+	var wg sync.WaitGroup
+	for range s.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.work()
+		}()
+	}
+	wg.Wait()
+}
+
+// work takes messages off the queue and answers them, one at a time.
+func (s *Session) work() {
 	for {
 		in, dropped, ok := s.queue.pop(s.ctx)
 		for _, d := range dropped {

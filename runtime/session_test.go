@@ -520,3 +520,59 @@ func TestActionsOf(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentTurns: with Concurrency 2 the next question is generated
+// while the first is still in the model, and both are answered.
+func TestConcurrentTurns(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	release := make(chan struct{})
+	model := priceModel("199 yuan.")
+	s := startSession(t, Config{Plugins: newPlugins(), Concurrency: 2, Model: scriptedModel(func(req Request) (Response, error) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		if last := req.Messages[len(req.Messages)-1]; last.Role == harness.RoleUser {
+			<-release // hold the first generation of each turn
+		}
+		return model(req)
+	})})
+	ev := s.Listen(64)
+	for _, q := range []string{"serum price?", "what is the cream made of?"} {
+		if err := s.Submit(Message{Viewer: "v", Text: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := inFlight
+		mu.Unlock()
+		if n == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	turns := 0
+	for turns < 2 {
+		select {
+		case e := <-ev:
+			if e.Kind == EventTurn {
+				turns++
+				if e.Record.Outcome != OutcomeReplied {
+					t.Errorf("turn %s: %s", e.Record.Input, e.Record.Outcome)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("turns did not finish")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 2 {
+		t.Errorf("at most %d generations ran at once, want 2", most)
+	}
+}

@@ -33,6 +33,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	rate := fs.Float64("rate", 0.5, "viewer messages per second per room (bursts come on top)")
 	duration := fs.Duration("duration", 20*time.Second, "how long viewers send messages")
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
+	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,9 +54,9 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s\n", *streams, *rate, *duration, *modelArg)
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room\n", *streams, *rate, *duration, *modelArg, *concurrency)
 	rep, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
-		MaxTokens: *maxTokens, Seed: 1, Logger: log})
+		MaxTokens: *maxTokens, Concurrency: *concurrency, Seed: 1, Logger: log})
 	if err != nil {
 		return err
 	}

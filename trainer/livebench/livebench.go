@@ -35,8 +35,11 @@ type Config struct {
 	Duration, Drain time.Duration
 	// MaxTokens bounds each generation.
 	MaxTokens int
-	Seed      uint64
-	Logger    *slog.Logger
+	// Concurrency is the turns each room generates at once (see
+	// runtime.Config.Concurrency); default 1.
+	Concurrency int
+	Seed        uint64
+	Logger      *slog.Logger
 }
 
 // Report is the outcome of a run.
@@ -92,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
-			Plugins: hooks, Logger: log,
+			Plugins: hooks, Logger: log, Concurrency: cfg.Concurrency,
 			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond},
 		})
 		if err != nil {
