@@ -176,21 +176,17 @@ func TestGradersCanFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var needTools []Item
-	for _, it := range lsqa.Items {
-		if len(it.Question.Gold.MustState) > 0 {
-			needTools = append(needTools, it)
-		}
-	}
+	// Every category, chit-chat included: a reply that ends on the safe line
+	// earns nothing, so only spam (where silence is right) can score.
 	guess := &Runner{Base: base(t), Sandbox: sb, Parallel: 2, Model: func(Case) (runtime.Model, error) {
 		return randomModel{reply: "It is 99 yuan and in stock, size M. 有货，99元。"}, nil
 	}}
-	rep, err = guess.Run(ctx, &Suite{Name: "lsqa-guess", Items: needTools[:80]})
+	rep, err = guess.Run(ctx, &Suite{Name: "lsqa-guess", Items: lsqa.Items[:100]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Score > 10 {
-		t.Errorf("a guessing policy scored %.1f, want near 0", rep.Score)
+		t.Errorf("a guessing policy scored %.1f on the first 100 LSQA items, want near 0", rep.Score)
 	}
 }
 

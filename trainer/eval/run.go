@@ -177,18 +177,29 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 			}
 			t := e.Record
 			res.Took, res.Turn, res.Outcome, res.Reply = time.Since(t0), t, t.Outcome, t.Reply
-			msgs := t.Messages
-			if t.Outcome == runtime.OutcomeSafeLine {
-				// What was spoken is the safe line, not the last draft.
-				msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
-			}
-			res.Grade = room.GradeTranscript(it.Question, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
-			if t.Outcome == runtime.OutcomeSafeLine {
-				res.Grade.Deductions = append(res.Grade.Deductions, "safe line: "+t.Reason)
-			}
+			res.Grade = gradeTurn(room, it.Question, t, mapping, h)
 			return res
 		}
 	}
+}
+
+// gradeTurn grades one turn. A turn that ended on the runtime's safe line
+// spoke that line, not its last draft; and "let me check and get back to
+// you" satisfies no viewer's intent, so it earns no effectiveness unless
+// silence was a correct answer (spam).
+func gradeTurn(room *liveroom.Room, q liveroom.Question, t *runtime.Turn, mapping *hsa.Mapping, h *harness.Harness) liveroom.Grade {
+	msgs := t.Messages
+	if t.Outcome == runtime.OutcomeSafeLine {
+		msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
+	}
+	g := room.GradeTranscript(q, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+	if t.Outcome == runtime.OutcomeSafeLine {
+		g.Deductions = append(g.Deductions, "safe line: "+t.Reason)
+		if !q.Gold.Silent {
+			g.Effectiveness, g.Score = 0, 0
+		}
+	}
+	return g
 }
 
 // nextTurn waits for the session's next finished turn.
@@ -232,11 +243,7 @@ func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <
 			res.Error = err.Error()
 			break
 		}
-		msgs := t.Messages
-		if t.Outcome == runtime.OutcomeSafeLine {
-			msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
-		}
-		sg := room.GradeTranscript(st.Question, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+		sg := gradeTurn(room, st.Question, t, mapping, h)
 		g.Accuracy = min(g.Accuracy, sg.Accuracy)
 		g.Effectiveness += sg.Effectiveness
 		g.ToolRationality += sg.ToolRationality
