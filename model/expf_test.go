@@ -11,13 +11,13 @@ func TestExpf(t *testing.T) {
 	worst := 0.0
 	for x := float32(-87); x < 88; x += 0.001237 {
 		want := math.Exp(float64(x))
-		got := float64(expf(x))
+		got := float64(Exp32(x))
 		worst = max(worst, math.Abs(got-want)/want)
 	}
 	if worst > 4e-7 {
 		t.Errorf("worst relative error %.2e > 4e-7", worst)
 	}
-	if expf(0) != 1 || expf(-100) != 0 || !math.IsInf(float64(expf(100)), 1) || !math.IsNaN(float64(expf(float32(math.NaN())))) {
+	if Exp32(0) != 1 || Exp32(-100) != 0 || !math.IsInf(float64(Exp32(100)), 1) || !math.IsNaN(float64(Exp32(float32(math.NaN())))) {
 		t.Error("edge cases wrong")
 	}
 }
@@ -31,7 +31,7 @@ func BenchmarkExpf(b *testing.B) {
 		var s float32
 		for b.Loop() {
 			for _, x := range xs {
-				s += expf(x)
+				s += Exp32(x)
 			}
 		}
 		_ = s

@@ -375,7 +375,7 @@ func swiglu(b Backend, gate, up []float32, n, dim int) {
 	act := func(r int) {
 		g, u := gate[r*dim:(r+1)*dim], up[r*dim:(r+1)*dim]
 		for i, v := range g {
-			g[i] = v / (1 + expf(-v)) * u[i]
+			g[i] = v / (1 + Exp32(-v)) * u[i]
 		}
 	}
 	if n*dim < 1<<14 {
@@ -395,7 +395,7 @@ func softmax(x []float32) {
 	}
 	var sum float32
 	for i, v := range x {
-		e := expf(v - mx)
+		e := Exp32(v - mx)
 		x[i] = e
 		sum += e
 	}
@@ -412,12 +412,13 @@ func axpy(y []float32, a float32, x []float32) {
 	}
 }
 
-// expf is exp in float32 precision, a few times faster than math.Exp, which
-// matters because softmax and SiLU call it for every score and every MLP
-// activation. It reduces x = n·ln2 + r with |r| ≤ ln2/2 and evaluates a
+// Exp32 is exp in float32 precision, a few times faster than math.Exp,
+// which matters because softmax and SiLU call it for every score and every
+// MLP activation. It reduces x = n·ln2 + r with |r| ≤ ln2/2 and evaluates a
 // degree-7 Taylor polynomial of e^r (truncation error below 1e-8
-// relative), then scales by 2^n through the exponent bits.
-func expf(x float32) float32 {
+// relative), then scales by 2^n through the exponent bits. The trainer's
+// forward pass uses it too, so training and inference round alike.
+func Exp32(x float32) float32 {
 	switch {
 	case x != x:
 		return x

@@ -439,7 +439,7 @@ func grow[F float](buf []F, n int) []F {
 // training, math.Exp on the float64 check path.
 func (n *net[F]) exp(x float64) F {
 	if n.fastExp {
-		return F(expf(float32(x)))
+		return F(model.Exp32(float32(x)))
 	}
 	return F(math.Exp(x))
 }
@@ -470,7 +470,7 @@ func expShift32(x []float32, shift float32) float64 {
 	for j, v := range x {
 		y := v - shift
 		if !(y >= -87.33) || y > 88.72 { // the edges and NaN go the slow way
-			y = expf(y)
+			y = model.Exp32(y)
 			x[j] = y
 			sum += float64(y)
 			continue
@@ -490,37 +490,6 @@ func expShift32(x []float32, shift float32) float64 {
 		sum += float64(e)
 	}
 	return sum
-}
-
-// expf is e^x in float32 precision, several times faster than math.Exp.
-// It reduces x = k·ln2 + r with |r| ≤ ln2/2 and evaluates a degree-7
-// Taylor polynomial of e^r (truncation error below 1e-8 relative), then
-// scales by 2^k through the exponent bits.
-func expf(x float32) float32 {
-	switch {
-	case x != x:
-		return x
-	case x < -87.33:
-		return 0 // below the smallest normal float32
-	case x > 88.72:
-		return float32(math.Inf(1))
-	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693145751953125 // ln 2 split so that k·ln2hi is exact
-		ln2lo = 1.42860682030941723212e-6
-	)
-	t := x * log2e
-	if t < 0 {
-		t -= 0.5
-	} else {
-		t += 0.5
-	}
-	k := int32(t)
-	fk := float32(k)
-	r := (x - fk*ln2hi) - fk*ln2lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float32frombits(uint32(k+127)<<23)
 }
 
 // linear computes y = x·Wᵀ (+ bias) (+ scale·(x·Aᵀ)·Bᵀ for a LoRA adapter)
