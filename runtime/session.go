@@ -93,7 +93,7 @@ type Session struct {
 	cfg Config
 	log *slog.Logger
 
-	harness atomic.Pointer[harness.Harness]
+	harness atomic.Pointer[installed]
 	queue   *messageQueue
 	stats   *LatencyStats
 	schemas sync.Map // schemaKey → *jsonschema.Schema
@@ -153,7 +153,7 @@ func NewSession(ctx context.Context, cfg Config) (*Session, error) {
 		done:  make(chan struct{}),
 	}
 	s.log = cfg.Logger.With("session", s.id, "stream", cfg.Stream)
-	s.harness.Store(cfg.Harness)
+	s.harness.Store(&installed{cfg.Harness, cfg.Harness.Version()})
 	s.queue = newMessageQueue(cfg.Queue, cfg.Now)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop()
@@ -164,7 +164,14 @@ func NewSession(ctx context.Context, cfg Config) (*Session, error) {
 func (s *Session) ID() string { return s.id }
 
 // Harness returns the version new turns start with.
-func (s *Session) Harness() *harness.Harness { return s.harness.Load() }
+func (s *Session) Harness() *harness.Harness { return s.harness.Load().h }
+
+// installed is a harness version with its content hash, computed once at
+// install rather than on every turn (it encodes the whole harness).
+type installed struct {
+	h       *harness.Harness
+	version string
+}
 
 // Swap installs a new harness version. A turn in flight finishes on the
 // version it started with; the next turn uses h. Rolling back is the same
@@ -173,7 +180,7 @@ func (s *Session) Swap(h *harness.Harness) error {
 	if err := harness.Validate(h); err != nil {
 		return fmt.Errorf("runtime: swap to %q: %w", h.Name, err)
 	}
-	old := s.harness.Swap(h)
+	old := s.harness.Swap(&installed{h, h.Version()}).h
 	s.log.Info("harness swapped", "from", old.ShortVersion(), "to", h.ShortVersion())
 	return nil
 }
@@ -254,7 +261,7 @@ func (s *Session) Submit(m Message) error {
 // costs what later ones do. Call it when a stream goes on air and after a
 // harness swap.
 func (s *Session) Warm(ctx context.Context) error {
-	h := s.harness.Load()
+	h := s.harness.Load().h
 	opts := harness.RenderOptions{OmitToolsSection: appliesToolTemplate(s.cfg.Model)}
 	p, err := harness.Render(h, harness.Conversation{Context: s.context(), Messages: []harness.Message{{Role: harness.RoleUser, Content: "hi"}}}, opts)
 	if err != nil {
@@ -327,11 +334,12 @@ func (s *Session) context() []harness.ContextItem {
 }
 
 func (s *Session) runTurn(in input) *Turn {
-	h := s.harness.Load() // the whole turn runs on this version
+	cur := s.harness.Load() // the whole turn runs on this version
+	h := cur.h
 	t := &Turn{
 		ID:             uuid.NewString(),
 		Session:        s.id,
-		HarnessVersion: h.Version(),
+		HarnessVersion: cur.version,
 		Event:          in.event,
 		Viewers:        in.viewers,
 		Input:          in.text,
