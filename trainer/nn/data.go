@@ -56,6 +56,7 @@ func pack(examples []Example, maxLen int) (*batch, error) {
 				lab = e.Tokens[j+1]
 			}
 			b.labels = append(b.labels, lab)
+			b.owner = append(b.owner, i)
 		}
 	}
 	return b, nil

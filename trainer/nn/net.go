@@ -94,6 +94,10 @@ type batch struct {
 	pos    []int
 	segs   [][2]int // [start, end) of each example
 	labels []int    // the token position i predicts, -1 when untrained
+	owner  []int    // the example each token belongs to
+	// loss, when set, replaces the cross-entropy at every trained position
+	// (float32 networks only).
+	loss TokenLoss
 }
 
 // layerActs keeps what a layer's backward pass needs from its forward pass.
@@ -208,9 +212,17 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 	if allLogits {
 		res.logits = logits
 	}
-	// Cross-entropy; logits become scale·(softmax − onehot) in place.
 	losses := make([]float64, M)
+	if b.loss != nil {
+		if err := n.customLoss(b, rows, logits, losses, scale); err != nil {
+			return result[F]{}, err
+		}
+	}
+	// Cross-entropy; logits become scale·(softmax − onehot) in place.
 	n.par(M, func(j int) {
+		if b.loss != nil {
+			return
+		}
 		lab := b.labels[rows[j]]
 		if lab < 0 { // only when all logits are wanted, so nothing trains
 			return

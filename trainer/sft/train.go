@@ -1,8 +1,6 @@
 package sft
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,19 +17,19 @@ import (
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/trainer/nn"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
-// Files and folders of a run directory.
+// Files and folders of a run directory: the layout of package runfolder,
+// plus the trajectories.
 const (
-	runConfigFile  = "run.json"
-	dataFile       = "data.jsonl"
-	metricsFile    = "metrics.jsonl"
-	checkpointDir  = "checkpoint"
-	optimizerFile  = "optimizer.safetensors"
-	stateFile      = "trainer_state.json"
-	tokenizerFile  = "tokenizer.json"
-	tmpSuffix      = ".tmp"
-	previousSuffix = ".old"
+	runConfigFile = runfolder.ConfigFile
+	dataFile      = "data.jsonl"
+	metricsFile   = runfolder.MetricsFile
+	checkpointDir = runfolder.CheckpointDir
+	optimizerFile = runfolder.OptimizerFile
+	stateFile     = runfolder.StateFile
+	tokenizerFile = runfolder.TokenizerFile
 )
 
 // TrainConfig is a whole SFT run; it is saved in the run folder as run.json.
@@ -130,25 +128,11 @@ func ModelPreset(name string, vocab, maxLen int) (model.Config, error) {
 	return c, c.Validate()
 }
 
-// Metrics is one line of metrics.jsonl.
-type Metrics struct {
-	Step          int     `json:"step"`
-	Loss          float64 `json:"loss"`
-	LR            float64 `json:"lr"`
-	GradNorm      float64 `json:"grad_norm"`
-	Tokens        int     `json:"tokens"`
-	TrainedTokens int     `json:"trained_tokens"`
-	TokensPerSec  float64 `json:"tokens_per_s"`
-	StepSeconds   float64 `json:"step_s"`
-	// EvalLoss is the loss per trained token on the held-out examples, at
-	// the steps the evaluation schedule names.
-	EvalLoss *float64 `json:"eval_loss,omitempty"`
-}
+// Metrics is one line of metrics.jsonl, in the layout every stage shares.
+type Metrics = runfolder.Metrics
 
 // trainerState is trainer_state.json of a checkpoint.
-type trainerState struct {
-	Step int `json:"step"`
-}
+type trainerState = runfolder.State
 
 // Train runs (or, with resume, continues) an SFT run in the folder out:
 // run.json, data.jsonl (the trajectories, which a resumed run reads back
@@ -237,10 +221,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		tok.VocabSize(), len(examples), len(held), tooLong, maxLen, meanLen(examples))
 
 	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), numel(m.Params()), start, cfg.Steps)
-	if err := trimMetrics(out, start); err != nil {
-		return err
-	}
-	mf, err := os.OpenFile(filepath.Join(out, metricsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	mf, err := runfolder.OpenMetrics(out, start)
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
@@ -248,7 +229,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	menc := json.NewEncoder(mf)
 
 	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
-	began := time.Now()
+	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -298,16 +279,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if err := menc.Encode(mt); err != nil {
 			return fmt.Errorf("sft: metrics: %w", err)
 		}
-		done := step + 1 - start
-		eta := time.Duration(float64(time.Since(began)) / float64(done) * float64(cfg.Steps-step-1)).Round(time.Second)
 		evalNote := ""
 		if mt.EvalLoss != nil {
 			evalNote = fmt.Sprintf("  eval-loss %.4f", *mt.EvalLoss)
 		}
-		fmt.Fprintf(log, "step %d/%d  loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s  ETA %s\n",
-			mt.Step, cfg.Steps, mt.Loss, evalNote, lr, norm, mt.TokensPerSec, eta)
+		progress.Step(mt.Step, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, lr, norm, mt.TokensPerSec))
 		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
-			if err := saveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
+			if err := runfolder.SaveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return err
 			}
 		}
@@ -355,7 +333,7 @@ func runTokenizer(ctx context.Context, cfg TrainConfig, out string, trajs []Traj
 }
 
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
-	tok, err := tokenizer.Load(path)
+	tok, err := runfolder.LoadTokenizer(path)
 	if err != nil {
 		return nil, fmt.Errorf("sft: %w", err)
 	}
@@ -363,8 +341,8 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 }
 
 func saveTokenizer(tok *tokenizer.Tokenizer, path string) error {
-	if err := tok.Save(path); err != nil {
-		return fmt.Errorf("sft: save tokenizer: %w", err)
+	if err := runfolder.SaveTokenizer(tok, path); err != nil {
+		return fmt.Errorf("sft: %w", err)
 	}
 	return nil
 }
@@ -372,30 +350,7 @@ func saveTokenizer(tok *tokenizer.Tokenizer, path string) error {
 // startModel returns the model, optimizer and first step of the run.
 func startModel(cfg TrainConfig, out string, tok *tokenizer.Tokenizer, cpu *model.CPU, resume bool) (*nn.Model, *nn.AdamW, int, error) {
 	if resume {
-		dir := filepath.Join(out, checkpointDir)
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			// A crash between the two renames of saveCheckpoint leaves
-			// only the previous checkpoint.
-			if _, err := os.Stat(dir + previousSuffix); err == nil {
-				dir += previousSuffix
-			}
-		}
-		m, err := nn.Load(dir, cpu)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		opt, err := nn.LoadAdamW(filepath.Join(dir, optimizerFile))
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		var st trainerState
-		if err := readJSON(filepath.Join(dir, stateFile), &st); err != nil {
-			return nil, nil, 0, err
-		}
-		if st.Step != opt.Steps() {
-			return nil, nil, 0, fmt.Errorf("sft: checkpoint %s is at step %d but its optimizer at %d", dir, st.Step, opt.Steps())
-		}
-		return m, opt, st.Step, nil
+		return runfolder.LoadCheckpoint(out, cpu)
 	}
 	var m *nn.Model
 	if cfg.Init != "" {
@@ -430,69 +385,6 @@ func startModel(cfg TrainConfig, out string, tok *tokenizer.Tokenizer, cpu *mode
 	return m, nn.NewAdamW(cfg.AdamW), 0, nil
 }
 
-// saveCheckpoint writes the checkpoint aside and swaps it in with renames,
-// so a kill at any moment leaves a complete checkpoint behind.
-func saveCheckpoint(out string, m *nn.Model, opt *nn.AdamW, tok *tokenizer.Tokenizer, step int) error {
-	dir := filepath.Join(out, checkpointDir)
-	tmp, old := dir+tmpSuffix, dir+previousSuffix
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	if err := m.Save(tmp); err != nil {
-		return err
-	}
-	if err := opt.Save(filepath.Join(tmp, optimizerFile)); err != nil {
-		return err
-	}
-	if err := saveTokenizer(tok, filepath.Join(tmp, tokenizerFile)); err != nil {
-		return err
-	}
-	if err := writeJSON(filepath.Join(tmp, stateFile), trainerState{Step: step}); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("sft: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	return nil
-}
-
-// trimMetrics drops metric lines past the checkpoint a run resumes from
-// (steps a killed run logged but never saved).
-func trimMetrics(out string, step int) error {
-	path := filepath.Join(out, metricsFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	var keep bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var mt Metrics
-		if json.Unmarshal(sc.Bytes(), &mt) != nil || mt.Step > step {
-			continue // a line cut by the kill, or a step that was not saved
-		}
-		keep.Write(sc.Bytes())
-		keep.WriteByte('\n')
-	}
-	if err := os.WriteFile(path, keep.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("sft: %w", err)
-	}
-	return nil
-}
-
 func readRunConfig(out string) (TrainConfig, error) {
 	var cfg TrainConfig
 	if err := readJSON(filepath.Join(out, runConfigFile), &cfg); err != nil {
@@ -502,23 +394,15 @@ func readRunConfig(out string) (TrainConfig, error) {
 }
 
 func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("sft: %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := runfolder.WriteJSON(path, v); err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
 	return nil
 }
 
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if err := runfolder.ReadJSON(path, v); err != nil {
 		return fmt.Errorf("sft: %w", err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("sft: %s: %w", path, err)
 	}
 	return nil
 }
