@@ -1,0 +1,196 @@
+// Package policy is what the on-policy stages (General OPD, HSA-RL) need
+// around a model being trained: sampling its own responses fast — the
+// float32 weights are exported to the inference engine of package model,
+// which decodes with a KV cache — and reading the log-probabilities or
+// whole next-token distributions of a model at the sampled tokens through
+// the training pass.
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/livehat/livehat/model"
+	"github.com/livehat/livehat/model/sample"
+	"github.com/livehat/livehat/trainer/nn"
+)
+
+// Sampler generates from a snapshot of a model's weights. It is safe for
+// concurrent use: each call has its own sequence and random stream.
+type Sampler struct {
+	model *model.Model
+	stop  []int
+}
+
+// Snapshot exports the current weights of m (adapters folded in) to the
+// inference engine on backend. Generation stops after any of the stop
+// tokens (the chat template's end of turn).
+func Snapshot(m *nn.Model, backend model.Backend, stop []int) (*Sampler, error) {
+	if len(stop) == 0 {
+		return nil, errors.New("policy: no stop token")
+	}
+	im, err := m.ToModel(model.Options{DType: model.F32, Backend: backend})
+	if err != nil {
+		return nil, fmt.Errorf("policy: snapshot: %w", err)
+	}
+	return &Sampler{model: im, stop: slices.Clone(stop)}, nil
+}
+
+// Options choose how a Sampler draws a response.
+type Options struct {
+	// MaxTokens bounds the response; a response cut there has no stop
+	// token.
+	MaxTokens int
+	// Temperature 1 samples the policy itself (what the on-policy losses
+	// assume); 0 decodes greedily.
+	Temperature float64
+	// Seed makes the draw reproducible.
+	Seed uint64
+}
+
+// Sequence is a conversation being generated: the tokens so far and the
+// engine's KV cache over them, so a multi-turn rollout (reply, tool
+// result, reply) never recomputes its past.
+type Sequence struct {
+	s   *Sampler
+	seq *model.Sequence
+}
+
+// NewSequence starts an empty conversation.
+func (s *Sampler) NewSequence() *Sequence {
+	return &Sequence{s: s, seq: s.model.NewSequence()}
+}
+
+// Len returns the number of tokens in the conversation.
+func (q *Sequence) Len() int { return q.seq.Len() }
+
+// Extend appends context tokens (a prompt, a tool result and the next turn's
+// header) and samples a response after them, which is appended too. It
+// returns the response's tokens, ending with a stop token unless cut at
+// MaxTokens or at the model's context.
+func (q *Sequence) Extend(ctx context.Context, context []int, opts Options) ([]int, error) {
+	if opts.MaxTokens <= 0 {
+		return nil, fmt.Errorf("policy: max tokens %d", opts.MaxTokens)
+	}
+	if !(opts.Temperature >= 0) {
+		return nil, fmt.Errorf("policy: temperature %g", opts.Temperature)
+	}
+	sm, err := sample.New(sample.Config{Temperature: float32(opts.Temperature), Seed: opts.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	logits, err := q.s.model.Prefill(ctx, q.seq, context, nil)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	var out []int
+	limit := q.s.model.MaxContext()
+	for len(out) < opts.MaxTokens {
+		id, err := sm.Sample(logits, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		out = append(out, id)
+		if slices.Contains(q.s.stop, id) || q.seq.Len()+1 >= limit {
+			// The last token is kept in out but never fed: nothing
+			// follows it in this turn.
+			if err := q.feed(ctx, id); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if logits, err = q.s.model.Decode(ctx, q.seq, id); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// feed appends a token to the cache without needing its logits; it keeps
+// the sequence equal to the conversation's tokens.
+func (q *Sequence) feed(ctx context.Context, id int) error {
+	if q.seq.Len() >= q.s.model.MaxContext() {
+		return nil
+	}
+	if _, err := q.s.model.Decode(ctx, q.seq, id); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return nil
+}
+
+// Sample draws one response to a prompt.
+func (s *Sampler) Sample(ctx context.Context, prompt []int, opts Options) ([]int, error) {
+	return s.NewSequence().Extend(ctx, prompt, opts)
+}
+
+// Slots maps each position of an example to the index of the token it
+// predicts among the example's trained tokens (-1 where the next token is
+// not trained): the layout of LogProbs' and Distributions' results.
+func Slots(e nn.Example) []int {
+	out := make([]int, len(e.Tokens))
+	k := 0
+	for i := range e.Tokens {
+		out[i] = -1
+		if i+1 < len(e.Tokens) && (e.Train == nil || e.Train[i+1]) {
+			out[i] = k
+			k++
+		}
+	}
+	return out
+}
+
+// LogProbs returns, for every example, the log-probability m gives each
+// trained token, in order.
+func LogProbs(ctx context.Context, m *nn.Model, examples []nn.Example) ([][]float32, error) {
+	slots := make([][]int, len(examples))
+	out := make([][]float32, len(examples))
+	for i, e := range examples {
+		slots[i] = Slots(e)
+		out[i] = make([]float32, e.Trained())
+	}
+	_, err := m.ForwardTokens(ctx, examples, func(p nn.Position, logits, _ []float32) float64 {
+		out[p.Example][slots[p.Example][p.Index]] = float32(LogProb(logits, p.Target))
+		return 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Distributions returns, for every example, the log-softmax of m's logits
+// at each trained position: Trained()×VocabSize values, in order.
+func Distributions(ctx context.Context, m *nn.Model, examples []nn.Example) ([][]float32, error) {
+	V := m.Config.VocabSize
+	slots := make([][]int, len(examples))
+	out := make([][]float32, len(examples))
+	for i, e := range examples {
+		slots[i] = Slots(e)
+		out[i] = make([]float32, e.Trained()*V)
+	}
+	_, err := m.ForwardTokens(ctx, examples, func(p nn.Position, logits, _ []float32) float64 {
+		k := slots[p.Example][p.Index]
+		nn.LogSoftmax(out[p.Example][k*V:(k+1)*V], logits)
+		return 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// LogProb is the log-probability of target under logits.
+func LogProb(logits []float32, target int) float64 {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = max(mx, float64(v))
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - mx)
+	}
+	return float64(logits[target]) - mx - math.Log(sum)
+}
