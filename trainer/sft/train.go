@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -293,21 +292,11 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	return nil
 }
 
-// stepExamples returns the examples of a step: a fresh seeded permutation
-// of the data every epoch, read in order, so the batch depends only on the
-// seed and the step.
+// stepExamples returns the examples of a step (see runfolder.StepIndices).
 func stepExamples(examples []nn.Example, seed uint64, step, batch int) []nn.Example {
-	n := len(examples)
 	out := make([]nn.Example, batch)
-	var perm []int
-	epoch := -1
-	for j := range batch {
-		g := step*batch + j
-		if e := g / n; e != epoch {
-			epoch = e
-			perm = rand.New(rand.NewPCG(seed, uint64(e)+1)).Perm(n)
-		}
-		out[j] = examples[perm[g%n]]
+	for j, i := range runfolder.StepIndices(len(examples), seed, step, batch) {
+		out[j] = examples[i]
 	}
 	return out
 }

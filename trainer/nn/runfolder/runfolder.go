@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"math/rand/v2"
 	"path/filepath"
 
 	"github.com/livehat/livehat/model"
@@ -243,4 +244,23 @@ func ReadJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// StepIndices returns the indices of a step's batch over n items: a fresh
+// seeded permutation every epoch, read in order, so the batch depends only
+// on the seed and the step and a resumed run draws what an uninterrupted
+// one would.
+func StepIndices(n int, seed uint64, step, batch int) []int {
+	out := make([]int, batch)
+	var perm []int
+	epoch := -1
+	for j := range batch {
+		g := step*batch + j
+		if e := g / n; e != epoch {
+			epoch = e
+			perm = rand.New(rand.NewPCG(seed, uint64(e)+1)).Perm(n)
+		}
+		out[j] = perm[g%n]
+	}
+	return out
 }
