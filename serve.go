@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/livehat/livehat/console"
+	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
@@ -30,6 +32,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", ":8080", "listen address")
+	dataDir := fs.String("data", "livehat-data", "data `folder`: the SQLite database and uploaded plugins")
+	insecure := fs.Bool("insecure-cookies", false, "send the session cookie without Secure (plain HTTP on a host other than localhost)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	var extra stringList
 	fs.Var(&extra, "harness", "harness `file` to serve besides the demo (repeatable)")
@@ -65,9 +69,33 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if _, err := runtime.NewMetrics(reg); err != nil {
 		return err
 	}
+	st, err := store.Open(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	demoSeed := console.Demo{AdminPassword: os.Getenv("LIVEHAT_ADMIN_PASSWORD"), MerchantPassword: os.Getenv("LIVEHAT_MERCHANT_PASSWORD"),
+		Catalog: examples.Catalog, HarnessVersion: demo.Version()}
+	if err := console.Bootstrap(ctx, st, demoSeed, stdout); err != nil {
+		return fmt.Errorf("first-run setup: %w", err)
+	}
+	srv, err := console.New(console.Config{Logger: log, Store: st, Harnesses: hs, Metrics: reg, InsecureCookies: *insecure})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	return console.New(console.Config{Logger: log, Harnesses: hs, Metrics: reg}).Serve(ctx, ln)
+	fmt.Fprintf(stdout, "LiveHAT console: %s (data in %s)\n", displayURL(ln.Addr()), *dataDir)
+	return srv.Serve(ctx, ln)
+}
+
+// displayURL is the address to open in a browser: a wildcard listen
+// address is shown as localhost.
+func displayURL(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return fmt.Sprintf("http://localhost:%d", tcp.Port)
+	}
+	return "http://" + a.String()
 }

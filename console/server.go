@@ -1,6 +1,7 @@
-// Package console is the LiveHAT web console: a Fiber server with the REST
-// API for harness versions (and, as the platform grows, plugins, training
-// runs, evaluations and live sessions).
+// Package console is the LiveHAT web console: a Fiber server with a REST +
+// SSE API over the SQLite store (console/store) and an embedded web UI for
+// operators (plugins, harness versions, training runs, evaluations),
+// merchants (their streams and the live view) and plugin developers.
 package console
 
 import (
@@ -18,11 +19,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
 )
 
 // Config configures a Server.
 type Config struct {
+	// Store is the console's database; required.
+	Store *store.Store
+	// InsecureCookies drops the Secure attribute of the session cookie, for
+	// a console served over plain HTTP on a host other than localhost
+	// (browsers accept Secure cookies from http://localhost).
+	InsecureCookies bool
 	// Logger receives request and lifecycle logs.
 	Logger *slog.Logger
 	// Harnesses are the versions served at start, e.g. the embedded demo.
@@ -36,22 +44,27 @@ type Config struct {
 
 // Server is the console's HTTP server.
 type Server struct {
-	app *fiber.App
-	log *slog.Logger
+	app           *fiber.App
+	log           *slog.Logger
+	store         *store.Store
+	secureCookies bool
 
 	mu        sync.RWMutex
 	harnesses map[string]*harness.Harness // by Version()
 }
 
 // New builds a server from cfg.
-func New(cfg Config) *Server {
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("console: Config.Store is required")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 8 << 20
 	}
-	s := &Server{log: cfg.Logger, harnesses: map[string]*harness.Harness{}}
+	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, harnesses: map[string]*harness.Harness{}}
 	for _, h := range cfg.Harnesses {
 		s.harnesses[h.Version()] = h
 	}
@@ -63,21 +76,59 @@ func New(cfg Config) *Server {
 		WriteTimeout:          60 * time.Second,
 		ErrorHandler:          s.handleError,
 	})
-	s.routes()
 	if cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
 	}
-	return s
+	s.routes()
+	return s, nil
 }
 
 func (s *Server) routes() {
+	s.app.Use(securityHeaders)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	api := s.app.Group("/api")
+	s.app.Get("/readyz", s.ready)
+	s.pages()
+	s.app.Post("/api/login", loginLimiter(), s.login)
+
+	api := s.app.Group("/api", s.authenticate)
+	api.Get("/me", s.me)
+	api.Post("/logout", s.logout)
+	api.Get("/tokens", s.listTokens)
+	api.Post("/tokens", s.createToken)
+	api.Delete("/tokens/:id", s.revokeToken)
+	api.Get("/users", requireRole(store.RoleOperator), s.listUsers)
+	api.Post("/users", requireRole(store.RoleOperator), s.createUser)
+	s.streamRoutes(api)
+
 	api.Get("/harnesses", s.listHarnesses)
 	api.Get("/harnesses/:version", s.getHarness)
 	api.Post("/harnesses/:version/render", s.renderHarness)
 	api.Post("/harness/validate", s.validateHarness)
 	api.Post("/harness/diff", s.diffHarnesses)
+
+	// Unknown API paths answer JSON, not the UI's HTML.
+	api.Use(func(c *fiber.Ctx) error {
+		return fiber.NewError(fiber.StatusNotFound, "no API route "+c.Method()+" "+c.Path())
+	})
+}
+
+// ready reports whether the store answers: a load balancer stops sending
+// traffic to a console whose database is gone.
+func (s *Server) ready(c *fiber.Ctx) error {
+	if err := s.store.DB().PingContext(c.UserContext()); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "store unavailable", "error": err.Error()})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// securityHeaders keeps the UI out of frames and stops content sniffing;
+// the UI loads only its own scripts.
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+	return c.Next()
 }
 
 // App exposes the Fiber app, for tests through app.Test.
@@ -102,6 +153,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 type apiError struct {
 	Error    string           `json:"error"`
+	Field    string           `json:"field,omitempty"`
 	Problems []harnessProblem `json:"problems,omitempty"`
 }
 
@@ -115,7 +167,11 @@ type harnessProblem struct {
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	code := fiber.StatusInternalServerError
 	var fe *fiber.Error
-	if errors.As(err, &fe) {
+	var fld *fieldErr
+	switch {
+	case errors.As(err, &fld):
+		return c.Status(fld.code).JSON(apiError{Error: fld.Error(), Field: fld.field})
+	case errors.As(err, &fe):
 		code = fe.Code
 	}
 	if code >= 500 {

@@ -13,3 +13,9 @@ var Harnesses embed.FS
 
 // DemoHarness is the path of the demo stream's harness inside Harnesses.
 const DemoHarness = "harness/demo.json"
+
+// Catalog is the demo stream's product catalog (plugins.Catalog JSON):
+// what the storefront plugin's tools answer from.
+//
+//go:embed plugins/catalog.json
+var Catalog []byte

@@ -1,0 +1,4 @@
+package store
+
+// pluginMigrations are this area's tables.
+func pluginMigrations() []Migration { return nil }
