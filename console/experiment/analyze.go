@@ -1,0 +1,693 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Data is everything an experiment's report is computed from; the store
+// loads it, and the simulation and tests build it directly.
+type Data struct {
+	Exposures []Exposure
+	Sessions  []StreamSession
+	Turns     []TurnRecord
+	// Events are commerce events from PrePeriod before the start to the
+	// end; events of other experiments' tags are ignored.
+	Events []Event
+	// Covariates, when set, are the units' pre-period values of the
+	// primary metric for CUPED; otherwise they are read from the events of
+	// the experiment's pre-period (if PrePeriod is set).
+	Covariates map[string]float64
+}
+
+// AnalyzeOptions tune a report.
+type AnalyzeOptions struct {
+	// AsOf is the end of a running experiment's data (open sessions run
+	// to it); zero means the stop time, or the latest time in the data.
+	AsOf time.Time
+	// Resamples is the bootstrap's resample count; default 2000.
+	Resamples int
+	// Seed seeds the bootstrap; zero derives it from the experiment id, so
+	// a report is reproducible from the stored data alone.
+	Seed uint64
+}
+
+// Interval is a two-sided confidence interval.
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Excludes reports whether the interval excludes v.
+func (i Interval) Excludes(v float64) bool { return v < i.Lo || v > i.Hi }
+
+// ArmMetric is one metric's value for one arm.
+type ArmMetric struct {
+	Metric Metric  `json:"metric"`
+	Value  float64 `json:"value"`
+	// CI is the value's interval (delta method; for latency P95, none).
+	CI Interval `json:"ci95"`
+}
+
+// ArmResult is what one arm saw and did.
+type ArmResult struct {
+	Arm         string            `json:"arm"`
+	Units       int               `json:"units"`
+	Viewers     int               `json:"viewers"`
+	StreamHours float64           `json:"stream_hours"`
+	Replies     int               `json:"replies"`
+	Events      map[EventKind]int `json:"events"`
+	// GMVMinor is the attributed purchase value in minor units.
+	GMVMinor int64       `json:"gmv_minor"`
+	Metrics  []ArmMetric `json:"metrics"`
+}
+
+// Metric returns the arm's value of m.
+func (a ArmResult) Metric(m Metric) (ArmMetric, bool) {
+	i := slices.IndexFunc(a.Metrics, func(x ArmMetric) bool { return x.Metric == m })
+	if i < 0 {
+		return ArmMetric{}, false
+	}
+	return a.Metrics[i], true
+}
+
+// Adjusted is a comparison after CUPED.
+type Adjusted struct {
+	Diff     float64  `json:"diff"`
+	DiffCI   Interval `json:"diff_ci"`
+	Uplift   float64  `json:"uplift"`
+	UpliftCI Interval `json:"uplift_ci"`
+	PValue   float64  `json:"p_value"`
+	Theta    float64  `json:"theta"`
+	// VarianceReduction is 1 − adjusted variance / raw variance.
+	VarianceReduction float64 `json:"variance_reduction"`
+}
+
+// Sequential is the always-valid (mSPRT) reading of a comparison.
+type Sequential struct {
+	PValue float64  `json:"p_value"`
+	DiffCI Interval `json:"diff_ci"`
+	// Tau is the mixture's scale: the effect the test is tuned to.
+	Tau float64 `json:"tau"`
+}
+
+// Basis names the interval a comparison's decision rests on.
+type Basis string
+
+// Bases of a decision.
+const (
+	BasisWelch      Basis = "welch"
+	BasisCUPED      Basis = "cuped"
+	BasisBootstrap  Basis = "bootstrap"
+	BasisSequential Basis = "sequential"
+)
+
+// Comparison is a treatment arm against the control on one metric:
+// treatment minus control, and the relative uplift treatment/control − 1.
+type Comparison struct {
+	Metric         Metric  `json:"metric"`
+	Control        string  `json:"control"`
+	Treatment      string  `json:"treatment"`
+	ControlValue   float64 `json:"control_value"`
+	TreatmentValue float64 `json:"treatment_value"`
+	// Diff and its Welch interval; DF are the Welch–Satterthwaite degrees
+	// of freedom.
+	Diff   float64  `json:"diff"`
+	DiffCI Interval `json:"diff_ci"`
+	PValue float64  `json:"p_value"`
+	DF     float64  `json:"df"`
+	// UpliftDefined is false when the control's value is 0.
+	UpliftDefined bool     `json:"uplift_defined"`
+	Uplift        float64  `json:"uplift"`
+	UpliftCI      Interval `json:"uplift_ci"`
+	// Bootstrap intervals, for GMV metrics and latency P95.
+	BootstrapDiffCI   *Interval `json:"bootstrap_diff_ci,omitempty"`
+	BootstrapUpliftCI *Interval `json:"bootstrap_uplift_ci,omitempty"`
+	// CUPED is present for the primary metric when covariates exist.
+	CUPED *Adjusted `json:"cuped,omitempty"`
+	// Sequential is present in sequential experiments.
+	Sequential *Sequential `json:"sequential,omitempty"`
+	// Basis is the interval Significant and Better are read from.
+	Basis Basis `json:"basis"`
+	// Significant: the basis interval excludes zero.
+	Significant bool `json:"significant"`
+	// Better: significant, in the metric's good direction.
+	Better bool `json:"better"`
+	// Worse: significant, in the metric's bad direction.
+	Worse bool `json:"worse"`
+}
+
+// Decision is what the experiment says to do.
+type Decision string
+
+// Decisions.
+const (
+	// DecisionNone: the data may not be read as a decision yet.
+	DecisionNone Decision = "none"
+	// DecisionShip: a treatment beat the control on the primary metric
+	// without breaking a guardrail.
+	DecisionShip Decision = "ship"
+	// DecisionKeepControl: no treatment is better, or the better one broke
+	// a guardrail.
+	DecisionKeepControl Decision = "keep_control"
+)
+
+// Verdict says whether a decision may be read from the report yet, and
+// which.
+type Verdict struct {
+	Analysis Analysis `json:"analysis"`
+	// Allowed is false while reading the report as a decision would be
+	// peeking (or the split is broken).
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason"`
+	// Progress is the smallest arm's units over the planned units per arm.
+	Progress float64  `json:"progress"`
+	Decision Decision `json:"decision"`
+	// Winner is the arm to ship, when Decision is ship.
+	Winner string `json:"winner,omitempty"`
+	// GuardrailAlerts name each guardrail a treatment made significantly
+	// worse.
+	GuardrailAlerts []string `json:"guardrail_alerts,omitempty"`
+}
+
+// Exclusions count the events a report did not credit to any arm, by why.
+type Exclusions struct {
+	Duplicates      int `json:"duplicates"`
+	OtherExperiment int `json:"other_experiment"`
+	Unexposed       int `json:"unexposed"`
+	OutsidePeriod   int `json:"outside_period"`
+	BeforeExposure  int `json:"before_exposure"`
+	NotAttributed   int `json:"not_attributed"`
+	OtherCurrency   int `json:"other_currency"`
+	PrePeriod       int `json:"pre_period"`
+}
+
+// Report is an experiment's per-arm metrics, comparisons, sample-ratio
+// check and verdict.
+type Report struct {
+	Experiment  Experiment   `json:"experiment"`
+	AsOf        time.Time    `json:"as_of"`
+	Arms        []ArmResult  `json:"arms"`
+	Comparisons []Comparison `json:"comparisons"`
+	SRM         SRM          `json:"srm"`
+	Verdict     Verdict      `json:"verdict"`
+	Excluded    Exclusions   `json:"excluded"`
+	Seed        uint64       `json:"bootstrap_seed"`
+	Resamples   int          `json:"bootstrap_resamples"`
+}
+
+// Comparison returns the comparison of a treatment on a metric.
+func (r *Report) Comparison(treatment string, m Metric) (Comparison, bool) {
+	i := slices.IndexFunc(r.Comparisons, func(c Comparison) bool { return c.Treatment == treatment && c.Metric == m })
+	if i < 0 {
+		return Comparison{}, false
+	}
+	return r.Comparisons[i], true
+}
+
+// unitAcc accumulates one unit's numbers.
+type unitAcc struct {
+	arm       int
+	first     time.Time
+	viewers   map[string]bool
+	streams   map[string]bool
+	gmv       int64
+	views     int
+	buyers    map[string]bool
+	claimers  map[string]bool
+	replies   int
+	violation int
+	shed      int
+	hours     float64
+	pre       float64 // pre-period value of the primary metric
+}
+
+type attrKey struct {
+	stream string
+	arm    int
+	item   string
+}
+
+// Analyze computes an experiment's report from its data. It is a pure
+// function: the same data and options give the same report.
+func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
+	exp = exp.withDefaults()
+	if err := exp.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Resamples <= 0 {
+		opts.Resamples = 2000
+	}
+	if opts.Seed == 0 {
+		opts.Seed = uint64(hashUnit("bootstrap", exp.ID) * (1 << 53))
+	}
+	asOf := opts.AsOf
+	if asOf.IsZero() {
+		asOf = exp.Stopped
+	}
+	if asOf.IsZero() {
+		asOf = latest(data)
+	}
+	end := asOf
+	if !exp.Stopped.IsZero() && exp.Stopped.Before(end) {
+		end = exp.Stopped
+	}
+	rep := &Report{Experiment: exp, AsOf: asOf, Seed: opts.Seed, Resamples: opts.Resamples}
+
+	// Units from exposures: a unit's arm is its first exposure's.
+	units := map[string]*unitAcc{}
+	streamViewers := map[string]map[string]bool{}
+	exposures := slices.Clone(data.Exposures)
+	sort.SliceStable(exposures, func(i, j int) bool { return exposures[i].Time.Before(exposures[j].Time) })
+	for _, x := range exposures {
+		arm := exp.ArmIndex(x.Arm)
+		if arm < 0 {
+			return nil, fmt.Errorf("experiment %q: exposure of unit %q to unknown arm %q", exp.ID, x.Unit, x.Arm)
+		}
+		u := units[x.Unit]
+		if u == nil {
+			u = &unitAcc{arm: arm, first: x.Time, viewers: map[string]bool{}, streams: map[string]bool{}, buyers: map[string]bool{}, claimers: map[string]bool{}}
+			units[x.Unit] = u
+		}
+		u.streams[x.Stream] = true
+		if x.Viewer != "" {
+			u.viewers[x.Viewer] = true
+			if streamViewers[x.Stream] == nil {
+				streamViewers[x.Stream] = map[string]bool{}
+			}
+			streamViewers[x.Stream][x.Viewer] = true
+		}
+	}
+
+	// Hours on air per stream, clipped to the experiment's period.
+	hours := map[string]float64{}
+	for _, s := range data.Sessions {
+		from, to := s.Start, s.End
+		if to.IsZero() || to.After(end) {
+			to = end
+		}
+		if from.Before(exp.Started) {
+			from = exp.Started
+		}
+		if to.After(from) {
+			hours[s.Stream] += to.Sub(from).Hours()
+		}
+	}
+	for _, u := range units {
+		for st := range u.streams {
+			switch exp.Unit {
+			case UnitStream:
+				u.hours += hours[st]
+			default:
+				if n := len(streamViewers[st]); n > 0 {
+					u.hours += hours[st] / float64(n)
+				}
+			}
+		}
+	}
+
+	// Turns: latency per arm, guardrail counts per unit, attribution index.
+	latencies := make([][]float64, len(exp.Arms))
+	replies := make([]int, len(exp.Arms))
+	mentions := map[attrKey][]time.Time{}
+	for _, t := range data.Turns {
+		arm := exp.ArmIndex(t.Arm)
+		if arm < 0 || (t.Experiment != "" && t.Experiment != exp.ID) || !exp.Running(t.Time) || t.Time.After(end) {
+			continue
+		}
+		latencies[arm] = append(latencies[arm], t.Latency.Seconds())
+		replies[arm]++
+		for _, it := range t.Items {
+			k := attrKey{t.Stream, arm, it}
+			mentions[k] = append(mentions[k], t.Time)
+		}
+		unit, err := exp.UnitID(t.Stream, t.Viewer)
+		if err != nil {
+			continue // a narration in a viewer-unit experiment belongs to no unit
+		}
+		if u := units[unit]; u != nil && u.arm == arm {
+			u.replies++
+			u.shed += t.Shed
+			if t.Violation {
+				u.violation++
+			}
+		}
+	}
+	for k := range mentions {
+		slices.SortFunc(mentions[k], func(a, b time.Time) int { return a.Compare(b) })
+	}
+	attributed := func(ev Event, arm int) bool {
+		if exp.AttributionWindow == 0 {
+			return true
+		}
+		ts := mentions[attrKey{ev.Stream, arm, ev.Item}]
+		i := sort.Search(len(ts), func(i int) bool { return ts[i].After(ev.Time) }) // first mention after the event
+		return i > 0 && ev.Time.Sub(ts[i-1]) <= exp.AttributionWindow
+	}
+
+	// Events.
+	seen := map[string]bool{}
+	events := make([]map[EventKind]int, len(exp.Arms))
+	for i := range events {
+		events[i] = map[EventKind]int{}
+	}
+	preFrom := exp.Started.Add(-exp.PrePeriod)
+	for _, ev := range data.Events {
+		if seen[ev.ID] {
+			rep.Excluded.Duplicates++
+			continue
+		}
+		seen[ev.ID] = true
+		if ev.Experiment != "" && ev.Experiment != exp.ID {
+			rep.Excluded.OtherExperiment++
+			continue
+		}
+		unit, err := exp.UnitID(ev.Stream, ev.Viewer)
+		u := units[unit]
+		if err != nil || u == nil {
+			rep.Excluded.Unexposed++
+			continue
+		}
+		if ev.Time.Before(exp.Started) {
+			if exp.PrePeriod > 0 && !ev.Time.Before(preFrom) && (ev.Kind != KindPurchase || ev.Currency == exp.Currency) {
+				u.pre += primaryContribution(exp.Primary, ev, u)
+			}
+			rep.Excluded.PrePeriod++
+			continue
+		}
+		switch {
+		case ev.Time.After(end) || !ev.Time.Before(exp.Stopped) && !exp.Stopped.IsZero():
+			rep.Excluded.OutsidePeriod++
+			continue
+		case ev.Time.Before(u.first):
+			rep.Excluded.BeforeExposure++
+			continue
+		case !attributed(ev, u.arm):
+			rep.Excluded.NotAttributed++
+			continue
+		case ev.Kind == KindPurchase && ev.Currency != exp.Currency:
+			rep.Excluded.OtherCurrency++
+			continue
+		}
+		events[u.arm][ev.Kind]++
+		switch ev.Kind {
+		case KindItemView:
+			u.views++
+		case KindPurchase:
+			u.gmv += ev.AmountMinor
+			u.buyers[ev.Viewer] = true
+		case KindCouponClaim:
+			u.claimers[ev.Viewer] = true
+		}
+	}
+
+	// Per-arm samples of every ratio metric, in a fixed unit order.
+	ids := make([]string, 0, len(units))
+	for id := range units {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	samples := map[Metric][]sample{}
+	for _, m := range Metrics() {
+		samples[m] = make([]sample, len(exp.Arms))
+	}
+	counts := make([]int, len(exp.Arms))
+	viewers := make([]int, len(exp.Arms))
+	streamHours := make([]float64, len(exp.Arms))
+	gmv := make([]int64, len(exp.Arms))
+	minor := math.Pow10(minorDigits(exp.Currency))
+	for _, id := range ids {
+		u := units[id]
+		a := u.arm
+		counts[a]++
+		nv := float64(len(u.viewers))
+		if exp.Unit == UnitViewer {
+			nv = 1
+		}
+		viewers[a] += len(u.viewers)
+		streamHours[a] += u.hours
+		gmv[a] += u.gmv
+		cov := u.pre
+		if data.Covariates != nil {
+			cov = data.Covariates[id]
+		}
+		put := func(m Metric, num, den float64) {
+			s := &samples[m][a]
+			s.num = append(s.num, num)
+			s.den = append(s.den, den)
+			s.cov = append(s.cov, cov)
+		}
+		g := float64(u.gmv) / minor
+		put(MetricGMVPerViewer, g, nv)
+		put(MetricGMVPerStreamHour, g, u.hours)
+		put(MetricItemViewsPerViewer, float64(u.views), nv)
+		put(MetricConversionRate, float64(len(u.buyers)), nv)
+		put(MetricCouponUse, float64(len(u.claimers)), nv)
+		put(MetricViolationsPer1000, 1000*float64(u.violation), float64(u.replies))
+		put(MetricShedPer1000, 1000*float64(u.shed), float64(u.replies+u.shed))
+	}
+	useCUPED := data.Covariates != nil || exp.PrePeriod > 0
+
+	for a, arm := range exp.Arms {
+		ar := ArmResult{Arm: arm.Name, Units: counts[a], Viewers: viewers[a], StreamHours: streamHours[a], Replies: replies[a], Events: events[a], GMVMinor: gmv[a]}
+		for _, m := range Metrics() {
+			if m == MetricLatencyP95 {
+				v := 0.0
+				if len(latencies[a]) > 0 {
+					v = percentile(slices.Clone(latencies[a]), 0.95)
+				}
+				ar.Metrics = append(ar.Metrics, ArmMetric{Metric: m, Value: v, CI: Interval{v, v}})
+				continue
+			}
+			est := ratioEstimate(samples[m][a])
+			q := normalQuantile(1 - exp.Alpha/2)
+			se := math.Sqrt(est.variance)
+			ar.Metrics = append(ar.Metrics, ArmMetric{Metric: m, Value: est.value, CI: Interval{est.value - q*se, est.value + q*se}})
+		}
+		rep.Arms = append(rep.Arms, ar)
+	}
+
+	weights := make([]float64, len(exp.Arms))
+	for i, a := range exp.Arms {
+		weights[i] = a.Weight
+	}
+	srm, err := CheckSRM(counts, weights)
+	if err != nil {
+		return nil, err
+	}
+	rep.SRM = srm
+
+	for t := 1; t < len(exp.Arms); t++ {
+		for _, m := range Metrics() {
+			c := Comparison{Metric: m, Control: exp.Arms[0].Name, Treatment: exp.Arms[t].Name, Basis: BasisWelch}
+			seed := opts.Seed ^ uint64(t)<<32 ^ uint64(hashUnit(string(m), "")*(1<<31))
+			if m == MetricLatencyP95 {
+				compareQuantile(&c, latencies[0], latencies[t], exp.Alpha, opts.Resamples, seed)
+			} else {
+				compareRatio(&c, exp, samples[m][0], samples[m][t], m == exp.Primary && useCUPED, opts.Resamples, seed)
+			}
+			rep.Comparisons = append(rep.Comparisons, c)
+		}
+	}
+	rep.Verdict = verdict(exp, rep, counts)
+	return rep, nil
+}
+
+// primaryContribution is what one pre-period event adds to a unit's
+// covariate for the primary metric.
+func primaryContribution(m Metric, ev Event, u *unitAcc) float64 {
+	switch m {
+	case MetricGMVPerViewer, MetricGMVPerStreamHour:
+		if ev.Kind == KindPurchase {
+			return float64(ev.AmountMinor)
+		}
+	case MetricItemViewsPerViewer:
+		if ev.Kind == KindItemView {
+			return 1
+		}
+	case MetricConversionRate:
+		if ev.Kind == KindPurchase {
+			return 1
+		}
+	case MetricCouponUse:
+		if ev.Kind == KindCouponClaim {
+			return 1
+		}
+	}
+	return 0
+}
+
+// minorDigits is how many decimals a currency's minor unit has.
+func minorDigits(currency string) int {
+	switch currency {
+	case "JPY", "KRW", "VND", "CLP", "ISK", "UGX":
+		return 0
+	case "BHD", "KWD", "OMR", "JOD", "TND", "IQD", "LYD":
+		return 3
+	}
+	return 2
+}
+
+func latest(d Data) time.Time {
+	var t time.Time
+	up := func(x time.Time) {
+		if x.After(t) {
+			t = x
+		}
+	}
+	for _, x := range d.Exposures {
+		up(x.Time)
+	}
+	for _, s := range d.Sessions {
+		up(s.Start)
+		up(s.End)
+	}
+	for _, x := range d.Turns {
+		up(x.Time)
+	}
+	for _, x := range d.Events {
+		up(x.Time)
+	}
+	return t
+}
+
+// isGMV reports whether a metric is a heavy-tailed money metric, for
+// which the bootstrap interval is the decision's basis.
+func isGMV(m Metric) bool { return m == MetricGMVPerViewer || m == MetricGMVPerStreamHour }
+
+func compareRatio(c *Comparison, exp Experiment, sc, st sample, cuped bool, resamples int, seed uint64) {
+	ec, et := ratioEstimate(sc), ratioEstimate(st)
+	c.ControlValue, c.TreatmentValue = ec.value, et.value
+	if sc.n() < 2 || st.n() < 2 {
+		c.PValue = 1
+		return
+	}
+	w := welch(ec, et, exp.Alpha)
+	c.Diff, c.DiffCI, c.PValue, c.DF = w.diff, Interval{w.lo, w.hi}, w.p, w.df
+	c.UpliftDefined, c.Uplift, c.UpliftCI = w.upliftOK, w.uplift, Interval{w.upLo, w.upHi}
+	basis := c.DiffCI
+	diffForSeq, varForSeq := w.diff, ec.variance+et.variance
+	if isGMV(c.Metric) {
+		b := bootstrapRatio(sc, st, resamples, exp.Alpha, seed)
+		if b.resamples > 0 {
+			c.BootstrapDiffCI = &Interval{b.lo, b.hi}
+			if b.upliftOK {
+				c.BootstrapUpliftCI = &Interval{b.upLo, b.upHi}
+			}
+			basis, c.Basis = *c.BootstrapDiffCI, BasisBootstrap
+		}
+	}
+	if cuped {
+		if ac, at, theta, ok := cupedEstimates(sc, st); ok {
+			aw := welch(ac, at, exp.Alpha)
+			adj := &Adjusted{Diff: aw.diff, DiffCI: Interval{aw.lo, aw.hi}, PValue: aw.p, Theta: theta}
+			if aw.upliftOK {
+				adj.Uplift, adj.UpliftCI = aw.uplift, Interval{aw.upLo, aw.upHi}
+			}
+			if raw := ec.variance + et.variance; raw > 0 {
+				adj.VarianceReduction = 1 - (ac.variance+at.variance)/raw
+			}
+			c.CUPED = adj
+			basis, c.Basis = adj.DiffCI, BasisCUPED
+			diffForSeq, varForSeq = aw.diff, ac.variance+at.variance
+		}
+	}
+	if exp.Analysis == AnalysisSequential {
+		// The mixture's scale is the planned effect on the control's value,
+		// or, with a control of 0, one standard error.
+		tau := exp.MDE * math.Abs(ec.value)
+		if tau == 0 {
+			tau = math.Sqrt(varForSeq)
+		}
+		p, lo, hi := msprt(diffForSeq, varForSeq, tau*tau, exp.Alpha)
+		c.Sequential = &Sequential{PValue: p, DiffCI: Interval{lo, hi}, Tau: tau}
+		basis, c.Basis = c.Sequential.DiffCI, BasisSequential
+	}
+	c.Significant = basis.Excludes(0)
+	up := basis.Lo > 0
+	if lowerIsBetter(c.Metric) {
+		up = basis.Hi < 0
+	}
+	c.Better = c.Significant && up
+	c.Worse = c.Significant && !up
+}
+
+func compareQuantile(c *Comparison, lc, lt []float64, alpha float64, resamples int, seed uint64) {
+	c.Basis, c.PValue = BasisBootstrap, 1
+	if len(lc) == 0 || len(lt) == 0 {
+		return
+	}
+	c.ControlValue, c.TreatmentValue = percentile(slices.Clone(lc), 0.95), percentile(slices.Clone(lt), 0.95)
+	c.Diff = c.TreatmentValue - c.ControlValue
+	if len(lc) < 2 || len(lt) < 2 {
+		return
+	}
+	// Latency percentiles need fewer resamples than GMV means to settle,
+	// and each resample sorts every turn.
+	lo, hi := bootstrapQuantileDiff(lc, lt, 0.95, min(resamples, 500), alpha, seed)
+	c.DiffCI = Interval{lo, hi}
+	c.BootstrapDiffCI = &Interval{lo, hi}
+	if c.ControlValue != 0 {
+		c.UpliftDefined = true
+		c.Uplift = c.TreatmentValue/c.ControlValue - 1
+		c.UpliftCI = Interval{lo / c.ControlValue, hi / c.ControlValue}
+	}
+	c.Significant = c.DiffCI.Excludes(0)
+	c.Better = c.Significant && hi < 0
+	c.Worse = c.Significant && lo > 0
+}
+
+// verdict decides whether the report may be read yet and what it says.
+func verdict(exp Experiment, rep *Report, counts []int) Verdict {
+	v := Verdict{Analysis: exp.Analysis, Decision: DecisionNone}
+	smallest := slices.Min(counts)
+	if exp.PlannedUnitsPerArm > 0 {
+		v.Progress = float64(smallest) / float64(exp.PlannedUnitsPerArm)
+	}
+	switch {
+	case smallest < 2:
+		v.Reason = "not enough data: every arm needs at least two units"
+		return v
+	case rep.SRM.Mismatch:
+		v.Reason = fmt.Sprintf("sample ratio mismatch (p = %.2g): the arms did not get the traffic the split promises; find the assignment or logging fault before reading any metric", rep.SRM.PValue)
+		return v
+	case exp.Analysis == AnalysisFixedHorizon && exp.PlannedUnitsPerArm == 0:
+		v.Reason = "no planned sample size: a fixed-horizon test can only be read at a horizon set in advance (see PlanSampleSize)"
+		return v
+	case exp.Analysis == AnalysisFixedHorizon && smallest < exp.PlannedUnitsPerArm:
+		v.Reason = fmt.Sprintf("peeking: %d of %d planned units in the smallest arm (%.0f %%); a fixed-horizon result read before the horizon overstates significance", smallest, exp.PlannedUnitsPerArm, 100*v.Progress)
+		return v
+	}
+	v.Allowed = true
+	bestUplift := math.Inf(-1)
+	broken := map[string]bool{}
+	for _, c := range rep.Comparisons {
+		if slices.Contains(exp.Guardrails, c.Metric) && c.Worse {
+			broken[c.Treatment] = true
+			v.GuardrailAlerts = append(v.GuardrailAlerts, fmt.Sprintf("%s: %s is significantly worse than %s (%.4g vs %.4g)", c.Treatment, c.Metric, c.Control, c.TreatmentValue, c.ControlValue))
+		}
+	}
+	for _, c := range rep.Comparisons {
+		if c.Metric != exp.Primary || !c.Better || broken[c.Treatment] {
+			continue
+		}
+		if c.Diff > bestUplift {
+			bestUplift, v.Winner = c.Diff, c.Treatment
+		}
+	}
+	switch {
+	case v.Winner != "":
+		v.Decision = DecisionShip
+		v.Reason = fmt.Sprintf("%s beats %s on %s with an interval that excludes zero, and no guardrail is broken", v.Winner, exp.Arms[0].Name, exp.Primary)
+	case exp.Analysis == AnalysisSequential && exp.State != StateStopped:
+		v.Decision = DecisionNone
+		v.Reason = "no treatment is significantly better yet; the sequential test may keep running and be read at any time"
+	default:
+		v.Decision = DecisionKeepControl
+		v.Reason = fmt.Sprintf("no treatment beats %s on %s without breaking a guardrail", exp.Arms[0].Name, exp.Primary)
+	}
+	return v
+}
