@@ -79,7 +79,17 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := console.Bootstrap(ctx, st, demoSeed, stdout); err != nil {
 		return fmt.Errorf("first-run setup: %w", err)
 	}
-	srv, err := console.New(console.Config{Logger: log, Store: st, Harnesses: hs, Metrics: reg, InsecureCookies: *insecure})
+	sandbox, err := runtime.OpenSandbox(ctx, "", log)
+	if err != nil {
+		return err
+	}
+	defer sandbox.Close(context.Background())
+	_, pluginDirs, err := demoWithHooks()
+	if err != nil {
+		log.Warn("example plugins not installed", "err", err)
+	}
+	srv, err := console.New(console.Config{Logger: log, Store: st, Harnesses: hs, Metrics: reg, InsecureCookies: *insecure,
+		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
 )
 
 // testEnv is a console over a fresh store seeded like a first run, plus a
@@ -31,7 +32,7 @@ type testEnv struct {
 
 const testPassword = "correct horse battery"
 
-func newTestEnv(t *testing.T, reg prometheus.Gatherer) *testEnv {
+func newTestEnv(t *testing.T, reg *prometheus.Registry) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	demo, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
@@ -47,8 +48,13 @@ func newTestEnv(t *testing.T, reg prometheus.Gatherer) *testEnv {
 		Catalog: examples.Catalog, HarnessVersion: demo.Version()}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Store: st,
-		Harnesses: []*harness.Harness{demo}, Metrics: reg})
+	sb, err := runtime.OpenSandbox(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close(context.Background()) })
+	srv, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Store: st, Sandbox: sb,
+		Harnesses: []*harness.Harness{demo}, Metrics: reg, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

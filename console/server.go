@@ -21,6 +21,7 @@ import (
 
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
 )
 
 // Config configures a Server.
@@ -37,9 +38,22 @@ type Config struct {
 	Harnesses []*harness.Harness
 	// BodyLimit bounds request bodies in bytes; default 8 MiB.
 	BodyLimit int
-	// Metrics, when set, is served on /metrics in the Prometheus format
-	// (the runtime's turn latency and outcome collectors register there).
-	Metrics prometheus.Gatherer
+	// Metrics, when set, is served on /metrics in the Prometheus format;
+	// the runtime's and the console's collectors register there.
+	Metrics *prometheus.Registry
+	// DataDir is the data folder: uploaded plugin packages and training
+	// run folders live under it (the database is in Store).
+	DataDir string
+	// Sandbox is the plugin host that live sessions, plugin trials and the
+	// release gate run plugins in; required.
+	Sandbox *runtime.Sandbox
+	// PluginDirs are Go plugin source folders installed on first run (the
+	// example plugins the demo harness names).
+	PluginDirs []string
+	// Model answers in live sessions, /v1/chat/completions and the release
+	// gate; ModelName is how the UI names it.
+	Model     runtime.Model
+	ModelName string
 }
 
 // Server is the console's HTTP server.
@@ -48,6 +62,7 @@ type Server struct {
 	log           *slog.Logger
 	store         *store.Store
 	secureCookies bool
+	cfg           Config
 
 	mu        sync.RWMutex
 	harnesses map[string]*harness.Harness // by Version()
@@ -58,13 +73,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("console: Config.Store is required")
 	}
+	if cfg.Sandbox == nil {
+		return nil, errors.New("console: Config.Sandbox is required")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 8 << 20
 	}
-	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, harnesses: map[string]*harness.Harness{}}
+	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: map[string]*harness.Harness{}}
 	for _, h := range cfg.Harnesses {
 		s.harnesses[h.Version()] = h
 	}
@@ -99,6 +117,10 @@ func (s *Server) routes() {
 	api.Get("/users", requireRole(store.RoleOperator), s.listUsers)
 	api.Post("/users", requireRole(store.RoleOperator), s.createUser)
 	s.streamRoutes(api)
+	s.pluginRoutes(api)
+	s.releaseRoutes(api)
+	s.liveRoutes(api)
+	s.runRoutes(api)
 
 	api.Get("/harnesses", s.listHarnesses)
 	api.Get("/harnesses/:version", s.getHarness)
