@@ -16,7 +16,6 @@ import (
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
-	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
@@ -60,37 +59,12 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	var factory ModelFactory
-	var generate Generator
-	switch {
-	case *modelArg == "expert":
-		factory = NewExpert
-	case strings.HasPrefix(*modelArg, "http://") || strings.HasPrefix(*modelArg, "https://"):
-		if *remoteModel == "" {
-			return &UsageError{Msg: "--remote-model: name the model the server should answer with"}
-		}
-		client, err := remote.New(remote.Config{BaseURL: *modelArg, Model: *remoteModel})
-		if err != nil {
-			return err
-		}
-		factory = func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }
-		generate = remoteGenerator(client)
-	default:
-		if st, err := os.Stat(*modelArg); err != nil || !st.IsDir() {
-			return &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", *modelArg)}
-		}
-		eng, err := engine.Load(*modelArg, engine.Options{})
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-		defer eng.Close()
-		local := runtime.LocalModel{Engine: eng, Constrain: true}
-		factory = func(Case) (runtime.Model, error) { return local, nil }
-		generate = func(ctx context.Context, prompt string) (string, error) {
-			res, err := eng.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, MaxTokens: 1280}, nil)
-			return res.Content, err
-		}
+	m, err := OpenModel(*modelArg, *remoteModel)
+	if err != nil {
+		return err
 	}
+	defer m.Close()
+	factory, generate := m.Factory, m.Generate
 	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var progress func(done, total int)
 	if !*asJSON {

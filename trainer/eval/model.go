@@ -1,0 +1,70 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/model/engine"
+	"github.com/livehat/livehat/model/remote"
+	"github.com/livehat/livehat/runtime"
+)
+
+// Model is a model opened from a spec, ready for the live-room suites
+// (Factory) and for IFEval (Generate).
+type Model struct {
+	// Name is the spec it was opened from.
+	Name string
+	// Factory makes the runtime model for one case.
+	Factory ModelFactory
+	// Generate answers a plain prompt; nil for the expert, which only
+	// plays the live room.
+	Generate Generator
+	close    func()
+}
+
+// Close releases the model's engine, if it has one.
+func (m *Model) Close() {
+	if m.close != nil {
+		m.close()
+	}
+}
+
+// OpenModel opens a model from a spec: "expert" (the scripted live-room
+// policy), an http(s) URL of an OpenAI-compatible server (remoteModel
+// names the model to ask it for), or a checkpoint folder.
+func OpenModel(spec, remoteModel string) (*Model, error) {
+	switch {
+	case spec == "expert":
+		return &Model{Name: spec, Factory: NewExpert}, nil
+	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
+		if remoteModel == "" {
+			return nil, &UsageError{Msg: "--remote-model: name the model the server should answer with"}
+		}
+		client, err := remote.New(remote.Config{BaseURL: spec, Model: remoteModel})
+		if err != nil {
+			return nil, err
+		}
+		return &Model{Name: spec, Generate: remoteGenerator(client),
+			Factory: func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }}, nil
+	}
+	if st, err := os.Stat(spec); err != nil || !st.IsDir() {
+		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", spec)}
+	}
+	eng, err := engine.Load(spec, engine.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	local := runtime.LocalModel{Engine: eng, Constrain: true}
+	return &Model{
+		Name:    spec,
+		Factory: func(Case) (runtime.Model, error) { return local, nil },
+		Generate: func(ctx context.Context, prompt string) (string, error) {
+			res, err := eng.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, MaxTokens: 1280}, nil)
+			return res.Content, err
+		},
+		close: func() { eng.Close() },
+	}, nil
+}
