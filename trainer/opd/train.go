@@ -143,7 +143,7 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 	var opt *nn.AdamW
 	start := 0
 	if resume {
-		if student, opt, start, err = runfolder.LoadCheckpoint(out, cpu); err != nil {
+		if student, opt, start, err = runfolder.LoadCheckpoint(out, cpu, 1); err != nil {
 			return fmt.Errorf("opd: %w", err)
 		}
 	} else {

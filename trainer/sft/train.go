@@ -339,7 +339,7 @@ func saveTokenizer(tok *tokenizer.Tokenizer, path string) error {
 // startModel returns the model, optimizer and first step of the run.
 func startModel(cfg TrainConfig, out string, tok *tokenizer.Tokenizer, cpu *model.CPU, resume bool) (*nn.Model, *nn.AdamW, int, error) {
 	if resume {
-		return runfolder.LoadCheckpoint(out, cpu)
+		return runfolder.LoadCheckpoint(out, cpu, 1)
 	}
 	var m *nn.Model
 	if cfg.Init != "" {

@@ -194,3 +194,6 @@ func LogProb(logits []float32, target int) float64 {
 	}
 	return float64(logits[target]) - mx - math.Log(sum)
 }
+
+// MaxContext returns the longest sequence the sampler's model accepts.
+func (s *Sampler) MaxContext() int { return s.model.MaxContext() }

@@ -106,8 +106,10 @@ func SaveCheckpoint(out string, m *nn.Model, opt *nn.AdamW, tok *tokenizer.Token
 }
 
 // LoadCheckpoint reads the model, optimizer and step of a run folder's
-// last checkpoint.
-func LoadCheckpoint(out string, backend model.Backend) (*nn.Model, *nn.AdamW, int, error) {
+// last checkpoint; the optimizer must have made updatesPerStep updates
+// for every step (more than one for RL's several epochs over a step's
+// rollouts).
+func LoadCheckpoint(out string, backend model.Backend, updatesPerStep int) (*nn.Model, *nn.AdamW, int, error) {
 	dir := filepath.Join(out, CheckpointDir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		// A crash between the two renames of SaveCheckpoint leaves only
@@ -128,8 +130,8 @@ func LoadCheckpoint(out string, backend model.Backend) (*nn.Model, *nn.AdamW, in
 	if err := ReadJSON(filepath.Join(dir, StateFile), &st); err != nil {
 		return nil, nil, 0, err
 	}
-	if st.Step != opt.Steps() {
-		return nil, nil, 0, fmt.Errorf("checkpoint: %s is at step %d but its optimizer at %d", dir, st.Step, opt.Steps())
+	if st.Step*updatesPerStep != opt.Steps() {
+		return nil, nil, 0, fmt.Errorf("checkpoint: %s is at step %d (%d updates each) but its optimizer at update %d", dir, st.Step, updatesPerStep, opt.Steps())
 	}
 	return m, opt, st.Step, nil
 }
