@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 )
 
 func TestHarnessAPI(t *testing.T) {
