@@ -263,6 +263,9 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 	exposures := slices.Clone(data.Exposures)
 	sort.SliceStable(exposures, func(i, j int) bool { return exposures[i].Time.Before(exposures[j].Time) })
 	for _, x := range exposures {
+		if x.Time.After(end) {
+			break // exposures are sorted; later units are not in this report
+		}
 		arm := exp.ArmIndex(x.Arm)
 		if arm < 0 {
 			return nil, fmt.Errorf("experiment %q: exposure of unit %q to unknown arm %q", exp.ID, x.Unit, x.Arm)

@@ -1,0 +1,93 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
+)
+
+// demoArms returns the demo harness and the same harness without coupons.
+func demoArms(t testing.TB) []SimArm {
+	t.Helper()
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worse, err := WithoutCoupons(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []SimArm{{Name: "demo", Harness: h}, {Name: "no-coupon", Harness: worse}}
+}
+
+// exampleSandbox loads the example plugins the demo harness names, built
+// into the plugin cache the evaluation tests share.
+func exampleSandbox(t testing.TB) *runtime.Sandbox {
+	t.Helper()
+	ctx := context.Background()
+	sb, err := runtime.OpenSandbox(ctx, filepath.Join(os.TempDir(), "livehat-test-plugin-cache"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close(ctx) })
+	sb.SetTimeoutFloor(5 * time.Second)
+	for _, p := range ExamplePlugins() {
+		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sb
+}
+
+// TestSimulationBetterArmWins runs the same harness without its coupon
+// tool (the control, as if it were what serves today) against the demo
+// harness through the real runtime, the example WASM plugins and the live
+// room's expert policy. The demo arm answers coupon questions; the other
+// arm's expert, following its harness, cannot, so its viewers buy less.
+// The report must find the demo arm better on GMV (bootstrap interval)
+// and conversion (Welch interval) with intervals that exclude zero, and
+// say to ship it.
+func TestSimulationBetterArmWins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	sb := exampleSandbox(t)
+	arms := demoArms(t)
+	arms[0], arms[1] = arms[1], arms[0]
+	res, err := Simulate(context.Background(), SimConfig{Store: newStore(t, simStart), Sandbox: sb, Arms: arms,
+		Viewers: 1600, Seed: 1, PlannedUnitsPerArm: 700, Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Report
+	if res.Score["demo"] < 0.99 || res.Score["no-coupon"] > 0.8 {
+		t.Errorf("answer scores %v: the demo arm should answer (almost) everything, the other fail coupon questions", res.Score)
+	}
+	g, _ := rep.Comparison("demo", MetricGMVPerViewer)
+	if g.Basis != BasisBootstrap || g.BootstrapDiffCI == nil || g.BootstrapDiffCI.Lo <= 0 || !g.Better {
+		t.Errorf("GMV per viewer: %.2f vs %.2f, bootstrap %v: want an interval above zero", g.ControlValue, g.TreatmentValue, g.BootstrapDiffCI)
+	}
+	c, _ := rep.Comparison("demo", MetricConversionRate)
+	if c.DiffCI.Lo <= 0 || !c.Better {
+		t.Errorf("conversion: %.3f vs %.3f, Welch %v: want an interval above zero", c.ControlValue, c.TreatmentValue, c.DiffCI)
+	}
+	if rep.SRM.Mismatch {
+		t.Errorf("SRM flagged on a hash split: %+v", rep.SRM)
+	}
+	if v := rep.Verdict; !v.Allowed || v.Decision != DecisionShip || v.Winner != "demo" {
+		t.Errorf("verdict %+v, want ship demo", v)
+	}
+	if rep.Excluded.NotAttributed+rep.Excluded.Unexposed+rep.Excluded.OutsidePeriod > 0 || res.Events.Rejected > 0 {
+		t.Errorf("simulated events lost: excluded %+v, ingestion %+v", rep.Excluded, res.Events)
+	}
+	arm0 := rep.Arms[0]
+	if arm0.Units+rep.Arms[1].Units != 1600 || arm0.Replies != arm0.Units {
+		t.Errorf("units %d + %d, replies %d", arm0.Units, rep.Arms[1].Units, arm0.Replies)
+	}
+}
