@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,7 +32,9 @@ type Config struct {
 	InsecureCookies bool
 	// Logger receives request and lifecycle logs.
 	Logger *slog.Logger
-	// Harnesses are the versions served at start, e.g. the embedded demo.
+	// Harnesses are stored as versions of every organisation at start
+	// (the embedded demo); a stream bound to one on first run gets a
+	// first release of it.
 	Harnesses []*harness.Harness
 	// BodyLimit bounds request bodies in bytes; default 8 MiB.
 	BodyLimit int
@@ -64,8 +64,12 @@ type Server struct {
 	secureCookies bool
 	cfg           Config
 
-	mu        sync.RWMutex
-	harnesses map[string]*harness.Harness // by Version()
+	// harnesses holds parsed harness versions and running release gates
+	// (harnesses.go, harness_gate.go).
+	harnesses *harnessArea
+	// plugins holds loaded plugin versions, cached plugin sets and call
+	// statistics (plugin_runtime.go); pluginRoutes sets it up.
+	plugins *pluginRuntime
 }
 
 // New builds a server from cfg.
@@ -82,9 +86,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 8 << 20
 	}
-	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: map[string]*harness.Harness{}}
-	for _, h := range cfg.Harnesses {
-		s.harnesses[h.Version()] = h
+	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: newHarnessArea()}
+	if err := s.seedHarnesses(context.Background()); err != nil {
+		return nil, err
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "livehat",
@@ -121,12 +125,6 @@ func (s *Server) routes() {
 	s.releaseRoutes(api)
 	s.liveRoutes(api)
 	s.runRoutes(api)
-
-	api.Get("/harnesses", s.listHarnesses)
-	api.Get("/harnesses/:version", s.getHarness)
-	api.Post("/harnesses/:version/render", s.renderHarness)
-	api.Post("/harness/validate", s.validateHarness)
-	api.Post("/harness/diff", s.diffHarnesses)
 
 	// Unknown API paths answer JSON, not the UI's HTML.
 	api.Use(func(c *fiber.Ctx) error {
@@ -200,126 +198,4 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	return c.Status(code).JSON(apiError{Error: err.Error()})
-}
-
-type harnessSummary struct {
-	Version string `json:"version"`
-	Name    string `json:"name"`
-	Skills  int    `json:"skills"`
-	Tools   int    `json:"tools"`
-	Hooks   int    `json:"hooks"`
-}
-
-func (s *Server) listHarnesses(c *fiber.Ctx) error {
-	s.mu.RLock()
-	out := make([]harnessSummary, 0, len(s.harnesses))
-	for v, h := range s.harnesses {
-		out = append(out, harnessSummary{Version: v, Name: h.Name, Skills: len(h.Skills), Tools: len(h.Tools), Hooks: len(h.Hooks)})
-	}
-	s.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name+out[i].Version < out[j].Name+out[j].Version })
-	return c.JSON(out)
-}
-
-func (s *Server) lookup(version string) (*harness.Harness, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if h, ok := s.harnesses[version]; ok {
-		return h, nil
-	}
-	// Accept the short form people copy from the console and the CLI.
-	var found *harness.Harness
-	for v, h := range s.harnesses {
-		if len(version) >= 8 && len(v) > len("sha256:")+len(version) && v[len("sha256:"):len("sha256:")+len(version)] == version {
-			if found != nil {
-				return nil, fiber.NewError(fiber.StatusConflict, fmt.Sprintf("version prefix %q is ambiguous", version))
-			}
-			found = h
-		}
-	}
-	if found == nil {
-		return nil, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no harness version %q", version))
-	}
-	return found, nil
-}
-
-func (s *Server) getHarness(c *fiber.Ctx) error {
-	h, err := s.lookup(c.Params("version"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"version": h.Version(), "harness": h})
-}
-
-func (s *Server) renderHarness(c *fiber.Ctx) error {
-	h, err := s.lookup(c.Params("version"))
-	if err != nil {
-		return err
-	}
-	var conv harness.Conversation
-	if len(c.Body()) > 0 {
-		if err := decodeStrict(c.Body(), &conv); err != nil {
-			return fiber.NewError(fiber.StatusBadRequest, "conversation: "+err.Error())
-		}
-	}
-	p, err := harness.Render(h, conv, harness.RenderOptions{OmitToolsSection: c.QueryBool("omit_tools_section")})
-	if err != nil {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, err.Error())
-	}
-	return c.JSON(p)
-}
-
-// parseBody reads a harness document in the request body, JSON or YAML by
-// Content-Type.
-func (s *Server) parseBody(c *fiber.Ctx) (*harness.Harness, error) {
-	format := harness.FormatJSON
-	switch string(c.Request().Header.ContentType()) {
-	case "application/yaml", "application/x-yaml", "text/yaml":
-		format = harness.FormatYAML
-	}
-	return harness.Parse(c.Body(), format)
-}
-
-func problemsOf(err error) []harnessProblem {
-	var list harness.ErrorList
-	var one *harness.Error
-	switch {
-	case errors.As(err, &list):
-	case errors.As(err, &one):
-		list = harness.ErrorList{one}
-	default:
-		return []harnessProblem{{Message: err.Error()}}
-	}
-	out := make([]harnessProblem, len(list))
-	for i, e := range list {
-		out[i] = harnessProblem{Line: e.Line, Col: e.Col, Path: e.Path, Message: e.Msg}
-	}
-	return out
-}
-
-func (s *Server) validateHarness(c *fiber.Ctx) error {
-	h, err := s.parseBody(c)
-	if err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: "invalid harness", Problems: problemsOf(err)})
-	}
-	return c.JSON(harnessSummary{Version: h.Version(), Name: h.Name, Skills: len(h.Skills), Tools: len(h.Tools), Hooks: len(h.Hooks)})
-}
-
-func (s *Server) diffHarnesses(c *fiber.Ctx) error {
-	var req struct {
-		Old string `json:"old"`
-		New string `json:"new"`
-	}
-	if err := decodeStrict(c.Body(), &req); err != nil {
-		return fiber.NewError(fiber.StatusBadRequest, "want {\"old\": VERSION, \"new\": VERSION}: "+err.Error())
-	}
-	a, err := s.lookup(req.Old)
-	if err != nil {
-		return err
-	}
-	b, err := s.lookup(req.New)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"old": a.Version(), "new": b.Version(), "changes": harness.Diff(a, b)})
 }

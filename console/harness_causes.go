@@ -1,0 +1,79 @@
+package console
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/eval"
+)
+
+// Failure causes the evolution page groups failed turns by, derived from
+// the grader's deductions (trainer/liveroom) and the turn's outcome.
+const (
+	CauseWrongTool     = "wrong_tool"
+	CauseWrongFact     = "wrong_fact"
+	CauseMissingSkill  = "missing_skill"
+	CauseHookRejection = "hook_rejection"
+	CauseReplyForm     = "reply_form"
+	CauseRunError      = "run_error"
+)
+
+// causesByRank ranks causes for a turn that has several: the first is what
+// the operator should look at first. A hook that stopped the turn explains
+// everything after it; a skill never loaded explains wrong tools and
+// facts; a wrong tool explains a wrong fact.
+func causesByRank() []string {
+	return []string{CauseRunError, CauseHookRejection, CauseMissingSkill, CauseWrongTool, CauseWrongFact, CauseReplyForm}
+}
+
+// stepPrefix is how an episode's grade prefixes a step's deductions:
+// "step 2 (price): ".
+var stepPrefix = regexp.MustCompile(`^step \d+ \([^)]*\): `)
+
+// deductionCause classifies one deduction of the live-room grader, or
+// returns "" for one it does not recognise.
+func deductionCause(d string) string {
+	d = stepPrefix.ReplaceAllString(strings.TrimSpace(d), "")
+	switch {
+	case strings.HasPrefix(d, "not run: "), strings.HasPrefix(d, "not finished: "):
+		return CauseRunError
+	case strings.HasPrefix(d, "safe line: "):
+		return CauseHookRejection
+	case strings.HasPrefix(d, "reply skill ") && strings.HasSuffix(d, " was not loaded"):
+		return CauseMissingSkill
+	case strings.HasPrefix(d, "missing call "), strings.HasPrefix(d, "needless call "),
+		strings.HasPrefix(d, "malformed arguments for "), strings.HasPrefix(d, "call ") && strings.Contains(d, " does not fit the harness"):
+		return CauseWrongTool
+	case strings.HasPrefix(d, "states "), strings.HasPrefix(d, "names an amount "), strings.HasPrefix(d, "does not state "),
+		strings.HasPrefix(d, "makes a banned absolute claim "):
+		return CauseWrongFact
+	case d == "no reply", strings.HasPrefix(d, "reply is ") && strings.Contains(d, " characters, over the "):
+		return CauseReplyForm
+	}
+	return ""
+}
+
+// failureCause is the main cause of a failed item: the highest-ranked
+// cause among its deductions and outcome. An item whose deductions name
+// nothing known is a reply-form failure (it lost points for its answer).
+func failureCause(it eval.ItemResult) string {
+	found := map[string]bool{}
+	if it.Error != "" {
+		found[CauseRunError] = true
+	}
+	if it.Outcome == runtime.OutcomeDenied || it.Outcome == runtime.OutcomeSafeLine {
+		found[CauseHookRejection] = true
+	}
+	for _, d := range it.Grade.Deductions {
+		if c := deductionCause(d); c != "" {
+			found[c] = true
+		}
+	}
+	for _, c := range causesByRank() {
+		if found[c] {
+			return c
+		}
+	}
+	return CauseReplyForm
+}

@@ -1,0 +1,549 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/eval"
+)
+
+// gateSuites are the suites a release gate runs by default: every suite
+// that plays the live room through the runtime.
+func gateSuites() []string {
+	return []string{eval.SuiteLSQA, eval.SuiteHVQA, eval.SuiteRobust, eval.SuiteStrategy}
+}
+
+// Gate limits: n items per suite (the gate should take seconds to a few
+// minutes, not the hours a full evaluation takes).
+const (
+	defaultGateN = 5
+	maxGateN     = 100
+)
+
+// gateRequest starts a release gate: the candidate version against the
+// baseline (by default the version most streams run), on the serving
+// model, n items of each suite. A suite or category whose score drops by
+// more than tolerance points is a regression.
+type gateRequest struct {
+	Candidate string   `json:"candidate"`
+	Baseline  string   `json:"baseline"`
+	Suites    []string `json:"suites"`
+	N         int      `json:"n"`
+	Tolerance *float64 `json:"tolerance"`
+	LoopID    string   `json:"loop_id"`
+}
+
+// gateScores is one suite's result under one version.
+type gateScores struct {
+	Score           float64    `json:"score"`
+	CI95            [2]float64 `json:"ci95"`
+	Accuracy        float64    `json:"accuracy"`
+	Effectiveness   float64    `json:"effectiveness"`
+	ToolRationality float64    `json:"tool_rationality"`
+	SkillSelection  float64    `json:"skill_selection"`
+	N               int        `json:"n"`
+	Errors          int        `json:"errors"`
+}
+
+// categoryDelta compares one category of a suite.
+type categoryDelta struct {
+	Category  string  `json:"category"`
+	Baseline  float64 `json:"baseline"`
+	Candidate float64 `json:"candidate"`
+	Delta     float64 `json:"delta"`
+	N         int     `json:"n"`
+	Regressed bool    `json:"regressed"`
+}
+
+// suiteDelta compares one suite under the two versions.
+type suiteDelta struct {
+	Suite      string          `json:"suite"`
+	Baseline   gateScores      `json:"baseline"`
+	Candidate  gateScores      `json:"candidate"`
+	Delta      float64         `json:"delta"`
+	Regressed  bool            `json:"regressed"`
+	Categories []categoryDelta `json:"categories"`
+}
+
+// gateReport is what a finished gate stores and the page shows.
+type gateReport struct {
+	Model     string       `json:"model"`
+	Candidate string       `json:"candidate"`
+	Baseline  string       `json:"baseline"`
+	N         int          `json:"n"`
+	Tolerance float64      `json:"tolerance"`
+	Suites    []suiteDelta `json:"suites"`
+	// Overall is the mean of the suites' scores.
+	Overall struct {
+		Baseline  float64 `json:"baseline"`
+		Candidate float64 `json:"candidate"`
+		Delta     float64 `json:"delta"`
+	} `json:"overall"`
+	// Regressions lists every suite and category that dropped by more
+	// than the tolerance ("" category: the suite as a whole).
+	Regressions []regression `json:"regressions"`
+	// Causes counts the candidate's failed items by cause.
+	Causes map[string]int `json:"causes"`
+	TookMS int64          `json:"took_ms"`
+}
+
+type regression struct {
+	Suite    string  `json:"suite"`
+	Category string  `json:"category,omitempty"`
+	Delta    float64 `json:"delta"`
+}
+
+// gateProgress is what a gate's SSE stream sends while it runs.
+type gateProgress struct {
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	Phase string `json:"phase"`
+}
+
+// gateRun is a gate running in this process: its progress and listeners.
+type gateRun struct {
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	now    gateProgress
+	subs   map[chan gateProgress]struct{}
+	ended  bool
+}
+
+// end closes every listener's channel: the gate's result is in the store.
+func (r *gateRun) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+	for ch := range r.subs {
+		close(ch)
+	}
+	r.subs = nil
+}
+
+func (r *gateRun) publish(p gateProgress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now = p
+	for ch := range r.subs {
+		select {
+		case ch <- p:
+		default: // a slow listener skips a step; the next one carries the count
+		}
+	}
+}
+
+// subscribe returns a channel of progress, closed when the gate ends,
+// and the progress so far.
+func (r *gateRun) subscribe() (chan gateProgress, gateProgress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := make(chan gateProgress, 8)
+	if r.ended {
+		close(ch)
+	} else {
+		r.subs[ch] = struct{}{}
+	}
+	return ch, r.now
+}
+
+func (r *gateRun) unsubscribe(ch chan gateProgress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.subs[ch]; ok {
+		delete(r.subs, ch)
+		close(ch)
+	}
+}
+
+// gateModelSpec is the model spec the gate opens: Config.ModelName when
+// it is one eval.OpenModel understands (expert, an http(s) URL whose
+// #fragment names the remote model, a checkpoint folder), else the expert
+// policy, so that a console without a served model still gates releases.
+func (s *Server) gateModelSpec() (spec, remote string) {
+	name := s.cfg.ModelName
+	switch {
+	case name == "expert":
+		return name, ""
+	case strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://"):
+		url, frag, _ := strings.Cut(name, "#")
+		return url, frag
+	case name != "":
+		if st, err := os.Stat(name); err == nil && st.IsDir() {
+			return name, ""
+		}
+	}
+	return "expert", ""
+}
+
+// pickItems takes n items spread evenly over a suite, so that a small gate
+// still covers its rooms and categories; the choice is the same every time.
+func pickItems(s *eval.Suite, n int) *eval.Suite {
+	out := &eval.Suite{Name: s.Name}
+	if n >= len(s.Items) {
+		out.Items = slices.Clone(s.Items)
+	} else {
+		for i := range n {
+			out.Items = append(out.Items, s.Items[i*len(s.Items)/n])
+		}
+	}
+	for i, it := range out.Items {
+		if it.Variant != nil {
+			// The suite recorded the families its seeds drew from the demo
+			// harness; a candidate with other skills or tools draws others
+			// from the same seed, which is the variant the gate should
+			// score rather than an error.
+			v := *it.Variant
+			v.Families = nil
+			out.Items[i].Variant = &v
+		}
+	}
+	return out
+}
+
+func (s *Server) gateRoutes(api fiber.Router) {
+	op := requireRole(store.RoleOperator)
+	api.Get("/harness-gates", op, s.listGates)
+	api.Post("/harness-gates", op, s.startGate)
+	api.Get("/harness-gates/:id", op, s.getGate)
+	api.Get("/harness-gates/:id/events", op, s.gateEvents)
+	api.Post("/harness-gates/:id/cancel", op, s.cancelGate)
+}
+
+func (s *Server) listGates(c *fiber.Ctx) error {
+	list, err := s.store.HarnessGates(c.UserContext(), scopeOf(c), 50)
+	if err != nil {
+		return err
+	}
+	return c.JSON(orEmpty(list))
+}
+
+func (s *Server) getGate(c *fiber.Ctx) error {
+	g, err := s.store.HarnessGate(c.UserContext(), scopeOf(c), c.Params("id"))
+	if err != nil {
+		return storeError(err, "release gate")
+	}
+	return c.JSON(g)
+}
+
+// startGate checks the request, records the gate and runs it in the
+// background: 202 with the gate; progress over GET …/events (SSE) or by
+// polling GET /api/harness-gates/:id.
+func (s *Server) startGate(c *fiber.Ctx) error {
+	var req gateRequest
+	if err := decodeStrict(c.Body(), &req); err != nil {
+		return badRequest("body", "want {\"candidate\", \"baseline\", \"suites\", \"n\", \"tolerance\"}: "+err.Error())
+	}
+	ctx, sc := c.UserContext(), scopeOf(c)
+	cand, _, err := s.lookupVersion(c, "candidate", req.Candidate)
+	if err != nil {
+		return err
+	}
+	if req.Baseline == "" {
+		if req.Baseline, err = s.currentVersion(ctx, sc.OrgID); err != nil {
+			return badRequest("baseline", err.Error())
+		}
+	}
+	base, _, err := s.lookupVersion(c, "baseline", req.Baseline)
+	if err != nil {
+		return err
+	}
+	if req.N == 0 {
+		req.N = defaultGateN
+	}
+	if req.N < 1 || req.N > maxGateN {
+		return badRequest("n", fmt.Sprintf("%d items per suite: want 1 to %d", req.N, maxGateN))
+	}
+	tolerance := 1.0
+	if req.Tolerance != nil {
+		tolerance = *req.Tolerance
+		if tolerance < 0 || tolerance > 100 || math.IsNaN(tolerance) {
+			return badRequest("tolerance", "points of score a suite may lose: want 0 to 100")
+		}
+	}
+	if len(req.Suites) == 0 {
+		req.Suites = gateSuites()
+	}
+	suites := make([]*eval.Suite, 0, len(req.Suites))
+	total := 0
+	for i, name := range req.Suites {
+		if !slices.Contains(gateSuites(), name) || slices.Contains(req.Suites[:i], name) {
+			return badRequest("suites", fmt.Sprintf("%q: want each of %s at most once", name, strings.Join(gateSuites(), ", ")))
+		}
+		full, err := eval.OpenSuite(name)
+		if err != nil {
+			return err
+		}
+		sub := pickItems(full, req.N)
+		suites = append(suites, sub)
+		total += len(sub.Items)
+	}
+	if cand.Version() != base.Version() {
+		total *= 2
+	}
+	if req.LoopID != "" {
+		if _, err := s.store.EvolutionLoop(ctx, sc, req.LoopID); err != nil {
+			return fieldError(fiber.StatusNotFound, "loop_id", "no such evolution loop")
+		}
+	}
+	spec, remote := s.gateModelSpec()
+	g, err := s.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: cand.Version(), Baseline: base.Version(), Model: spec,
+		Suites: req.Suites, N: req.N, Total: total, LoopID: req.LoopID})
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	run := &gateRun{cancel: cancel, subs: map[chan gateProgress]struct{}{}, now: gateProgress{Total: total, Phase: "waiting for a free slot"}}
+	a := s.harnesses
+	a.mu.Lock()
+	a.gates[g.ID] = run
+	a.mu.Unlock()
+	go s.runGate(runCtx, sc, g, cand, base, suites, spec, remote, tolerance, run)
+	return c.Status(fiber.StatusAccepted).JSON(g)
+}
+
+// runGate runs the gate's suites under the baseline and the candidate,
+// then stores the report, the scores and the failed items.
+func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGate, cand, base *harness.Harness,
+	suites []*eval.Suite, spec, remote string, tolerance float64, run *gateRun) {
+	a := s.harnesses
+	defer func() {
+		run.cancel()
+		a.mu.Lock()
+		delete(a.gates, g.ID)
+		a.mu.Unlock()
+		run.end()
+	}()
+	// The store writes below must land even when the gate was cancelled.
+	bg := context.WithoutCancel(ctx)
+	finish := func(state string, rep *gateReport, errMsg string, scores []store.HarnessScore, fails []store.HarnessFailure) {
+		raw := []byte(`{}`)
+		if rep != nil {
+			raw, _ = json.Marshal(rep)
+		}
+		if err := s.store.FinishHarnessGate(bg, sc, g.ID, state, raw, errMsg, scores, fails); err != nil {
+			s.log.Error("release gate: store result", "gate", g.ID, "err", err)
+		}
+		if g.LoopID != "" {
+			summary := fmt.Sprintf("gate %s: %s", state, errMsg)
+			if rep != nil {
+				summary = fmt.Sprintf("gate %s: %s vs %s, overall %+.1f points, %d regressions", state,
+					cand.ShortVersion(), base.ShortVersion(), rep.Overall.Delta, len(rep.Regressions))
+			}
+			detail, _ := json.Marshal(fiber.Map{"gate_id": g.ID, "state": state, "candidate": g.Candidate})
+			if err := s.store.AddEvolutionEvent(bg, sc, g.LoopID, store.EvolutionEvent{Kind: "evaluation", Summary: summary, Detail: detail}, ""); err != nil {
+				s.log.Error("release gate: evolution event", "gate", g.ID, "err", err)
+			}
+		}
+	}
+	select {
+	case a.slot <- struct{}{}:
+		defer func() { <-a.slot }()
+	case <-ctx.Done():
+		finish(store.GateCancelled, nil, "cancelled before it started", nil, nil)
+		return
+	}
+	model, err := eval.OpenModel(spec, remote)
+	if err != nil {
+		finish(store.GateFailed, nil, "model "+spec+": "+err.Error(), nil, nil)
+		return
+	}
+	defer model.Close()
+	start := time.Now()
+	done := 0
+	results := map[string]map[string]*eval.SuiteReport{} // version → suite → report
+	versions := []*harness.Harness{base}
+	if cand.Version() != base.Version() {
+		versions = append(versions, cand)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	for _, h := range versions {
+		results[h.Version()] = map[string]*eval.SuiteReport{}
+		for _, suite := range suites {
+			phase := fmt.Sprintf("%s under %s", suite.Name, h.ShortVersion())
+			offset := done
+			run.publish(gateProgress{Done: done, Total: g.Total, Phase: phase})
+			runner := &eval.Runner{Base: h, Sandbox: s.cfg.Sandbox, Model: model.Factory, Parallel: 2, TurnTimeout: 30 * time.Second,
+				Logger: quiet, Progress: func(d, _ int) {
+					run.publish(gateProgress{Done: offset + d, Total: g.Total, Phase: phase})
+					_ = s.store.SetHarnessGateProgress(bg, g.ID, offset+d, g.Total)
+				}}
+			rep, err := runner.Run(ctx, suite)
+			if err != nil {
+				state := store.GateFailed
+				if ctx.Err() != nil {
+					state = store.GateCancelled
+				}
+				finish(state, nil, phase+": "+err.Error(), nil, nil)
+				return
+			}
+			results[h.Version()][suite.Name] = rep
+			done = offset + len(suite.Items)
+		}
+	}
+	rep := compareGate(results[base.Version()], results[cand.Version()], tolerance)
+	rep.Model, rep.Candidate, rep.Baseline, rep.N, rep.TookMS = spec, cand.Version(), base.Version(), g.N, time.Since(start).Milliseconds()
+	var scores []store.HarnessScore
+	var fails []store.HarnessFailure
+	for _, h := range versions {
+		for _, name := range sortedKeys(results[h.Version()]) {
+			r := results[h.Version()][name]
+			cats, _ := json.Marshal(r.Categories)
+			scores = append(scores, store.HarnessScore{Model: spec, Version: h.Version(), Suite: name, Score: r.Score, N: r.N, Categories: cats})
+			for _, it := range r.Items {
+				if it.Grade.Score >= 1 && it.Error == "" {
+					continue
+				}
+				cause := failureCause(it)
+				fails = append(fails, store.HarnessFailure{Version: h.Version(), Suite: name, ItemID: it.ID, Category: it.Category,
+					Cause: cause, Score: it.Grade.Score, Deductions: it.Grade.Deductions, Reply: it.Reply})
+				if h.Version() == cand.Version() {
+					rep.Causes[cause]++
+				}
+			}
+		}
+	}
+	state := store.GatePassed
+	if len(rep.Regressions) > 0 {
+		state = store.GateRegressed
+	}
+	finish(state, rep, "", scores, fails)
+}
+
+// compareGate builds the per-suite and per-category comparison.
+func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *gateReport {
+	rep := &gateReport{Tolerance: tolerance, Causes: map[string]int{}, Regressions: []regression{}, Suites: []suiteDelta{}}
+	for _, name := range sortedKeys(cand) {
+		b, c := base[name], cand[name]
+		sd := suiteDelta{Suite: name, Baseline: scoresOf(b), Candidate: scoresOf(c), Delta: round1(c.Score - b.Score), Categories: []categoryDelta{}}
+		sd.Regressed = c.Score-b.Score < -tolerance
+		if sd.Regressed {
+			rep.Regressions = append(rep.Regressions, regression{Suite: name, Delta: sd.Delta})
+		}
+		cats := map[string]bool{}
+		for k := range b.Categories {
+			cats[k] = true
+		}
+		for k := range c.Categories {
+			cats[k] = true
+		}
+		for _, k := range sortedKeys(cats) {
+			bs, cs := b.Categories[k], c.Categories[k]
+			cd := categoryDelta{Category: k, Baseline: round1(bs.Score), Candidate: round1(cs.Score), Delta: round1(cs.Score - bs.Score), N: max(bs.N, cs.N)}
+			cd.Regressed = cs.Score-bs.Score < -tolerance
+			if cd.Regressed {
+				rep.Regressions = append(rep.Regressions, regression{Suite: name, Category: k, Delta: cd.Delta})
+			}
+			sd.Categories = append(sd.Categories, cd)
+		}
+		rep.Suites = append(rep.Suites, sd)
+		rep.Overall.Baseline += b.Score
+		rep.Overall.Candidate += c.Score
+	}
+	if n := float64(len(rep.Suites)); n > 0 {
+		rep.Overall.Baseline, rep.Overall.Candidate = round1(rep.Overall.Baseline/n), round1(rep.Overall.Candidate/n)
+		rep.Overall.Delta = round1(rep.Overall.Candidate - rep.Overall.Baseline)
+	}
+	sort.SliceStable(rep.Regressions, func(i, j int) bool { return rep.Regressions[i].Delta < rep.Regressions[j].Delta })
+	return rep
+}
+
+func scoresOf(r *eval.SuiteReport) gateScores {
+	return gateScores{Score: round1(r.Score), CI95: [2]float64{round1(r.CI95[0]), round1(r.CI95[1])}, Accuracy: round1(r.Accuracy),
+		Effectiveness: round1(r.Effectiveness), ToolRationality: round1(r.ToolRationality), SkillSelection: round1(r.SkillSelection),
+		N: r.N, Errors: r.Errors}
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func (s *Server) cancelGate(c *fiber.Ctx) error {
+	g, err := s.store.HarnessGate(c.UserContext(), scopeOf(c), c.Params("id"))
+	if err != nil {
+		return storeError(err, "release gate")
+	}
+	a := s.harnesses
+	a.mu.Lock()
+	run := a.gates[g.ID]
+	a.mu.Unlock()
+	if run == nil {
+		return fiber.NewError(fiber.StatusConflict, "the gate is not running (state "+g.State+")")
+	}
+	run.cancel()
+	return c.SendStatus(fiber.StatusAccepted)
+}
+
+// gateEvents streams a gate's progress as server-sent events: "progress"
+// events while it runs, then one "done" event with the finished gate.
+func (s *Server) gateEvents(c *fiber.Ctx) error {
+	sc := scopeOf(c)
+	g, err := s.store.HarnessGate(c.UserContext(), sc, c.Params("id"))
+	if err != nil {
+		return storeError(err, "release gate")
+	}
+	a := s.harnesses
+	a.mu.Lock()
+	run := a.gates[g.ID]
+	var ch chan gateProgress
+	var now gateProgress
+	if run != nil {
+		ch, now = run.subscribe()
+	}
+	a.mu.Unlock()
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	id := g.ID
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		send := func(event string, v any) error {
+			data, _ := json.Marshal(v)
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
+		if run != nil {
+			defer run.unsubscribe(ch)
+			if send("progress", now) != nil {
+				return
+			}
+			keepalive := time.NewTicker(15 * time.Second)
+			defer keepalive.Stop()
+		wait:
+			for {
+				select {
+				case p, ok := <-ch:
+					if !ok {
+						break wait
+					}
+					if send("progress", p) != nil {
+						return
+					}
+				case <-keepalive.C:
+					if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil || w.Flush() != nil {
+						return
+					}
+				}
+			}
+		}
+		final, err := s.store.HarnessGate(context.Background(), sc, id)
+		if err != nil {
+			_ = send("error", fiber.Map{"error": err.Error()})
+			return
+		}
+		_ = send("done", final)
+	})
+	return nil
+}
