@@ -279,10 +279,12 @@ func (rc rolloutConfig) run(ctx context.Context, sm *policy.Sampler, t Task, see
 		}
 		content, calls, perr := chat.ParseAssistant(answer)
 		if perr != nil {
-			// Unparseable tool-call text is the turn's final word, as
-			// the viewer would hear it.
+			// The serving engine constrains a call to valid JSON once
+			// <tool_call> opens, so broken call text never reaches a
+			// viewer: the episode ends without a spoken reply. Graded as
+			// speech it would earn Effectiveness for garbage.
 			r.FormatErrors++
-			r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant, Content: strings.TrimSpace(answer)})
+			r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant})
 			break
 		}
 		if len(calls) == 0 || !ended || turn+1 >= rc.maxTurns {

@@ -35,6 +35,9 @@ type Config struct {
 	// always the same, are played greedily by the evaluation schedule.
 	Tasks     TaskConfig `json:"tasks"`
 	EvalTasks int        `json:"eval_tasks"`
+	// EvalSamples plays each held-out task so many times at Temperature
+	// with fixed seeds (0: once, greedily).
+	EvalSamples int `json:"eval_samples,omitempty"`
 	// PromptsPerStep tasks a step, each played Group times (GRPO's G),
 	// every turn at most TurnTokens tokens, at most MaxTurns turns, at
 	// Temperature.
@@ -81,7 +84,7 @@ func (c Config) validate() error {
 		return fmt.Errorf("rl: the configuration is for stage %q", c.Stage)
 	case c.Init == "":
 		return errors.New("rl: name the policy's starting checkpoint (init)")
-	case c.PromptsPerStep <= 0 || c.Group < 2 || c.TurnTokens <= 0 || c.MaxTurns <= 0 || c.EvalTasks < 0:
+	case c.PromptsPerStep <= 0 || c.Group < 2 || c.TurnTokens <= 0 || c.MaxTurns <= 0 || c.EvalTasks < 0 || c.EvalSamples < 0:
 		return fmt.Errorf("rl: prompts per step %d, group %d (at least 2), turn tokens %d, max turns %d, eval tasks %d",
 			c.PromptsPerStep, c.Group, c.TurnTokens, c.MaxTurns, c.EvalTasks)
 	case !(c.Temperature > 0) || math.IsInf(c.Temperature, 0):
@@ -135,10 +138,14 @@ func (a agent) play(ctx context.Context, m *nn.Model, ts []Task, group int, seed
 }
 
 // Evaluation is the mean of each reward component over the held-out
-// tasks, played greedily, with the combined reward and the grader's score.
+// tasks, with the combined reward ("reward"), the grader's score
+// ("score") and the rate of unparseable tool-call turns
+// ("format_errors").
 type Evaluation map[string]float64
 
-func (a agent) evaluate(ctx context.Context, m *nn.Model, rw RewardConfig, n int) (Evaluation, error) {
+// evaluate plays n held-out tasks samples times each (0: once,
+// greedily) with fixed seeds.
+func (a agent) evaluate(ctx context.Context, m *nn.Model, rw RewardConfig, n, samples int) (Evaluation, error) {
 	held := tasks{base: a.tasks.base, cfg: a.tasks.cfg}
 	held.cfg.Seed ^= evalSeed
 	ts := make([]Task, n)
@@ -148,24 +155,24 @@ func (a agent) evaluate(ctx context.Context, m *nn.Model, rw RewardConfig, n int
 			return nil, err
 		}
 	}
-	greedy := a
-	greedy.rc.temperature = 0
-	sm, err := policy.Snapshot(m, a.backend, []int{a.rc.stop})
+	play := a
+	if samples == 0 {
+		play.rc.temperature, samples = 0, 1
+	}
+	rolls, err := play.play(ctx, m, ts, samples, evalSeed)
 	if err != nil {
 		return nil, err
 	}
 	ev := Evaluation{}
-	for i, t := range ts {
-		r, err := greedy.rc.run(ctx, sm, t, uint64(i))
-		if err != nil {
-			return nil, err
-		}
+	k := float64(len(rolls))
+	for _, r := range rolls {
 		v := rw.raw(r)
-		for k, name := range append(components(), ReasoningLength) {
-			ev[name] += v[k] / float64(n)
+		for i, name := range append(components(), ReasoningLength) {
+			ev[name] += v[i] / k
 		}
-		ev["reward"] += rw.Reward(r) / float64(n)
-		ev["score"] += r.Grade.Score / float64(n)
+		ev["reward"] += rw.Reward(r) / k
+		ev["score"] += r.Grade.Score / k
+		ev["format_errors"] += float64(r.FormatErrors) / k
 	}
 	return ev, nil
 }
@@ -294,7 +301,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 			return fmt.Errorf("rl: step %d: %w", step+1, err)
 		}
 		if cfg.EvalTasks > 0 && (mt.Step == cfg.Steps || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
-			ev, err := a.evaluate(ctx, m, cfg.Reward, cfg.EvalTasks)
+			ev, err := a.evaluate(ctx, m, cfg.Reward, cfg.EvalTasks, cfg.EvalSamples)
 			if err != nil {
 				return fmt.Errorf("rl: evaluate at step %d: %w", mt.Step, err)
 			}
@@ -405,4 +412,45 @@ func numel(ps []nn.Param) int {
 		s += len(p.Value)
 	}
 	return s
+}
+
+// Evaluate plays the run's held-out tasks (cfg.EvalTasks of them, the set
+// the evaluation schedule uses) samples times each with the checkpoint in
+// dir, at cfg.Temperature with fixed seeds (0 samples: once, greedily), and
+// returns the mean of each reward component, the combined reward and the
+// grader's score.
+func Evaluate(ctx context.Context, base *harness.Harness, cfg Config, dir string, samples int) (Evaluation, error) {
+	if base == nil {
+		return nil, errors.New("rl: no base harness")
+	}
+	if err := cfg.Tasks.validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Reward.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.EvalTasks <= 0 || samples < 0 || cfg.TurnTokens <= 0 || cfg.MaxTurns <= 0 {
+		return nil, fmt.Errorf("rl: evaluate %d tasks × %d samples with %d tokens a turn and %d turns", cfg.EvalTasks, samples, cfg.TurnTokens, cfg.MaxTurns)
+	}
+	tok, err := runfolder.LoadTokenizer(filepath.Join(dir, runfolder.TokenizerFile))
+	if err != nil {
+		return nil, fmt.Errorf("rl: %w", err)
+	}
+	stop, ok := tok.TokenID("<|im_end|>")
+	if !ok {
+		return nil, errors.New("rl: the tokenizer has no <|im_end|> token to end a turn")
+	}
+	cpu := model.NewCPU(cfg.Threads)
+	defer cpu.Close()
+	m, err := nn.Load(dir, cpu)
+	if err != nil {
+		return nil, fmt.Errorf("rl: %w", err)
+	}
+	a := agent{
+		rc: rolloutConfig{tok: tok, tmpl: cfg.Template, stop: stop, turnTokens: cfg.TurnTokens, maxTurns: cfg.MaxTurns,
+			temperature: cfg.Temperature},
+		tasks:   tasks{base: base, cfg: cfg.Tasks},
+		backend: cpu,
+	}
+	return a.evaluate(ctx, m, cfg.Reward, cfg.EvalTasks, samples)
 }

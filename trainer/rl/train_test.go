@@ -3,10 +3,14 @@ package rl_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
@@ -97,7 +101,6 @@ func sftCheckpoint(t *testing.T) string {
 			return
 		}
 		warm.dir = filepath.Join(dir, runfolder.CheckpointDir)
-		t.Logf("SFT warm start:\n%s", log.String())
 	})
 	if warm.err != nil {
 		t.Fatal(warm.err)
@@ -107,20 +110,173 @@ func sftCheckpoint(t *testing.T) string {
 
 func toyConfig(init string, steps int) rl.Config {
 	c := rl.DefaultConfig()
-	c.Init, c.Tasks, c.EvalTasks = init, toyTasks(), 0
+	c.Init, c.Tasks, c.EvalTasks, c.EvalSamples = init, toyTasks(), 12, 4
 	c.PromptsPerStep, c.Group, c.TurnTokens, c.MaxTurns = 4, 6, 48, 3
-	c.Steps, c.LR, c.Warmup, c.SaveEvery, c.Threads = steps, 3e-3, 1, 2, 2
+	c.Steps, c.LR, c.Warmup, c.SaveEvery, c.EvalEvery, c.Threads = steps, 1e-3, 1, 2, 0, 2
 	return c
 }
 
+// TestRLMeanRewardRises trains the warm-started policy for a few GRPO
+// steps in the toy room and checks that the mean reward rises, on the
+// held-out tasks (4 seeded samples of 12 tasks, before and after) and
+// along the run.
 func TestRLMeanRewardRises(t *testing.T) {
 	init := sftCheckpoint(t)
-	c := toyConfig(init, 12)
+	base := toyHarness(t)
+	c := toyConfig(init, 10)
+	ctx := context.Background()
+	before, err := rl.Evaluate(ctx, base, c, init, c.EvalSamples)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
 	var log bytes.Buffer
-	if err := rl.Train(context.Background(), toyHarness(t), c, out, false, &log); err != nil {
+	if err := rl.Train(ctx, base, c, out, false, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	t.Log(log.String())
+	after, err := rl.Evaluate(ctx, base, c, filepath.Join(out, runfolder.CheckpointDir), c.EvalSamples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held-out reward %.3f → %.3f (effectiveness %.3f → %.3f, unparseable calls %.3f → %.3f, reasoning penalty %.3f → %.3f)",
+		before["reward"], after["reward"], before[rl.Effectiveness], after[rl.Effectiveness],
+		before["format_errors"], after["format_errors"], before[rl.ReasoningLength], after[rl.ReasoningLength])
+	if !(after["reward"] > before["reward"]+0.04) {
+		t.Errorf("held-out mean reward %.3f → %.3f\n%s", before["reward"], after["reward"], log.String())
+	}
+	data, _ := os.ReadFile(filepath.Join(out, runfolder.MetricsFile))
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if len(lines) != c.Steps {
+		t.Fatalf("%d metric lines, want %d", len(lines), c.Steps)
+	}
+	var rewards []float64
+	for _, l := range lines {
+		var m runfolder.Metrics
+		if err := json.Unmarshal(l, &m); err != nil || m.RewardMean == nil || m.RewardStd == nil || m.ClipFrac == nil || m.KL == nil ||
+			!(m.TokensPerSec > 0) || m.Rewards[rl.SkillSelection] < 0 {
+			t.Fatalf("metrics line %s: %v", l, err)
+		}
+		rewards = append(rewards, *m.RewardMean)
+	}
+	first := (rewards[0] + rewards[1] + rewards[2]) / 3
+	last := (rewards[len(rewards)-1] + rewards[len(rewards)-2] + rewards[len(rewards)-3]) / 3
+	if !(last > first) {
+		t.Errorf("training reward %.3f over the first steps, %.3f over the last", first, last)
+	}
+	var final runfolder.Metrics
+	json.Unmarshal(lines[len(lines)-1], &final)
+	if final.Eval == nil || final.Eval["reward"] == 0 && final.Eval[rl.Accuracy] == 0 {
+		t.Errorf("no evaluation at the last step: %s", lines[len(lines)-1])
+	}
 }
 
+// TestHelperRLProcess is the run TestResumeAfterKill kills.
+func TestHelperRLProcess(t *testing.T) {
+	out := os.Getenv("LIVEHAT_RL_KILL_RUN")
+	if out == "" {
+		t.Skip("started by TestResumeAfterKill only")
+	}
+	var c rl.Config
+	if err := json.Unmarshal([]byte(os.Getenv("LIVEHAT_RL_KILL_CONFIG")), &c); err != nil {
+		t.Fatal(err)
+	}
+	if err := rl.Train(context.Background(), toyHarness(t), c, out, false, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resumeConfig is a small run with two policy updates a step, so the
+// ratio and the clip act and the optimizer's update count is checked.
+func resumeConfig(init string) rl.Config {
+	c := toyConfig(init, 6)
+	c.PromptsPerStep, c.Group, c.TurnTokens, c.Epochs, c.SaveEvery, c.EvalTasks = 2, 3, 32, 2, 1, 0
+	return c
+}
+
+// TestResumeAfterKill kills an RL process with SIGKILL after a
+// checkpoint, resumes it, and compares with an uninterrupted run.
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains three short runs")
+	}
+	base := toyHarness(t)
+	c := resumeConfig(sftCheckpoint(t))
+	raw, _ := json.Marshal(c)
+	killed := filepath.Join(t.TempDir(), "killed")
+	killRun(t, killed, c.Steps, "TestHelperRLProcess", "LIVEHAT_RL_KILL_RUN="+killed, "LIVEHAT_RL_KILL_CONFIG="+string(raw))
+	var log bytes.Buffer
+	if err := rl.Train(context.Background(), base, rl.Config{}, killed, true, &log); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "starting at step") {
+		t.Errorf("resume log: %s", log.String())
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	if err := rl.Train(context.Background(), base, c, whole, false, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"model.safetensors", runfolder.OptimizerFile} {
+		x, err := os.ReadFile(filepath.Join(killed, runfolder.CheckpointDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := os.ReadFile(filepath.Join(whole, runfolder.CheckpointDir, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s after kill and resume differs from the uninterrupted run", f)
+		}
+	}
+	ma, _ := os.ReadFile(filepath.Join(killed, runfolder.MetricsFile))
+	mb, _ := os.ReadFile(filepath.Join(whole, runfolder.MetricsFile))
+	if strings.Count(string(ma), "\n") != c.Steps || strings.Count(string(mb), "\n") != c.Steps {
+		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), c.Steps)
+	}
+	// A resumed run must be given the harness it started with.
+	other := base.Clone()
+	other.Name = "another"
+	if err := rl.Train(context.Background(), other, rl.Config{}, killed, true, &log); err == nil {
+		t.Error("resumed with a different harness")
+	}
+}
+
+// killRun starts the helper test in a child process, kills it with SIGKILL
+// once it has written a checkpoint before its last step, and returns.
+func killRun(t *testing.T, out string, steps int, helper string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$")
+	cmd.Env = append(os.Environ(), env...)
+	var helperLog bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &helperLog, &helperLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if st, err := runfolder.ReadState(out); err == nil && st.Step >= 2 {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the helper run ended before it was killed:\n%s", helperLog.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the helper run wrote no checkpoint")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	st, err := runfolder.ReadState(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step >= steps {
+		t.Fatalf("the run finished (step %d) before it was killed", st.Step)
+	}
+	t.Logf("killed at step %d of %d", st.Step, steps)
+}
