@@ -1,0 +1,843 @@
+package liveroom
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
+)
+
+// HostModelName is what the console and the CLI call Host, so that nobody
+// mistakes its answers for a trained model's.
+const HostModelName = "rule-based host"
+
+// FeaturedTitle is the title of the stream-context line that names the
+// featured item; FeaturedItem writes it and Host reads it.
+const FeaturedTitle = "Featured item"
+
+// FeaturedItem is the stream-context line that tells a host (Host or a
+// model) which item is featured now: "Featured item: NAME (id ID)". A
+// question that names no item is about it, and narration presents it.
+func FeaturedItem(name, id string) harness.ContextItem {
+	return harness.ContextItem{Title: FeaturedTitle, Text: fmt.Sprintf("%s (id %s)", name, id)}
+}
+
+// Host is a rule-based live-stream host: a runtime.Model that answers
+// free viewer text in Chinese and English without any weights. It is the
+// room's Expert generalised from generated questions to whatever viewers
+// type: it recognises the question (price, coupon, size, stock, shipping,
+// link, specs, chit-chat), and then acts as a model must under the
+// harness it is given — it reads the tools of the request, loads the
+// matching reply skill, looks the item up and calls the tool the question
+// needs, each through a tool call the runtime executes (so hooks, schemas
+// and the sandboxed plugins all run), and finally states the facts of the
+// tool results in the viewer's language. It never states a number no tool
+// returned. It is stateless: every Generate call reads the turn so far
+// from the request's messages and takes the next step.
+//
+// It serves the console until the bundled compact model ships.
+type Host struct{}
+
+// Generate takes the next step of the turn in req.
+func (Host) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return runtime.Response{}, err
+	}
+	if len(req.Messages) == 0 {
+		return runtime.Response{}, fmt.Errorf("liveroom: host: the request has no messages")
+	}
+	t := readTurn(req.Messages)
+	if t.text == "" {
+		// A warm-up request or a conversation without a viewer message.
+		return runtime.Response{Content: ""}, nil
+	}
+	tools := readTools(req.Tools)
+	if call, ok := t.next(tools); ok {
+		args, err := json.Marshal(call.args)
+		if err != nil {
+			return runtime.Response{}, fmt.Errorf("liveroom: host: %w", err)
+		}
+		return runtime.Response{ToolCalls: []harness.ToolCall{{Name: call.name, Arguments: args}}}, nil
+	}
+	return runtime.Response{Content: t.reply()}, nil
+}
+
+// intent is the kind of message a host answers.
+type intent string
+
+const (
+	intentPrice    intent = "price"
+	intentCoupon   intent = "coupon"
+	intentSize     intent = "size"
+	intentStock    intent = "stock"
+	intentShipping intent = "shipping"
+	intentLink     intent = "link"
+	intentSpecs    intent = "specs"
+	intentChat     intent = "chitchat"
+	intentAbuse    intent = "abuse"
+)
+
+// intentWords are the keywords of each intent, zh and en, in the order
+// they are tried: the most specific first ("券后多少钱" is a coupon
+// question even though it asks "how much").
+func intentWords() []struct {
+	intent intent
+	words  []string
+} {
+	return []struct {
+		intent intent
+		words  []string
+	}{
+		{intentAbuse, []string{"傻逼", "垃圾主播", "骗子", "笨蛋", "智障", "脑残", "滚", "idiot", "stupid", "scam", "garbage", "moron", "shut up"}},
+		{intentLink, []string{"link", "链接", "怎么买", "在哪买", "哪里买", "小黄车", "where to buy", "how to buy", "how do i buy", "how can i buy"}},
+		{intentCoupon, []string{"coupon", "voucher", "discount code", "券", "优惠", "满减", "到手", "final price", "after discount"}},
+		{intentShipping, []string{"ship", "deliver", "return", "refund", "发货", "快递", "物流", "退货", "退换", "退款", "包邮", "运费", "几天到"}},
+		{intentStock, []string{"stock", "sold out", "available", "有货", "库存", "没货", "售罄", "卖完", "还有吗", "有没有货", "还有没有"}},
+		{intentSize, []string{"size", "尺码", "码", "身高", "体重", "cm", "kg", "厘米", "公斤", "斤", "穿什么", "fit me"}},
+		{intentSpecs, []string{"material", "ingredient", "volume", "spf", "spec", "made of", "what is it", "成分", "材质", "容量", "规格", "多大", "功效", "介绍"}},
+		{intentPrice, []string{"price", "how much", "cost", "cheap", "expensive", "yuan", "多少钱", "价格", "几块", "什么价", "便宜", "贵", "元"}},
+	}
+}
+
+func classify(text string) intent {
+	t := strings.ToLower(text)
+	for _, iw := range intentWords() {
+		for _, w := range iw.words {
+			if strings.Contains(t, w) {
+				return iw.intent
+			}
+		}
+	}
+	return intentChat
+}
+
+// toolRole is what a tool of the request is for, found from its name and
+// description, so a harness variant that renames tools still works.
+type toolRole string
+
+const (
+	roleSkill    toolRole = "skill"
+	roleLookup   toolRole = "lookup"
+	roleStock    toolRole = "stock"
+	roleCoupon   toolRole = "coupon"
+	roleShipping toolRole = "shipping"
+	roleLink     toolRole = "link"
+)
+
+// toolInfo is a tool of the request with the parameters the host fills.
+type toolInfo struct {
+	name string
+	// text is the first required string parameter (query, item id).
+	text string
+	// item is the item-id parameter; quantity and variant are optional.
+	item, quantity, variant string
+	// skills are the ids a load-skill tool accepts.
+	skills []string
+}
+
+type schemaProp struct {
+	Type        string   `json:"type"`
+	Description string   `json:"description"`
+	Enum        []string `json:"enum"`
+}
+
+type schema struct {
+	Properties map[string]schemaProp `json:"properties"`
+	Required   []string              `json:"required"`
+}
+
+// readTools assigns a role to each tool of the request: first by its
+// name, then by its description.
+func readTools(specs []harness.FunctionSpec) map[toolRole]toolInfo {
+	roles := []struct {
+		role  toolRole
+		words []string
+	}{
+		{roleSkill, []string{"skill"}},
+		{roleStock, []string{"stock", "inventory", "库存"}},
+		{roleCoupon, []string{"coupon", "voucher", "券"}},
+		{roleShipping, []string{"shipping", "deliver", "物流", "发货"}},
+		{roleLink, []string{"link", "链接"}},
+		{roleLookup, []string{"lookup", "find", "search", "product", "item", "查"}},
+	}
+	out := map[toolRole]toolInfo{}
+	taken := map[string]bool{}
+	for _, field := range []func(harness.FunctionSpec) string{
+		func(s harness.FunctionSpec) string { return s.Function.Name },
+		func(s harness.FunctionSpec) string { return s.Function.Description },
+	} {
+		for _, r := range roles {
+			if _, done := out[r.role]; done {
+				continue
+			}
+			for _, s := range specs {
+				if taken[s.Function.Name] || !containsAny(strings.ToLower(field(s)), r.words) {
+					continue
+				}
+				info, ok := toolOf(s)
+				if !ok || (r.role == roleSkill) != (len(info.skills) > 0) {
+					continue
+				}
+				out[r.role] = info
+				taken[s.Function.Name] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+func toolOf(s harness.FunctionSpec) (toolInfo, bool) {
+	var sc schema
+	if err := json.Unmarshal(s.Function.Parameters, &sc); err != nil {
+		return toolInfo{}, false
+	}
+	info := toolInfo{name: s.Function.Name}
+	names := make([]string, 0, len(sc.Properties))
+	for n := range sc.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	// Required parameters first, in their listed order.
+	ordered := append([]string(nil), sc.Required...)
+	for _, n := range names {
+		if !containsString(ordered, n) {
+			ordered = append(ordered, n)
+		}
+	}
+	for _, n := range ordered {
+		p, ok := sc.Properties[n]
+		if !ok {
+			continue
+		}
+		lower := strings.ToLower(n + " " + p.Description)
+		switch {
+		case p.Type == "string" && len(p.Enum) > 0 && strings.Contains(lower, "skill"):
+			info.skills, info.text = p.Enum, n
+		case p.Type == "integer" || p.Type == "number":
+			if info.quantity == "" && containsAny(lower, []string{"quantity", "how many", "count", "数量"}) {
+				info.quantity = n
+			}
+		case p.Type == "string" && info.item == "" && containsAny(lower, []string{"id", "sku"}):
+			info.item = n
+		case p.Type == "string" && info.variant == "" && containsAny(lower, []string{"variant", "size", "color", "colour", "规格"}):
+			info.variant = n
+		}
+		if info.text == "" && p.Type == "string" && containsString(sc.Required, n) {
+			info.text = n
+		}
+	}
+	if info.item == "" {
+		info.item = info.text
+	}
+	return info, info.text != ""
+}
+
+// call is a tool call the host makes, with its result once the runtime
+// has run it.
+type call struct {
+	name   string
+	args   map[string]any
+	result string
+	done   bool
+}
+
+// turn is what the host knows of the current turn.
+type turn struct {
+	text      string // the viewer's message (or the strategy instruction)
+	narration bool
+	lang      Lang
+	intent    intent
+	calls     []call
+	retries   int
+	featured  struct{ name, id string }
+	skillList map[string]string // skill id → description, from the prompt
+}
+
+var (
+	featuredRE  = regexp.MustCompile(`(?m)` + regexp.QuoteMeta(FeaturedTitle) + `: (.+?) \(id ([^)\s]+)\)`)
+	skillLineRE = regexp.MustCompile(`(?m)^\s*(?:[-*]|\d+\.)\s*([A-Za-z0-9_.\-]+): (.+)$`)
+	askedByRE   = regexp.MustCompile(`^\(asked by \d+ viewers: [^)]*\)\s*`)
+)
+
+// narrationPrefix is how the runtime marks a strategy turn.
+const narrationPrefix = "(host strategy, no viewer asked)"
+
+// readTurn finds the current turn in a conversation: its user message
+// (not a retry request after a rejected reply) and the calls since.
+func readTurn(msgs []harness.Message) *turn {
+	t := &turn{skillList: map[string]string{}}
+	if msgs[0].Role == harness.RoleSystem {
+		if m := featuredRE.FindStringSubmatch(msgs[0].Content); m != nil {
+			t.featured.name, t.featured.id = m[1], m[2]
+		}
+		for _, m := range skillLineRE.FindAllStringSubmatch(msgs[0].Content, -1) {
+			t.skillList[m[1]] = m[2]
+		}
+	}
+	start := -1
+	for k := len(msgs) - 1; k > 0; k-- {
+		if msgs[k].Role != harness.RoleUser {
+			continue
+		}
+		if isRetry(msgs, k) {
+			t.retries++
+			continue
+		}
+		start = k
+		break
+	}
+	if start < 0 {
+		return t
+	}
+	text := strings.TrimSpace(msgs[start].Content)
+	if rest, ok := strings.CutPrefix(text, narrationPrefix); ok {
+		t.narration, text = true, strings.TrimSpace(rest)
+	}
+	t.text = strings.TrimSpace(askedByRE.ReplaceAllString(text, ""))
+	t.intent = classify(t.text)
+	t.lang = langOf(t.text)
+	if t.narration {
+		// A strategy instruction names its goal first and extras after
+		// ("announce the coupon … and pin its link").
+		if containsAny(strings.ToLower(t.text), []string{"coupon", "券"}) {
+			t.intent = intentCoupon
+		}
+		t.lang = LangEN
+		if hasHan(t.featured.name) {
+			t.lang = LangZH
+		}
+		if t.intent == intentChat || t.intent == intentSpecs {
+			t.intent = intentPrice // "introduce the featured item": name and live price
+		}
+	}
+	for _, m := range msgs[start+1:] {
+		switch m.Role {
+		case harness.RoleAssistant:
+			for _, c := range m.ToolCalls {
+				var args map[string]any
+				_ = json.Unmarshal(c.Arguments, &args)
+				t.calls = append(t.calls, call{name: c.Name, args: args})
+			}
+		case harness.RoleTool:
+			for i := range t.calls {
+				if !t.calls[i].done && t.calls[i].name == m.Name {
+					t.calls[i].result, t.calls[i].done = m.Content, true
+					break
+				}
+			}
+		}
+	}
+	return t
+}
+
+// isRetry reports whether the user message at k asks to answer again: it
+// follows a reply that itself followed tool results in the same turn
+// (conversation memory keeps only viewer messages and final replies).
+func isRetry(msgs []harness.Message, k int) bool {
+	return k >= 2 && msgs[k-1].Role == harness.RoleAssistant && len(msgs[k-1].ToolCalls) == 0 &&
+		(msgs[k-2].Role == harness.RoleTool || len(msgs[k-2].ToolCalls) > 0)
+}
+
+func langOf(s string) Lang {
+	if hasHan(s) {
+		return LangZH
+	}
+	return LangEN
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// skillFor picks the reply skill of an intent among the ids the harness
+// offers: by id, then by the description the prompt lists.
+func (t *turn) skillFor(ids []string) string {
+	want := map[intent][]string{
+		intentPrice:    {"pric"},
+		intentCoupon:   {"pric", "coupon"},
+		intentSize:     {"size"},
+		intentStock:    {"fact", "stock", "spec"},
+		intentSpecs:    {"fact", "spec", "attribute"},
+		intentShipping: {"ship", "return", "deliver"},
+		intentLink:     {"link", "purchase"},
+		intentChat:     {"chit", "chat", "greet", "small talk"},
+		intentAbuse:    {"chit", "chat", "greet", "small talk"},
+	}[t.intent]
+	for _, w := range want {
+		for _, id := range ids {
+			if strings.Contains(strings.ToLower(id), w) {
+				return id
+			}
+		}
+	}
+	for _, w := range want {
+		for _, id := range ids {
+			if strings.Contains(strings.ToLower(t.skillList[id]), w) {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// made returns the calls already made to a tool.
+func (t *turn) made(name string) []call {
+	var out []call
+	for _, c := range t.calls {
+		if c.name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// next is the tool call the turn still needs, if any.
+func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
+	if sk, ok := tools[roleSkill]; ok && len(t.made(sk.name)) == 0 {
+		if id := t.skillFor(sk.skills); id != "" {
+			return call{name: sk.name, args: map[string]any{sk.text: id}}, true
+		}
+	}
+	if t.intent == intentChat || t.intent == intentAbuse {
+		return call{}, false
+	}
+	lk, ok := tools[roleLookup]
+	if !ok {
+		return call{}, false
+	}
+	lookups := t.made(lk.name)
+	item, _ := t.item(lk.name)
+	switch {
+	case len(lookups) == 0:
+		q := t.text
+		if t.narration && t.featured.id != "" {
+			q = t.featured.id
+		}
+		return call{name: lk.name, args: map[string]any{lk.text: q}}, true
+	case item == nil && len(lookups) == 1 && t.featured.id != "":
+		// No item named: a live host answers about the featured item.
+		return call{name: lk.name, args: map[string]any{lk.text: t.featured.id}}, true
+	case item == nil:
+		return call{}, false
+	}
+	id, _ := item["item_id"].(string)
+	needs := map[intent][]toolRole{
+		intentCoupon:   {roleCoupon},
+		intentStock:    {roleStock},
+		intentShipping: {roleShipping},
+		intentLink:     {roleLink},
+	}[t.intent]
+	if t.narration && t.intent == intentCoupon {
+		needs = []toolRole{roleCoupon, roleLink}
+	}
+	for _, role := range needs {
+		tool, ok := tools[role]
+		if !ok || len(t.made(tool.name)) > 0 {
+			continue
+		}
+		args := map[string]any{tool.item: id}
+		if tool.quantity != "" {
+			if n := quantityOf(t.text); n > 1 {
+				args[tool.quantity] = n
+			}
+		}
+		if tool.variant != "" {
+			if v := t.variantOf(item); v != "" {
+				args[tool.variant] = v
+			}
+		}
+		return call{name: tool.name, args: args}, true
+	}
+	return call{}, false
+}
+
+// item is the first lookup result that found an item.
+func (t *turn) item(lookupName string) (map[string]any, bool) {
+	for _, c := range t.made(lookupName) {
+		var r map[string]any
+		if json.Unmarshal([]byte(c.result), &r) != nil {
+			continue
+		}
+		if found, _ := r["found"].(bool); found {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// result is the decoded result of the first successful call whose
+// result has the given key.
+func (t *turn) result(key string) (map[string]any, bool) {
+	for _, c := range t.calls {
+		var r map[string]any
+		if json.Unmarshal([]byte(c.result), &r) != nil {
+			continue
+		}
+		if _, ok := r[key]; ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// failed reports whether a tool call of the turn returned an error.
+func (t *turn) failed() bool {
+	for _, c := range t.calls {
+		var r map[string]any
+		if json.Unmarshal([]byte(c.result), &r) == nil {
+			if _, bad := r["error"]; bad {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	quantityRE = regexp.MustCompile(`(?i)(?:买|buy|get|order)\s*(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces|of)?|(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces)`)
+	heightRE   = regexp.MustCompile(`(?i)(1\d{2})\s*(?:cm|厘米|公分)|身高\s*(1\d{2})|1米(\d{2})`)
+	weightRE   = regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d)?)\s*(kg|公斤|千克|斤)|体重\s*(\d{2,3}(?:\.\d)?)`)
+)
+
+// quantityOf reads how many items the viewer wants; 1 when unsaid.
+func quantityOf(text string) int {
+	m := quantityRE.FindStringSubmatch(text)
+	if m == nil {
+		return 1
+	}
+	s := m[1]
+	if s == "" {
+		s = m[2]
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return min(max(n, 1), 99)
+	}
+	return map[string]int{"两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}[s]
+}
+
+// variantOf is the variant of the item the viewer named, if any.
+func (t *turn) variantOf(item map[string]any) string {
+	vs, _ := item["variants"].([]any)
+	lower := strings.ToLower(t.text)
+	best := ""
+	for _, v := range vs {
+		name, _ := v.(string)
+		if name != "" && name != "standard" && strings.Contains(lower, strings.ToLower(name)) && len(name) > len(best) {
+			best = name
+		}
+	}
+	return best
+}
+
+// measures reads the viewer's height (cm) and weight (kg), 0 when unsaid.
+func measures(text string) (height, weight float64) {
+	if m := heightRE.FindStringSubmatch(text); m != nil {
+		switch {
+		case m[1] != "":
+			height, _ = strconv.ParseFloat(m[1], 64)
+		case m[2] != "":
+			height, _ = strconv.ParseFloat(m[2], 64)
+		default:
+			cm, _ := strconv.ParseFloat(m[3], 64)
+			height = 100 + cm
+		}
+	}
+	if m := weightRE.FindStringSubmatch(text); m != nil {
+		if m[1] != "" {
+			weight, _ = strconv.ParseFloat(m[1], 64)
+			if m[2] == "斤" {
+				weight /= 2
+			}
+		} else {
+			weight, _ = strconv.ParseFloat(m[3], 64)
+			if weight > 120 { // 体重110 is said in jin more often than kg
+				weight /= 2
+			}
+		}
+	}
+	return height, weight
+}
+
+// say picks the phrasing of the turn's language.
+func (t *turn) say(en, zh string) string {
+	if t.lang == LangZH {
+		return zh
+	}
+	return en
+}
+
+func str(m map[string]any, key string) string {
+	switch v := m[key].(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}
+
+// currency is the spoken currency word for a lookup result.
+func (t *turn) currency(item map[string]any) string {
+	c := str(item, "currency")
+	switch {
+	case c == "" || c == "CNY" || c == "RMB":
+		return t.say(" yuan", "元")
+	case t.lang == LangZH:
+		return c
+	}
+	return " " + c
+}
+
+// name is how the reply names the item: its catalog name, or "it" in an
+// English reply when the name is Chinese.
+func (t *turn) name(item map[string]any) string {
+	n := str(item, "name")
+	if t.lang == LangEN && hasHan(n) {
+		return "It"
+	}
+	return n
+}
+
+// reply states the facts of the tool results in the viewer's language.
+func (t *turn) reply() string {
+	short := t.retries > 0 // a rejected reply is answered again more plainly
+	switch t.intent {
+	case intentAbuse:
+		return t.say("Sorry you feel that way. Let's keep the chat friendly.", "抱歉让您不开心，我们友好聊天哦。")
+	case intentChat:
+		if t.featured.name != "" && !short {
+			return t.say(fmt.Sprintf("Thank you for joining! Today's pick is %s; ask me anything about it.", t.featured.name),
+				fmt.Sprintf("谢谢支持！今天主推%s，有问题随时问我哦。", t.featured.name))
+		}
+		return t.say("Thank you for joining! Ask me anything about today's items.", "谢谢支持！商品问题随时问我哦。")
+	}
+	var item map[string]any
+	for _, c := range t.calls {
+		var r map[string]any
+		if json.Unmarshal([]byte(c.result), &r) == nil {
+			if found, _ := r["found"].(bool); found {
+				item = r
+				break
+			}
+		}
+	}
+	if item == nil {
+		if t.failed() {
+			return t.say("One moment, let me check that and get back to you.", "稍等，我确认一下再回复您。")
+		}
+		return t.say("Which item do you mean? Tell me its name and I'll check right away.", "您问的是哪款商品呢？告诉我名字我马上查。")
+	}
+	switch t.intent {
+	case intentCoupon:
+		return t.couponReply(item)
+	case intentSize:
+		return t.sizeReply(item)
+	case intentStock:
+		return t.stockReply()
+	case intentShipping:
+		return t.shippingReply()
+	case intentLink:
+		if r, ok := t.result("pinned"); ok && r["pinned"] == true {
+			return t.say("I've pinned the link at the top of the chat for you!", "链接已经帮您置顶啦！")
+		}
+		return t.say("The link is in the shopping bag below, look for "+t.name(item)+".", "链接在下方小黄车里，找"+str(item, "name")+"就可以。")
+	case intentSpecs:
+		return t.specsReply(item)
+	}
+	return t.priceReply(item, short)
+}
+
+func (t *turn) priceReply(item map[string]any, short bool) string {
+	price, list, cur := str(item, "price"), str(item, "list_price"), t.currency(item)
+	name := t.name(item)
+	switch {
+	case t.narration:
+		return t.say(fmt.Sprintf("Today's pick is %s, only %s%s in the live room!", str(item, "name"), price, cur),
+			fmt.Sprintf("今天主推%s，直播间只要%s%s！", name, price, cur))
+	case short || list == "":
+		return t.say(fmt.Sprintf("%s is %s%s now.", name, price, cur), fmt.Sprintf("%s现在%s%s。", name, price, cur))
+	}
+	return t.say(fmt.Sprintf("%s is %s%s in the live room right now, down from %s%s. Tap the link to order!", name, price, cur, list, cur),
+		fmt.Sprintf("%s原价%s%s，直播间现在%s%s，喜欢就拍！", name, list, cur, price, cur))
+}
+
+// couponReply states the coupon result. Totals for several items are said
+// without the currency word: the compliance hook checks every "N元"
+// against the item's unit prices.
+func (t *turn) couponReply(item map[string]any) string {
+	r, ok := t.result("eligible")
+	if !ok {
+		return t.priceReply(item, true)
+	}
+	qty, _ := r["quantity"].(float64)
+	cur := t.currency(item)
+	unit := qty <= 1
+	money := func(v string) string {
+		if unit {
+			return v + cur
+		}
+		return v
+	}
+	coupon, _ := r["coupon"].(map[string]any)
+	link := ""
+	if t.narration {
+		if p, ok := t.result("pinned"); ok && p["pinned"] == true {
+			link = t.say(" The link is pinned!", "链接已经置顶！")
+		}
+	}
+	switch {
+	case coupon == nil:
+		return t.say(fmt.Sprintf("There is no coupon for it right now; it is %s.", money(str(r, "total"))),
+			fmt.Sprintf("这款暂时没有优惠券，%s。", money(str(r, "total")))) + link
+	case t.narration:
+		return t.say(fmt.Sprintf("Coupon time: %s off orders from %s!", str(coupon, "amount"), str(coupon, "min_spend")),
+			fmt.Sprintf("优惠券来啦：满%s减%s！", str(coupon, "min_spend"), str(coupon, "amount"))) + link
+	case r["eligible"] == true:
+		return t.say(fmt.Sprintf("Yes! A coupon takes %s off orders from %s, so you pay %s.", str(coupon, "amount"), str(coupon, "min_spend"), money(str(r, "total_after_coupon"))),
+			fmt.Sprintf("可以用满%s减%s的券，券后到手%s！", str(coupon, "min_spend"), str(coupon, "amount"), money(str(r, "total_after_coupon"))))
+	}
+	return t.say(fmt.Sprintf("Not eligible yet: the coupon needs an order of %s, %s more.", str(coupon, "min_spend"), str(r, "missing_spend")),
+		fmt.Sprintf("还不满足用券条件，满%s才能用，还差%s。", str(coupon, "min_spend"), str(r, "missing_spend")))
+}
+
+func (t *turn) sizeReply(item map[string]any) string {
+	chart, _ := item["size_chart"].([]any)
+	if len(chart) == 0 {
+		return t.say("This item has no sizes to choose from.", "这款不分尺码，放心拍。")
+	}
+	h, w := measures(t.text)
+	if h == 0 && w == 0 {
+		return t.say("Tell me your height and weight and I'll recommend a size.", "告诉我身高体重，我帮您推荐尺码哦。")
+	}
+	for _, row := range chart {
+		r, _ := row.(map[string]any)
+		in := func(v float64, lo, hi string) bool {
+			a, _ := r[lo].(float64)
+			b, _ := r[hi].(float64)
+			return v == 0 || (v >= a && v <= b)
+		}
+		if in(h, "min_height_cm", "max_height_cm") && in(w, "min_weight_kg", "max_weight_kg") {
+			size := str(r, "size")
+			return t.say(fmt.Sprintf("From the size chart I'd recommend size %s for you.", size), fmt.Sprintf("按尺码表建议您穿%s码。", size))
+		}
+	}
+	return t.say("No size on the chart fits those measures exactly; please ask customer service.", "尺码表里没有完全合适的码，建议问问客服哦。")
+}
+
+func (t *turn) stockReply() string {
+	r, ok := t.result("stock")
+	if !ok {
+		return t.say("Let me check the stock and get back to you.", "库存我确认一下再告诉您。")
+	}
+	stock, _ := r["stock"].(map[string]any)
+	total := 0.0
+	names := make([]string, 0, len(stock))
+	for name, v := range stock {
+		n, _ := v.(float64)
+		total += n
+		names = append(names, name)
+	}
+	variant := ""
+	if len(names) == 1 && names[0] != "standard" {
+		variant = names[0]
+	}
+	switch {
+	case total == 0 && variant != "":
+		return t.say(fmt.Sprintf("Sorry, %s is sold out right now.", variant), fmt.Sprintf("抱歉，%s已经售罄了。", variant))
+	case total == 0:
+		return t.say("Sorry, that one is sold out right now.", "抱歉，这款已经售罄了。")
+	case total < lowStock:
+		return t.say("Yes, it is in stock, but stock is limited, so be quick!", "还有货，但库存紧张，喜欢要抓紧！")
+	case variant != "":
+		return t.say(fmt.Sprintf("Yes, %s is in stock.", variant), fmt.Sprintf("%s有货的，放心拍！", variant))
+	}
+	return t.say("Yes, it is in stock, plenty for everyone.", "有货的，库存充足，放心拍！")
+}
+
+func (t *turn) shippingReply() string {
+	r, ok := t.result("ships_within_days")
+	if !ok {
+		return t.say("I can't see the shipping and return policy of this item right now; please check with customer service before ordering.",
+			"这款的发货和退换政策我这边暂时查不到，下单前可以问问客服哦。")
+	}
+	days, fee, rd := str(r, "ships_within_days"), str(r, "shipping_fee"), str(r, "return_days")
+	shipping := t.say("free shipping", "包邮")
+	if r["free_shipping"] != true {
+		shipping = t.say("shipping costs "+fee, "运费"+fee)
+	}
+	if rd == "" || rd == "0" {
+		return t.say(fmt.Sprintf("It ships within %s days with %s; it cannot be returned.", days, shipping),
+			fmt.Sprintf("%s天内发货，%s，不支持无理由退货哦。", days, shipping))
+	}
+	return t.say(fmt.Sprintf("It ships within %s days with %s, and %s-day returns.", days, shipping, rd),
+		fmt.Sprintf("%s天内发货，%s，支持%s天无理由退货。", days, shipping, rd))
+}
+
+// specAliases maps attribute keys to the words viewers use for them.
+func specAliases() map[string][]string {
+	return map[string][]string{
+		"volume":   {"volume", "容量", "多大", "ml"},
+		"material": {"material", "made of", "材质", "面料"},
+		"spf":      {"spf", "防晒指数", "倍数"},
+		"skin":     {"skin", "肤质"},
+		"weight":   {"weight", "重量"},
+		"battery":  {"battery", "续航", "电池"},
+	}
+}
+
+func (t *turn) specsReply(item map[string]any) string {
+	attrs, _ := item["attributes"].(map[string]any)
+	lower := strings.ToLower(t.text)
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		words := append([]string{strings.ToLower(k)}, specAliases()[strings.ToLower(k)]...)
+		if containsAny(lower, words) {
+			v := fmt.Sprint(attrs[k])
+			return t.say(fmt.Sprintf("The %s is %s.", k, v), fmt.Sprintf("%s的%s是%s。", str(item, "name"), words[len(words)-1], v))
+		}
+	}
+	if d := str(item, "description"); d != "" {
+		d = strings.TrimRight(d, ".。")
+		if utf8.RuneCountInString(d) > 90 {
+			d = string([]rune(d)[:90])
+		}
+		return t.say(fmt.Sprintf("%s: %s.", t.name(item), d), fmt.Sprintf("%s：%s。", str(item, "name"), d))
+	}
+	return t.say("I can't find that detail, so I won't guess.", "这个信息我这边查不到，不乱说哦。")
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if w != "" && strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
