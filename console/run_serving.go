@@ -1,0 +1,193 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
+)
+
+// servingSetting names the organisation setting that holds the checkpoint
+// folder its streams are served from.
+const servingSetting = "serving_model"
+
+// promotedFile describes a promoted checkpoint inside its folder.
+const promotedFile = "promoted.json"
+
+// promotion is what promoted.json records.
+type promotion struct {
+	RunID      string    `json:"run_id"`
+	RunName    string    `json:"run_name"`
+	Stage      string    `json:"stage"`
+	Step       int       `json:"step"`
+	PromotedBy string    `json:"promoted_by"`
+	PromotedAt time.Time `json:"promoted_at"`
+}
+
+// servingModel is the model spec an organisation's streams are served
+// with: the checkpoint folder an operator promoted, or Config.ModelName
+// when none was. The live and release areas open it.
+func (s *Server) servingModel(ctx context.Context, orgID string) (spec string) {
+	st, err := s.store.OrgSetting(ctx, orgID, servingSetting)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("reading the serving model", "org", orgID, "err", err)
+		}
+		return s.cfg.ModelName
+	}
+	return st.Value
+}
+
+// servingView is the serving model as the console shows it.
+type servingView struct {
+	Spec string `json:"spec"`
+	// Default is true when nothing was promoted: Spec is the console's
+	// configured model.
+	Default   bool       `json:"default"`
+	Promotion *promotion `json:"promotion,omitempty"`
+}
+
+func (s *Server) servingView(ctx context.Context, orgID string) servingView {
+	st, err := s.store.OrgSetting(ctx, orgID, servingSetting)
+	if err != nil {
+		return servingView{Spec: s.cfg.ModelName, Default: true}
+	}
+	v := servingView{Spec: st.Value}
+	var p promotion
+	if runfolder.ReadJSON(filepath.Join(st.Value, promotedFile), &p) == nil {
+		v.Promotion = &p
+	}
+	return v
+}
+
+func (t *trainingRuns) serving(c *fiber.Ctx) error {
+	return c.JSON(t.s.servingView(c.UserContext(), scopeOf(c).OrgID))
+}
+
+// resetServing goes back to the console's configured model.
+func (t *trainingRuns) resetServing(c *fiber.Ctx) error {
+	sc := scopeOf(c)
+	if err := t.s.store.SetOrgSetting(c.UserContext(), sc, servingSetting, ""); err != nil {
+		return storeError(err, "setting")
+	}
+	return c.JSON(t.s.servingView(c.UserContext(), sc.OrgID))
+}
+
+// promote copies the run's last checkpoint (without optimizer state) to
+// a folder of its own under models/, named by run and step, so that the
+// run can go on without changing what is served, and makes it the
+// organisation's serving model.
+func (t *trainingRuns) promote(c *fiber.Ctx) error {
+	ctx, sc := c.UserContext(), scopeOf(c)
+	r, err := t.s.store.Run(ctx, sc, c.Params("id"))
+	if err != nil {
+		return storeError(err, "training run")
+	}
+	if _, err := runfolder.ReadState(r.Dir); err != nil {
+		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("run %q has no checkpoint yet", r.Name))
+	}
+	models := filepath.Join(t.s.cfg.DataDir, "models")
+	if err := os.MkdirAll(models, 0o750); err != nil {
+		return fmt.Errorf("models folder: %w", err)
+	}
+	tmp, err := os.MkdirTemp(models, ".promote-")
+	if err != nil {
+		return fmt.Errorf("models folder: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	step, err := copyCheckpoint(filepath.Join(r.Dir, runfolder.CheckpointDir), filepath.Join(tmp, "model"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusConflict, "the checkpoint changed while it was copied (the run saved a new one): promote again")
+	}
+	p := promotion{RunID: r.ID, RunName: r.Name, Stage: r.Stage, Step: step, PromotedBy: userOf(c).Username, PromotedAt: time.Now().UTC()}
+	if err := runfolder.WriteJSON(filepath.Join(tmp, "model", promotedFile), p); err != nil {
+		return err
+	}
+	dst := filepath.Join(models, fmt.Sprintf("%s-step%d", r.ID, step))
+	if err := os.Rename(filepath.Join(tmp, "model"), dst); err != nil {
+		// Promoted before: the folder of that step is already there and
+		// holds the same checkpoint.
+		if _, statErr := os.Stat(filepath.Join(dst, runfolder.StateFile)); statErr != nil {
+			return fmt.Errorf("promote: %w", err)
+		}
+	}
+	if err := t.s.store.SetOrgSetting(ctx, sc, servingSetting, dst); err != nil {
+		return storeError(err, "setting")
+	}
+	return c.JSON(t.s.servingView(ctx, sc.OrgID))
+}
+
+// copyCheckpoint copies a checkpoint folder without its optimizer state
+// and returns the step it holds. The copy is written aside and renamed
+// into place; it fails if the trainer replaced the checkpoint meanwhile.
+func copyCheckpoint(src, dst string) (step int, err error) {
+	var before runfolder.State
+	if err := runfolder.ReadJSON(filepath.Join(src, runfolder.StateFile), &before); err != nil {
+		return 0, err
+	}
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return 0, err
+	}
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		target := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o750)
+		case rel == runfolder.OptimizerFile || !d.Type().IsRegular():
+			return nil
+		}
+		return copyFile(path, target)
+	})
+	var after runfolder.State
+	if err == nil {
+		err = runfolder.ReadJSON(filepath.Join(tmp, runfolder.StateFile), &after)
+	}
+	if err == nil && after.Step != before.Step {
+		err = fmt.Errorf("checkpoint moved from step %d to %d during the copy", before.Step, after.Step)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return 0, fmt.Errorf("copy checkpoint %s: %w", src, err)
+	}
+	return after.Step, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
