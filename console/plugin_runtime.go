@@ -1,0 +1,352 @@
+package console
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/runtime"
+)
+
+// pluginRuntime is the console's side of the sandbox: which stored plugin
+// versions are loaded, the plugin sets streams run (cached per
+// organisation, plugin generation and catalog), and call statistics.
+type pluginRuntime struct {
+	sandbox *runtime.Sandbox
+	store   *store.Store
+	files   packageFiles
+	log     *slog.Logger
+
+	// loadMu serialises loading, so two sessions that miss the cache at
+	// once compile a version once.
+	loadMu sync.Mutex
+	// checker verifies uploads in a host of its own, so that a rejected
+	// package never enters the live sandbox.
+	checkerOnce sync.Once
+	checker     *plugins.Host
+	checkerErr  error
+
+	mu     sync.Mutex
+	gen    map[string]uint64          // org → generation, bumped by every change to its plugins
+	loaded map[string]*plugins.Plugin // stored version id → loaded plugin
+	sets   map[setKey]*streamSet
+	stats  map[statKey]*callStats
+
+	calls   *prometheus.CounterVec
+	seconds *prometheus.HistogramVec
+}
+
+// setKey names a cached plugin set: an organisation and a catalog.
+type setKey struct {
+	org     string
+	catalog [sha256.Size]byte
+}
+
+// streamSet is a cached set with the environment it serves. The
+// environment (catalog and plugin key-value data) outlives plugin
+// changes, so an upgrade keeps what plugins remembered about the stream.
+type streamSet struct {
+	gen uint64
+	env *plugins.LocalEnv
+	set *runtime.PluginSet
+}
+
+// maxSets bounds the cache of plugin sets (one per distinct catalog).
+const maxSets = 1024
+
+type statKey struct{ org, plugin string }
+
+// callStats are one plugin's calls since the console started, with the
+// latencies of the most recent ones for percentiles.
+type callStats struct {
+	calls, errors uint64
+	recent        [512]time.Duration
+	next          int
+}
+
+// callSummary is what the page shows of a plugin's calls.
+type callSummary struct {
+	Calls  uint64  `json:"calls"`
+	Errors uint64  `json:"errors"`
+	P50MS  float64 `json:"p50_ms"`
+	P95MS  float64 `json:"p95_ms"`
+}
+
+func newPluginRuntime(cfg Config, st *store.Store, log *slog.Logger) *pluginRuntime {
+	r := &pluginRuntime{sandbox: cfg.Sandbox, store: st, log: log, files: packageFiles{dir: packagesDir(cfg, st)},
+		gen: map[string]uint64{}, loaded: map[string]*plugins.Plugin{}, sets: map[setKey]*streamSet{}, stats: map[statKey]*callStats{},
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "livehat_plugin_calls_total",
+			Help: "Plugin calls by plugin, export and outcome (ok, timeout, rejected, error)."}, []string{"plugin", "export", "outcome"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "livehat_plugin_call_seconds",
+			Help: "Plugin call latency in the sandbox, in seconds.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12)},
+			[]string{"plugin", "export"}),
+	}
+	if cfg.Metrics != nil {
+		r.calls = registerOrReuse(cfg.Metrics, r.calls, log)
+		r.seconds = registerOrReuse(cfg.Metrics, r.seconds, log)
+	}
+	return r
+}
+
+// registerOrReuse registers c, or returns the collector registered under
+// the same name before (two servers on one registry share the series).
+func registerOrReuse[C prometheus.Collector](reg *prometheus.Registry, c C, log *slog.Logger) C {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if prev, ok := are.ExistingCollector.(C); ok {
+			return prev
+		}
+	}
+	if err != nil {
+		log.Warn("plugin metrics not registered", "err", err)
+	}
+	return c
+}
+
+// packagesDir is where uploaded packages live: the data folder, or the
+// database's folder when no data folder is configured.
+func packagesDir(cfg Config, st *store.Store) string {
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = filepath.Dir(st.Path())
+	}
+	return filepath.Join(dir, "plugin-packages")
+}
+
+// changed invalidates an organisation's cached plugin sets; handlers call
+// it after a change to the org's plugins is committed.
+func (r *pluginRuntime) changed(orgID string) {
+	r.mu.Lock()
+	r.gen[orgID]++
+	r.mu.Unlock()
+}
+
+// set returns the plugin set of an organisation's enabled active versions,
+// bound to catalog. A cached set is reused while no plugin of the org has
+// changed, so a turn boundary costs a hash of the catalog and a map look-up.
+func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (*runtime.PluginSet, error) {
+	key := setKey{org: orgID, catalog: sha256.Sum256(catalog)}
+	r.mu.Lock()
+	gen := r.gen[orgID]
+	cached := r.sets[key]
+	r.mu.Unlock()
+	if cached != nil && cached.gen == gen {
+		return cached.set, nil
+	}
+	var env *plugins.LocalEnv
+	if cached != nil {
+		env = cached.env
+	} else {
+		cat, err := parseCatalog(catalog)
+		if err != nil {
+			return nil, err
+		}
+		env = plugins.NewLocalEnv(cat, r.log, nil)
+	}
+	active, err := r.store.ActivePlugins(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("console: plugins of org %s: %w", orgID, err)
+	}
+	ps := make([]*plugins.Plugin, 0, len(active))
+	for _, a := range active {
+		p, err := r.load(ctx, a.VersionID, a.PackageSHA256)
+		if err != nil {
+			// The session runs without it: its tools answer "not
+			// installed" and its hooks apply their failure policy,
+			// which is what a fail_closed compliance hook needs.
+			r.log.Error("plugin not loaded", "plugin", a.Name, "version", a.Version, "err", err)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	built := &streamSet{gen: gen, env: env, set: runtime.NewPluginSet(env, ps...)}
+	r.mu.Lock()
+	if len(r.sets) >= maxSets {
+		for k := range r.sets {
+			delete(r.sets, k)
+			break
+		}
+	}
+	r.sets[key] = built
+	r.mu.Unlock()
+	return built.set, nil
+}
+
+func parseCatalog(catalog []byte) (*plugins.Catalog, error) {
+	if len(catalog) == 0 {
+		return &plugins.Catalog{}, nil
+	}
+	cat, err := plugins.ParseCatalog(catalog)
+	if err != nil {
+		return nil, fmt.Errorf("console: stream catalog: %w", err)
+	}
+	return cat, nil
+}
+
+// load returns the loaded plugin of a stored version, loading it into the
+// sandbox on first use. The archive is read back by its hash; its
+// signature was verified against the organisation's keys at upload and is
+// not checked again here (the sandbox trusts no keys of its own), since
+// the content address already proves these are the verified bytes.
+func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) (*plugins.Plugin, error) {
+	r.mu.Lock()
+	p := r.loaded[versionID]
+	r.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	r.mu.Lock()
+	p = r.loaded[versionID]
+	r.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	data, err := r.files.read(packageSHA)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := plugins.ReadPackage(data)
+	if err != nil {
+		return nil, err
+	}
+	pkg.Signature = nil
+	p, err = r.sandbox.Load(ctx, pkg)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.loaded[versionID] = p
+	r.mu.Unlock()
+	return p, nil
+}
+
+// check verifies a package the way the sandbox will run it (integrity,
+// signature against trusted, ABI, exports, start-up) in a separate host,
+// and returns the id of the key that signed it ("" when unsigned).
+func (r *pluginRuntime) check(ctx context.Context, pkg *plugins.Package, trusted map[string]ed25519.PublicKey) (string, error) {
+	signer, err := pkg.Verify(trusted)
+	if err != nil {
+		return "", err
+	}
+	r.checkerOnce.Do(func() {
+		r.checker, r.checkerErr = plugins.NewHost(context.WithoutCancel(ctx), plugins.NewHostConfig().WithCacheDir(plugins.DefaultCacheDir()))
+	})
+	if r.checkerErr != nil {
+		return "", r.checkerErr
+	}
+	unsigned := *pkg
+	unsigned.Signature = nil
+	p, err := r.checker.Load(ctx, &unsigned)
+	if err != nil {
+		return "", err
+	}
+	return signer, p.Close(ctx)
+}
+
+// outcome classifies a call's error for the metrics.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, plugins.ErrTimeout):
+		return "timeout"
+	case errors.Is(err, plugins.ErrBadInput), errors.Is(err, plugins.ErrBadOutput), errors.Is(err, plugins.ErrUnknown):
+		return "rejected"
+	}
+	return "error"
+}
+
+// record counts one call of plugin's export for an organisation.
+func (r *pluginRuntime) record(orgID, plugin, export string, took time.Duration, err error) {
+	out := outcome(err)
+	r.calls.WithLabelValues(plugin, export, out).Inc()
+	r.seconds.WithLabelValues(plugin, export).Observe(took.Seconds())
+	k := statKey{orgID, plugin}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.stats[k]
+	if st == nil {
+		st = &callStats{}
+		r.stats[k] = st
+	}
+	st.calls++
+	if err != nil {
+		st.errors++
+	}
+	st.recent[st.next%len(st.recent)] = took
+	st.next++
+}
+
+// summary is one plugin's call statistics for an organisation.
+func (r *pluginRuntime) summary(orgID, plugin string) callSummary {
+	r.mu.Lock()
+	st := r.stats[statKey{orgID, plugin}]
+	if st == nil {
+		r.mu.Unlock()
+		return callSummary{}
+	}
+	n := min(st.next, len(st.recent))
+	lat := slices.Clone(st.recent[:n])
+	sum := callSummary{Calls: st.calls, Errors: st.errors}
+	r.mu.Unlock()
+	slices.Sort(lat)
+	sum.P50MS, sum.P95MS = quantileMS(lat, 0.50), quantileMS(lat, 0.95)
+	return sum
+}
+
+// quantileMS is the nearest-rank quantile q of sorted durations, in ms.
+func quantileMS(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	i = min(max(i, 0), len(sorted)-1)
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+// meteredPlugins counts and times every call of a session's plugin set.
+type meteredPlugins struct {
+	next runtime.Plugins
+	r    *pluginRuntime
+	org  string
+}
+
+// Tool implements runtime.Plugins.
+func (m meteredPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
+	t0 := time.Now()
+	out, err := m.next.Tool(ctx, plugin, export, args)
+	m.r.record(m.org, plugin, export, time.Since(t0), err)
+	return out, err
+}
+
+// Hook implements runtime.Plugins.
+func (m meteredPlugins) Hook(ctx context.Context, plugin, export string, input json.RawMessage) (harness.HookDecision, error) {
+	t0 := time.Now()
+	d, err := m.next.Hook(ctx, plugin, export, input)
+	m.r.record(m.org, plugin, export, time.Since(t0), err)
+	return d, err
+}
+
+// Skill implements runtime.Plugins.
+func (m meteredPlugins) Skill(ctx context.Context, plugin, export string, input json.RawMessage) (string, error) {
+	t0 := time.Now()
+	text, err := m.next.Skill(ctx, plugin, export, input)
+	m.r.record(m.org, plugin, export, time.Since(t0), err)
+	return text, err
+}
