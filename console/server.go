@@ -67,6 +67,9 @@ type Server struct {
 	// harnesses holds parsed harness versions and running release gates
 	// (harnesses.go, harness_gate.go).
 	harnesses *harnessArea
+	// plugins holds loaded plugin versions, cached plugin sets and call
+	// statistics (plugin_runtime.go); pluginRoutes sets it up.
+	plugins *pluginRuntime
 }
 
 // New builds a server from cfg.
