@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/tokenizer"
@@ -478,5 +479,47 @@ func sameRun(t *testing.T, a, b string, steps int) {
 	mb, _ := os.ReadFile(filepath.Join(b, runfolder.MetricsFile))
 	if strings.Count(string(ma), "\n") != steps || strings.Count(string(mb), "\n") != steps {
 		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), steps)
+	}
+}
+
+// TestTrainMain runs the command from a config file with a flag on top,
+// then resumes it with a longer schedule.
+func TestTrainMain(t *testing.T) {
+	f := getFixture(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "run.json")
+	c := testConfig(f, 3)
+	c.Samples = 1
+	data, _ := json.Marshal(c)
+	if err := os.WriteFile(conf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	var out, errw bytes.Buffer
+	ctx := context.Background()
+	if err := TrainMain(ctx, []string{"--config", conf, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errw.String())
+	}
+	var saved Config
+	if err := runfolder.ReadJSON(filepath.Join(run, runfolder.ConfigFile), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if saved.Steps != 1 || saved.Samples != 1 || saved.Teacher != f.teacher || saved.Stage != "opd" {
+		t.Errorf("run.json: steps %d, samples %d, teacher %q, stage %q; want 1 (flag), 1, %q (file), opd", saved.Steps, saved.Samples, saved.Teacher, saved.Stage, f.teacher)
+	}
+	if err := TrainMain(ctx, []string{"--resume", "--out", run, "--steps", "2"}, nil, &out, &errw); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out.String())
+	}
+	metrics, _ := os.ReadFile(filepath.Join(run, runfolder.MetricsFile))
+	if n := bytes.Count(metrics, []byte("\n")); n != 2 {
+		t.Errorf("%d metric lines after resuming to 2 steps", n)
+	}
+	if !strings.Contains(out.String(), "step 2/2") || !strings.Contains(out.String(), "ETA") {
+		t.Errorf("progress: %s", out.String())
+	}
+	for _, args := range [][]string{{"--out", run}, {"--init", "a", "--teacher", "b"}, {"--stage", "rl", "--out", run, "--init", "a", "--teacher", "b"}, {"extra"}} {
+		if _, ok := TrainMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
+			t.Errorf("TrainMain(%v): want a usage error", args)
+		}
 	}
 }

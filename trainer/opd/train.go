@@ -42,21 +42,7 @@ type Config struct {
 	Temperature    float64 `json:"temperature"`
 	// Estimator is Full or Sampled.
 	Estimator Estimator `json:"estimator"`
-	// Seed seeds the prompt order, the samples and LoRA adapters.
-	Seed        uint64         `json:"seed"`
-	Steps       int            `json:"steps"`
-	MicroTokens int            `json:"micro_tokens"`
-	LR          float64        `json:"lr"`
-	Warmup      int            `json:"warmup"`
-	MinLRRatio  float64        `json:"min_lr_ratio"`
-	AdamW       nn.AdamWConfig `json:"adamw"`
-	ClipNorm    float64        `json:"clip_norm"`
-	// SaveEvery writes a checkpoint every so many steps (and at the end);
-	// EvalEvery measures the held-out prompts (and at the end).
-	SaveEvery int            `json:"save_every"`
-	EvalEvery int            `json:"eval_every,omitempty"`
-	LoRA      *nn.LoRAConfig `json:"lora,omitempty"`
-	Threads   int            `json:"threads"`
+	runfolder.Optimization
 }
 
 // DefaultConfig returns the OPD defaults: 8 prompts × 4 samples of up to 64
@@ -64,8 +50,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Stage: "opd", PromptSeed: 1, Prompts: 512, EvalPrompts: 32, PromptsPerStep: 8, Samples: 4,
-		MaxNewTokens: 64, Temperature: 1, Estimator: Full, Seed: 1, Steps: 100, MicroTokens: 8192,
-		LR: 5e-4, Warmup: 5, MinLRRatio: 0.1, AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 25, EvalEvery: 25,
+		MaxNewTokens: 64, Temperature: 1, Estimator: Full,
+		Optimization: runfolder.Optimization{Seed: 1, Steps: 100, MicroTokens: 8192, LR: 5e-4, Warmup: 5, MinLRRatio: 0.1,
+			AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 25, EvalEvery: 25},
 	}
 }
 
@@ -82,12 +69,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("opd: temperature %g: sampling needs a positive one", c.Temperature)
 	case c.Estimator != Full && c.Estimator != Sampled:
 		return fmt.Errorf("opd: estimator %q: want full or sampled", c.Estimator)
-	case c.Steps <= 0 || c.MicroTokens <= 0:
-		return fmt.Errorf("opd: steps %d and micro-tokens %d must be positive", c.Steps, c.MicroTokens)
-	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:
-		return fmt.Errorf("opd: learning rate %g, warm-up %d, min ratio %g", c.LR, c.Warmup, c.MinLRRatio)
-	case c.EvalEvery < 0 || c.SaveEvery < 0:
-		return fmt.Errorf("opd: eval every %d and save every %d must not be negative", c.EvalEvery, c.SaveEvery)
+	}
+	if err := c.Optimization.Validate(); err != nil {
+		return fmt.Errorf("opd: %w", err)
 	}
 	return nil
 }
@@ -174,7 +158,7 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 	}
 	defer mf.Close()
 	menc := json.NewEncoder(mf)
-	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
+	sched := cfg.Schedule()
 	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
@@ -205,7 +189,7 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 		dt := time.Since(t0).Seconds()
 		mt := runfolder.Metrics{Step: step + 1, Loss: st.KL, LR: lr, GradNorm: norm, Tokens: st.Tokens, TrainedTokens: st.TrainedTokens,
 			TokensPerSec: float64(st.Tokens) / dt, StepSeconds: dt, KL: runfolder.Value(st.KL)}
-		if len(held) > 0 && (mt.Step == cfg.Steps || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
+		if len(held) > 0 && cfg.Evaluates(mt.Step) {
 			ev, err := evaluate(ctx, s, student, teacher, held, cfg.Seed^evalSeed)
 			if err != nil {
 				return fmt.Errorf("opd: evaluate at step %d: %w", mt.Step, err)
@@ -217,7 +201,7 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 			return fmt.Errorf("opd: metrics: %w", err)
 		}
 		progress.Step(mt.Step, fmt.Sprintf("kl %.4f  lr %.2e  grad-norm %.3f  %.0f tokens/s", st.KL, lr, norm, mt.TokensPerSec))
-		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
+		if cfg.Saves(mt.Step) {
 			if err := runfolder.SaveCheckpoint(out, student, opt, tok, mt.Step); err != nil {
 				return fmt.Errorf("opd: %w", err)
 			}

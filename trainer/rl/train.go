@@ -49,21 +49,10 @@ type Config struct {
 	// Epochs is the number of policy updates on each step's rollouts
 	// (TRL's num_iterations μ); past the first the ratio moves and the
 	// clip acts.
-	Epochs      int            `json:"epochs"`
-	Reward      RewardConfig   `json:"reward"`
-	Loss        LossConfig     `json:"loss"`
-	Seed        uint64         `json:"seed"`
-	Steps       int            `json:"steps"`
-	MicroTokens int            `json:"micro_tokens"`
-	LR          float64        `json:"lr"`
-	Warmup      int            `json:"warmup"`
-	MinLRRatio  float64        `json:"min_lr_ratio"`
-	AdamW       nn.AdamWConfig `json:"adamw"`
-	ClipNorm    float64        `json:"clip_norm"`
-	SaveEvery   int            `json:"save_every"`
-	EvalEvery   int            `json:"eval_every,omitempty"`
-	LoRA        *nn.LoRAConfig `json:"lora,omitempty"`
-	Threads     int            `json:"threads"`
+	Epochs int          `json:"epochs"`
+	Reward RewardConfig `json:"reward"`
+	Loss   LossConfig   `json:"loss"`
+	runfolder.Optimization
 }
 
 // DefaultConfig returns the HSA-RL defaults: 4 tasks × 8 rollouts a step,
@@ -73,8 +62,8 @@ func DefaultConfig() Config {
 		Stage: "rl", Tasks: DefaultTaskConfig(), EvalTasks: 16, PromptsPerStep: 4, Group: 8, TurnTokens: 96, MaxTurns: 5,
 		Temperature: 1, Epochs: 1, Reward: DefaultRewardConfig(),
 		Loss: LossConfig{ClipLow: 0.2, ClipHigh: 0.28, KLCoef: 0.01, Aggregation: TokenMean},
-		Seed: 1, Steps: 100, MicroTokens: 8192, LR: 1e-4, Warmup: 5, MinLRRatio: 0.1, AdamW: nn.DefaultAdamW(),
-		ClipNorm: 1, SaveEvery: 25, EvalEvery: 25,
+		Optimization: runfolder.Optimization{Seed: 1, Steps: 100, MicroTokens: 8192, LR: 1e-4, Warmup: 5, MinLRRatio: 0.1,
+			AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 25, EvalEvery: 25},
 	}
 }
 
@@ -89,12 +78,11 @@ func (c Config) validate() error {
 			c.PromptsPerStep, c.Group, c.TurnTokens, c.MaxTurns, c.EvalTasks)
 	case !(c.Temperature > 0) || math.IsInf(c.Temperature, 0):
 		return fmt.Errorf("rl: temperature %g: rollouts need a positive one", c.Temperature)
-	case c.Epochs <= 0 || c.Steps <= 0 || c.MicroTokens <= 0:
-		return fmt.Errorf("rl: epochs %d, steps %d and micro-tokens %d must be positive", c.Epochs, c.Steps, c.MicroTokens)
-	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:
-		return fmt.Errorf("rl: learning rate %g, warm-up %d, min ratio %g", c.LR, c.Warmup, c.MinLRRatio)
-	case c.EvalEvery < 0 || c.SaveEvery < 0:
-		return fmt.Errorf("rl: eval every %d and save every %d must not be negative", c.EvalEvery, c.SaveEvery)
+	case c.Epochs <= 0:
+		return fmt.Errorf("rl: epochs %d must be positive", c.Epochs)
+	}
+	if err := c.Optimization.Validate(); err != nil {
+		return fmt.Errorf("rl: %w", err)
 	}
 	if err := c.Tasks.validate(); err != nil {
 		return err
@@ -290,7 +278,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 	}
 	defer mf.Close()
 	menc := json.NewEncoder(mf)
-	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
+	sched := cfg.Schedule()
 	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
@@ -300,7 +288,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 		if err != nil {
 			return fmt.Errorf("rl: step %d: %w", step+1, err)
 		}
-		if cfg.EvalTasks > 0 && (mt.Step == cfg.Steps || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
+		if cfg.EvalTasks > 0 && cfg.Evaluates(mt.Step) {
 			ev, err := a.evaluate(ctx, m, cfg.Reward, cfg.EvalTasks, cfg.EvalSamples)
 			if err != nil {
 				return fmt.Errorf("rl: evaluate at step %d: %w", mt.Step, err)
@@ -314,7 +302,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 		}
 		progress.Step(mt.Step, fmt.Sprintf("reward %.3f±%.3f  loss %.4f  kl %.4f  clip %.3f  lr %.2e  %.0f tokens/s",
 			*mt.RewardMean, *mt.RewardStd, mt.Loss, valueOr(mt.KL), *mt.ClipFrac, mt.LR, mt.TokensPerSec))
-		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
+		if cfg.Saves(mt.Step) {
 			if err := runfolder.SaveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return fmt.Errorf("rl: %w", err)
 			}

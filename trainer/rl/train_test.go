@@ -110,7 +110,7 @@ func sftCheckpoint(t *testing.T) string {
 
 func toyConfig(init string, steps int) rl.Config {
 	c := rl.DefaultConfig()
-	c.Init, c.Tasks, c.EvalTasks, c.EvalSamples = init, toyTasks(), 12, 4
+	c.Init, c.Tasks, c.EvalTasks, c.EvalSamples = init, toyTasks(), 8, 4
 	c.PromptsPerStep, c.Group, c.TurnTokens, c.MaxTurns = 4, 6, 48, 3
 	c.Steps, c.LR, c.Warmup, c.SaveEvery, c.EvalEvery, c.Threads = steps, 1e-3, 1, 2, 0, 2
 	return c
@@ -118,12 +118,12 @@ func toyConfig(init string, steps int) rl.Config {
 
 // TestRLMeanRewardRises trains the warm-started policy for a few GRPO
 // steps in the toy room and checks that the mean reward rises, on the
-// held-out tasks (4 seeded samples of 12 tasks, before and after) and
+// held-out tasks (4 seeded samples of 8 tasks, before and after) and
 // along the run.
 func TestRLMeanRewardRises(t *testing.T) {
 	init := sftCheckpoint(t)
 	base := toyHarness(t)
-	c := toyConfig(init, 10)
+	c := toyConfig(init, 8)
 	ctx := context.Background()
 	before, err := rl.Evaluate(ctx, base, c, init, c.EvalSamples)
 	if err != nil {
@@ -188,8 +188,8 @@ func TestHelperRLProcess(t *testing.T) {
 // resumeConfig is a small run with two policy updates a step, so the
 // ratio and the clip act and the optimizer's update count is checked.
 func resumeConfig(init string) rl.Config {
-	c := toyConfig(init, 6)
-	c.PromptsPerStep, c.Group, c.TurnTokens, c.Epochs, c.SaveEvery, c.EvalTasks = 2, 3, 32, 2, 1, 0
+	c := toyConfig(init, 5)
+	c.PromptsPerStep, c.Group, c.TurnTokens, c.Epochs, c.SaveEvery, c.EvalTasks = 2, 2, 24, 2, 1, 0
 	return c
 }
 

@@ -2,18 +2,20 @@ package sft
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/trainer/nn"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/opd"
+	"github.com/livehat/livehat/trainer/rl"
 )
 
 // teacherKeyEnv names the environment variable holding the teacher
@@ -59,7 +61,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f trainFlags
-	f.stage = fs.String("stage", "sft", "training stage: sft")
+	f.stage = fs.String("stage", "sft", "training stage: sft, opd or rl")
 	f.out = fs.String("out", "", "run folder (required)")
 	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
 	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
@@ -87,7 +89,10 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	return fs, f
 }
 
-// TrainMain is `livehat train`:
+// TrainMain is `livehat train`. --stage (or the "stage" of the --config
+// file, or of the run folder's run.json with --resume) picks the stage:
+// sft here, opd and rl in packages opd and rl (see their TrainMain for
+// their flags). The SFT stage:
 //
 //	livehat train --stage sft --out DIR [--config run.json] [--augment=true|false] [--steps N] [--resume]
 //	    [--model tiny|small|5m | --init CHECKPOINT] [--batch 8] [--micro-tokens 8192]
@@ -98,9 +103,21 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	    [--teacher URL --teacher-model NAME]
 //
 // With --resume the run folder's run.json is used and only --steps may
-// change (the cosine schedule follows the new total). Only stage sft is
-// built so far; opd and rl are issue #6's later stages.
+// change (the cosine schedule follows the new total).
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stage, err := stageOf(args)
+	if err != nil {
+		return err
+	}
+	switch stage {
+	case "opd":
+		return opd.TrainMain(ctx, args, stdin, stdout, stderr)
+	case "rl":
+		return rl.TrainMain(ctx, args, stdin, stdout, stderr)
+	case "", "sft":
+	default:
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: want sft, opd or rl", stage)}
+	}
 	cfg := DefaultTrainConfig()
 	fs, f := newTrainFlagSet(&cfg, stderr)
 	if err := fs.Parse(args); err != nil {
@@ -111,23 +128,14 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if *f.config != "" {
 		// The file replaces the defaults; the flags are parsed again on top.
-		data, err := os.ReadFile(*f.config)
-		if err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
 		cfg = DefaultTrainConfig()
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return fmt.Errorf("train: %s: %w", *f.config, err)
+		if err := runfolder.ReadConfig(*f.config, &cfg); err != nil {
+			return fmt.Errorf("train: %w", err)
 		}
 		fs, f = newTrainFlagSet(&cfg, stderr)
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-	}
-	if *f.stage != "sft" {
-		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: only sft is built so far (opd and rl are still open in #6)", *f.stage)}
 	}
 	if *f.out == "" {
 		return &harness.UsageError{Msg: "--out DIR is required"}
@@ -212,4 +220,51 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return nil
 	}
 	return WriteJSONL(w, trajs, *format)
+}
+
+// stageOf finds the stage a `livehat train` command line asks for: the
+// --stage flag, else the "stage" of the --config file, else, with
+// --resume, the "stage" of the run folder's run.json ("" when none names
+// one: SFT, whose older run files have no stage).
+func stageOf(args []string) (string, error) {
+	value := func(name string) (string, bool) {
+		for i, a := range args {
+			if a == "--" {
+				break
+			}
+			for _, p := range []string{"-" + name, "--" + name} {
+				if a == p && i+1 < len(args) {
+					return args[i+1], true
+				}
+				if v, ok := strings.CutPrefix(a, p+"="); ok {
+					return v, true
+				}
+			}
+		}
+		return "", false
+	}
+	if s, ok := value("stage"); ok {
+		return s, nil
+	}
+	if path, ok := value("config"); ok {
+		s, err := runfolder.ConfigStage(path)
+		if err != nil {
+			return "", fmt.Errorf("train: %w", err)
+		}
+		return s, nil
+	}
+	resume := false
+	for _, a := range args {
+		if a == "-resume" || a == "--resume" || a == "-resume=true" || a == "--resume=true" {
+			resume = true
+		}
+	}
+	if out, ok := value("out"); ok && resume {
+		s, err := runfolder.ConfigStage(filepath.Join(out, runfolder.ConfigFile))
+		if err != nil {
+			return "", fmt.Errorf("train: resume: %w", err)
+		}
+		return s, nil
+	}
+	return "", nil
 }

@@ -396,7 +396,8 @@ func TestResumeAfterKill(t *testing.T) {
 func TestTrainMainUsage(t *testing.T) {
 	ctx := context.Background()
 	var out, errw bytes.Buffer
-	for _, args := range [][]string{{"--stage", "rl", "--out", t.TempDir()}, {"--steps", "3"}} {
+	for _, args := range [][]string{{"--stage", "rl", "--out", t.TempDir()}, {"--steps", "3"}, {"--stage=opd", "--out", t.TempDir(), "--init", "x"},
+		{"-stage", "dpo", "--out", t.TempDir()}} {
 		err := TrainMain(ctx, args, nil, &out, &errw)
 		if _, ok := err.(*harness.UsageError); !ok {
 			t.Errorf("TrainMain(%v) = %v, want a usage error", args, err)
@@ -479,5 +480,35 @@ func TestLoRAFromCheckpoint(t *testing.T) {
 	}
 	if !moved {
 		t.Error("the LoRA B matrices never left zero")
+	}
+}
+
+// TestTrainMainDispatchesStages: the stage comes from --stage, from the
+// config file's "stage", or from the run folder's run.json on resume.
+func TestTrainMainDispatchesStages(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var out, errw bytes.Buffer
+	conf := filepath.Join(dir, "opd.json")
+	if err := os.WriteFile(conf, []byte(`{"stage": "opd", "steps": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := TrainMain(ctx, []string{"--config", conf, "--out", filepath.Join(dir, "a")}, nil, &out, &errw)
+	if ue, ok := err.(*harness.UsageError); !ok || !strings.Contains(ue.Msg, "--teacher") {
+		t.Errorf("an opd config went to %v, want the opd stage's usage error", err)
+	}
+	if err := os.WriteFile(conf, []byte(`{"stage": "rl", "stepz": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := TrainMain(ctx, []string{"--config=" + conf, "--out", filepath.Join(dir, "b")}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "stepz") {
+		t.Errorf("an rl config with an unknown field gave %v", err)
+	}
+	run := filepath.Join(dir, "rlrun")
+	os.MkdirAll(run, 0o755)
+	if err := os.WriteFile(filepath.Join(run, "run.json"), []byte(`{"stage": "rl"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := TrainMain(ctx, []string{"--resume", "--out", run}, nil, &out, &errw); err == nil || !strings.HasPrefix(err.Error(), "rl:") {
+		t.Errorf("resuming an rl run folder gave %v, want the rl stage's error", err)
 	}
 }

@@ -33,7 +33,9 @@ const (
 
 // TrainConfig is a whole SFT run; it is saved in the run folder as run.json.
 type TrainConfig struct {
-	Data DataConfig `json:"data"`
+	// Stage is "sft"; it lets `livehat train --config` pick the stage.
+	Stage string     `json:"stage,omitempty"`
+	Data  DataConfig `json:"data"`
 	// Template is the chat template the text is rendered with (the
 	// engine's default, Qwen3, is the zero value).
 	Template chat.Template `json:"template"`
@@ -78,7 +80,7 @@ type TrainConfig struct {
 // DefaultTrainConfig returns an HSA-SFT run of the "tiny" shape.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
-		Data: DefaultDataConfig(), Model: "tiny", VocabSize: 2048, MaxLen: 2048, Seed: 1,
+		Stage: "sft", Data: DefaultDataConfig(), Model: "tiny", VocabSize: 2048, MaxLen: 2048, Seed: 1,
 		Steps: 200, Batch: 8, MicroTokens: 8192, LR: 2e-3, Warmup: 20, MinLRRatio: 0.1,
 		AdamW: nn.DefaultAdamW(), ClipNorm: 1, SaveEvery: 50, EvalExamples: 16, EvalEvery: 25,
 	}
@@ -86,6 +88,8 @@ func DefaultTrainConfig() TrainConfig {
 
 func (c TrainConfig) validate() error {
 	switch {
+	case c.Stage != "" && c.Stage != "sft":
+		return fmt.Errorf("sft: the configuration is for stage %q", c.Stage)
 	case c.Steps <= 0 || c.Batch <= 0 || c.MicroTokens <= 0:
 		return fmt.Errorf("sft: steps, batch and micro-tokens must be positive, got %d, %d, %d", c.Steps, c.Batch, c.MicroTokens)
 	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:

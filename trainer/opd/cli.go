@@ -1,0 +1,94 @@
+package opd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
+)
+
+// cliFlags are TrainMain's flags that are not fields of Config.
+type cliFlags struct {
+	stage, out, config *string
+	resume             *bool
+	finish             func()
+}
+
+func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f cliFlags
+	f.stage = fs.String("stage", "opd", "training stage: opd here")
+	f.out = fs.String("out", "", "run folder (required)")
+	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
+	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+	fs.StringVar(&cfg.Init, "init", cfg.Init, "student checkpoint to start from (with tokenizer.json), e.g. the HSA-SFT run's checkpoint")
+	fs.StringVar(&cfg.Teacher, "teacher", cfg.Teacher, "teacher checkpoint (the base before SFT), same tokenizer")
+	fs.Uint64Var(&cfg.PromptSeed, "prompt-seed", cfg.PromptSeed, "seed of the general prompts")
+	fs.IntVar(&cfg.Prompts, "prompts", cfg.Prompts, "general prompts in the training pool")
+	fs.IntVar(&cfg.EvalPrompts, "eval-prompts", cfg.EvalPrompts, "held-out general prompts for the evaluation")
+	fs.IntVar(&cfg.PromptsPerStep, "prompts-per-step", cfg.PromptsPerStep, "prompts per step")
+	fs.IntVar(&cfg.Samples, "samples", cfg.Samples, "student samples per prompt")
+	fs.IntVar(&cfg.MaxNewTokens, "max-new-tokens", cfg.MaxNewTokens, "longest sampled reply")
+	fs.Float64Var(&cfg.Temperature, "temperature", cfg.Temperature, "sampling temperature (1: the student itself)")
+	fs.StringVar((*string)(&cfg.Estimator), "estimator", string(cfg.Estimator), "per-token reverse-KL estimator: full or sampled")
+	f.finish = cfg.Flags(fs)
+	return fs, f
+}
+
+// TrainMain is `livehat train --stage opd`:
+//
+//	livehat train --stage opd --out DIR --init SFT_CHECKPOINT --teacher BASE_CHECKPOINT [--config run.json] [--resume]
+//	    [--estimator full|sampled] [--prompts 512 --eval-prompts 32 --prompt-seed 1]
+//	    [--prompts-per-step 8 --samples 4 --max-new-tokens 64 --temperature 1]
+//	    [--steps 100] [--lr 5e-4] [--warmup 5] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
+//	    [--micro-tokens 8192] [--save-every 25] [--eval-every 25] [--seed 1] [--threads N]
+//	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
+//
+// With --resume the run folder's run.json is used and only --steps may
+// change.
+func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := DefaultConfig()
+	fs, f := newFlagSet(&cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *f.config != "" {
+		// The file replaces the defaults; the flags are parsed again on top.
+		cfg = DefaultConfig()
+		if err := runfolder.ReadConfig(*f.config, &cfg); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		fs, f = newFlagSet(&cfg, stderr)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+	}
+	f.finish()
+	if *f.stage != "opd" {
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q given to the opd stage", *f.stage)}
+	}
+	if *f.out == "" {
+		return &harness.UsageError{Msg: "--out DIR is required"}
+	}
+	if !*f.resume && (cfg.Init == "" || cfg.Teacher == "") {
+		return &harness.UsageError{Msg: "--init CHECKPOINT (the student) and --teacher CHECKPOINT are required"}
+	}
+	if *f.resume {
+		steps := 0
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "steps" {
+				steps = cfg.Steps
+			}
+		})
+		cfg = Config{}
+		cfg.Steps = steps
+	}
+	return Train(ctx, cfg, *f.out, *f.resume, stdout)
+}

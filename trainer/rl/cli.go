@@ -1,0 +1,126 @@
+package rl
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
+)
+
+// cliFlags are TrainMain's flags that are not fields of Config.
+type cliFlags struct {
+	stage, out, config, harness *string
+	resume                      *bool
+	finish                      func()
+}
+
+func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f cliFlags
+	f.stage = fs.String("stage", "rl", "training stage: rl here")
+	f.out = fs.String("out", "", "run folder (required)")
+	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
+	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+	f.harness = fs.String("harness", "", "base harness file (default: the embedded demo harness)")
+	fs.StringVar(&cfg.Init, "init", cfg.Init, "policy checkpoint to start from (with tokenizer.json), e.g. the OPD run's checkpoint")
+	fs.StringVar(&cfg.Reference, "reference", cfg.Reference, "reference checkpoint of the KL term (default: --init)")
+	t := &cfg.Tasks
+	fs.Uint64Var(&t.Seed, "data-seed", t.Seed, "seed of the rooms, questions, variants and faults")
+	fs.IntVar(&t.Rooms, "rooms", t.Rooms, "live rooms the tasks are drawn from")
+	fs.IntVar(&t.Room.MinItems, "min-items", t.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
+	fs.IntVar(&t.Room.MaxItems, "max-items", t.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
+	fs.Float64Var(&t.VariantShare, "variant-share", t.VariantShare, "share of rollouts under a freshly augmented harness")
+	fs.IntVar(&t.Transforms, "transforms", t.Transforms, "training-pool families per variant")
+	fs.Float64Var(&t.FaultShare, "fault-share", t.FaultShare, "share of tasks with a faulty tool")
+	fs.IntVar(&cfg.PromptsPerStep, "prompts-per-step", cfg.PromptsPerStep, "tasks per step")
+	fs.IntVar(&cfg.Group, "group", cfg.Group, "rollouts per task (GRPO's G)")
+	fs.IntVar(&cfg.TurnTokens, "turn-tokens", cfg.TurnTokens, "longest agent turn")
+	fs.IntVar(&cfg.MaxTurns, "max-turns", cfg.MaxTurns, "most agent turns per rollout")
+	fs.Float64Var(&cfg.Temperature, "temperature", cfg.Temperature, "sampling temperature")
+	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "policy updates per step's rollouts (num_iterations)")
+	fs.Float64Var(&cfg.Loss.ClipLow, "clip-low", cfg.Loss.ClipLow, "ratio clip below 1")
+	fs.Float64Var(&cfg.Loss.ClipHigh, "clip-high", cfg.Loss.ClipHigh, "ratio clip above 1")
+	fs.Float64Var(&cfg.Loss.KLCoef, "kl-coef", cfg.Loss.KLCoef, "weight of the k3 KL to the reference (0: none)")
+	fs.StringVar(&cfg.Loss.Aggregation, "aggregation", cfg.Loss.Aggregation, "loss aggregation: token-mean or seq-mean-token-mean")
+	fs.Float64Var(&cfg.Reward.ReasoningPenalty, "reasoning-penalty", cfg.Reward.ReasoningPenalty, "weight of the reasoning-length penalty")
+	fs.IntVar(&cfg.Reward.ReasoningBudget, "reasoning-budget", cfg.Reward.ReasoningBudget, "reasoning tokens at which the penalty is full")
+	fs.IntVar(&cfg.EvalTasks, "eval-tasks", cfg.EvalTasks, "held-out tasks of the evaluation")
+	fs.IntVar(&cfg.EvalSamples, "eval-samples", cfg.EvalSamples, "seeded samples per held-out task (0: one greedy)")
+	f.finish = cfg.Flags(fs)
+	return fs, f
+}
+
+// LoadHarness reads the harness file at path, or the embedded demo
+// harness when path is empty.
+func LoadHarness(path string) (*harness.Harness, error) {
+	if path == "" {
+		return harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	}
+	return harness.Load(path)
+}
+
+// TrainMain is `livehat train --stage rl`:
+//
+//	livehat train --stage rl --out DIR --init CHECKPOINT [--config run.json] [--resume] [--harness FILE]
+//	    [--reference CHECKPOINT] [--prompts-per-step 4 --group 8 --turn-tokens 96 --max-turns 5 --temperature 1]
+//	    [--epochs 1 --clip-low 0.2 --clip-high 0.28 --kl-coef 0.01 --aggregation token-mean]
+//	    [--reasoning-penalty 0.5 --reasoning-budget 64]
+//	    [--rooms 32 --min-items 0 --max-items 0 --data-seed 1 --variant-share 0.5 --transforms 2 --fault-share 0.2]
+//	    [--eval-tasks 16 --eval-samples 0 --eval-every 25]
+//	    [--steps 100] [--lr 1e-4] [--warmup 5] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
+//	    [--micro-tokens 8192] [--save-every 25] [--seed 1] [--threads N]
+//	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
+//
+// With --resume the run folder's run.json is used, only --steps may
+// change, and --harness must name the harness the run started with.
+func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := DefaultConfig()
+	fs, f := newFlagSet(&cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *f.config != "" {
+		// The file replaces the defaults; the flags are parsed again on top.
+		cfg = DefaultConfig()
+		if err := runfolder.ReadConfig(*f.config, &cfg); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		fs, f = newFlagSet(&cfg, stderr)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+	}
+	f.finish()
+	if *f.stage != "rl" {
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q given to the rl stage", *f.stage)}
+	}
+	if *f.out == "" {
+		return &harness.UsageError{Msg: "--out DIR is required"}
+	}
+	if !*f.resume && cfg.Init == "" {
+		return &harness.UsageError{Msg: "--init CHECKPOINT (the policy to start from) is required"}
+	}
+	if *f.resume {
+		steps := 0
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "steps" {
+				steps = cfg.Steps
+			}
+		})
+		cfg = Config{}
+		cfg.Steps = steps
+	}
+	base, err := LoadHarness(*f.harness)
+	if err != nil {
+		return err
+	}
+	return Train(ctx, base, cfg, *f.out, *f.resume, stdout)
+}
