@@ -34,7 +34,9 @@ func newHarnessArea() *harnessArea {
 
 // systemScope is an operator scope without a user: the console itself
 // seeding an organisation's first versions and release.
-func systemScope(orgID string) store.Scope { return store.Scope{OrgID: orgID, Role: store.RoleOperator} }
+func systemScope(orgID string) store.Scope {
+	return store.Scope{OrgID: orgID, Role: store.RoleOperator}
+}
 
 // seedHarnesses stores Config.Harnesses as versions of every organisation
 // and, for an organisation without releases, records the first-run
