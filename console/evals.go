@@ -129,9 +129,14 @@ func (e *evaluations) start(c *fiber.Ctx) error {
 	ne := store.NewEvaluation{Suite: req.Suite, N: req.N, ModelKind: req.Model, HarnessVersion: base.Version()}
 	switch req.Model {
 	case modelServing:
-		ne.ModelName = e.s.servingModel(ctx, sc.OrgID)
-		if v := e.s.servingView(ctx, sc.OrgID); v.Default && e.s.cfg.Model == nil {
+		v := e.s.servingView(ctx, sc.OrgID)
+		switch {
+		case v.Default && e.s.cfg.Model == nil:
 			return fieldError(fiber.StatusConflict, "model", "no serving model: promote a run's checkpoint or start the console with a model")
+		case v.Promotion != nil:
+			ne.ModelRef, ne.ModelName = v.Promotion.RunID, fmt.Sprintf("%s (step %d, serving)", v.Promotion.RunName, v.Promotion.Step)
+		default:
+			ne.ModelName = v.Spec
 		}
 	case modelExpert:
 		ne.ModelName = "expert"

@@ -242,20 +242,28 @@ const (
 // train runs the request's stage in dir, fresh or resumed; steps > 0
 // replaces the total on resume.
 func (r *runRequest) train(ctx context.Context, base *harness.Harness, dir string, resume bool, steps int, log io.Writer) error {
+	// On resume the trainers read the saved configuration; only the
+	// total of steps may change.
 	switch r.Stage {
 	case stageSFT, stageFixedSFT:
 		if resume {
-			return sft.Train(ctx, base, sft.TrainConfig{Steps: steps}, dir, true, log)
+			var c sft.TrainConfig
+			c.Steps = steps
+			return sft.Train(ctx, base, c, dir, true, log)
 		}
 		return sft.Train(ctx, base, r.sftConfig(dir), dir, false, log)
 	case stageOPD:
 		if resume {
-			return opd.Train(ctx, opd.Config{Steps: steps}, dir, true, log)
+			var c opd.Config
+			c.Steps = steps
+			return opd.Train(ctx, c, dir, true, log)
 		}
 		return opd.Train(ctx, r.opdConfig(dir), dir, false, log)
 	case stageRL:
 		if resume {
-			return rl.Train(ctx, base, rl.Config{Steps: steps}, dir, true, log)
+			var c rl.Config
+			c.Steps = steps
+			return rl.Train(ctx, base, c, dir, true, log)
 		}
 		return rl.Train(ctx, base, r.rlConfig(dir), dir, false, log)
 	}
