@@ -62,9 +62,11 @@ func (c TaskConfig) validate() error {
 // the gold mapped to that harness, and the faults its tools are served
 // with.
 type Task struct {
-	ID       string            `json:"id"`
-	RoomSeed uint64            `json:"room_seed"`
-	Question liveroom.Question `json:"question"`
+	ID string `json:"id"`
+	// RoomSeed and RoomConfig regenerate the room (liveroom.NewRoom).
+	RoomSeed   uint64              `json:"room_seed"`
+	RoomConfig liveroom.RoomConfig `json:"room_config"`
+	Question   liveroom.Question   `json:"question"`
 	// GoldCalls are the question's gold calls as the variant names them
 	// (the canonical ones under the original harness).
 	GoldCalls      []hsa.Call       `json:"gold_calls"`
@@ -120,7 +122,7 @@ func (ts tasks) draw(rng *rand.Rand) (Task, error) {
 	if q.Gold.Silent {
 		return Task{}, errSilent
 	}
-	t := Task{RoomSeed: roomSeed, room: room, harness: ts.base}
+	t := Task{RoomSeed: roomSeed, RoomConfig: ts.cfg.Room, room: room, harness: ts.base}
 	if rng.Float64() < ts.cfg.FaultShare {
 		var tools []string
 		for _, c := range q.Gold.Calls {

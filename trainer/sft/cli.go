@@ -164,7 +164,8 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 }
 
 // ExportMain is `livehat export`: it writes the SFT trajectories as JSONL
-// for TRL or verl, each line with its harness version and HSA record.
+// for TRL or verl, each line with its harness version and HSA record; the
+// formats trl-rl and verl-rl write RL prompts instead (rl.ExportMain).
 //
 //	livehat export --format trl|verl --out FILE [--augment=true|false]
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2]
@@ -172,10 +173,13 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 //
 // --out - writes to standard output.
 func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if f, _ := flagValue(args, "format"); f == rl.FormatTRL || f == rl.FormatVerl {
+		return rl.ExportMain(ctx, args, stdin, stdout, stderr)
+	}
 	cfg := DefaultDataConfig()
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", FormatTRL, "dataset layout: trl or verl")
+	format := fs.String("format", FormatTRL, "dataset layout: trl or verl (trl-rl and verl-rl: RL prompts)")
 	out := fs.String("out", "", "output JSONL file, - for standard output (required)")
 	harnessPath := dataFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
@@ -185,7 +189,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	if *format != FormatTRL && *format != FormatVerl {
-		return &harness.UsageError{Msg: fmt.Sprintf("--format %q: want trl or verl", *format)}
+		return &harness.UsageError{Msg: fmt.Sprintf("--format %q: want trl, verl, trl-rl or verl-rl", *format)}
 	}
 	if *out == "" {
 		return &harness.UsageError{Msg: "--out FILE is required"}
@@ -227,22 +231,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // --resume, the "stage" of the run folder's run.json ("" when none names
 // one: SFT, whose older run files have no stage).
 func stageOf(args []string) (string, error) {
-	value := func(name string) (string, bool) {
-		for i, a := range args {
-			if a == "--" {
-				break
-			}
-			for _, p := range []string{"-" + name, "--" + name} {
-				if a == p && i+1 < len(args) {
-					return args[i+1], true
-				}
-				if v, ok := strings.CutPrefix(a, p+"="); ok {
-					return v, true
-				}
-			}
-		}
-		return "", false
-	}
+	value := func(name string) (string, bool) { return flagValue(args, name) }
 	if s, ok := value("stage"); ok {
 		return s, nil
 	}
@@ -267,4 +256,23 @@ func stageOf(args []string) (string, error) {
 		return s, nil
 	}
 	return "", nil
+}
+
+// flagValue returns the value a command line gives flag name (-name v,
+// --name v, -name=v or --name=v), looking no further than "--".
+func flagValue(args []string, name string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, p := range []string{"-" + name, "--" + name} {
+			if a == p && i+1 < len(args) {
+				return args[i+1], true
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v, true
+			}
+		}
+	}
+	return "", false
 }

@@ -511,4 +511,13 @@ func TestTrainMainDispatchesStages(t *testing.T) {
 	if err := TrainMain(ctx, []string{"--resume", "--out", run}, nil, &out, &errw); err == nil || !strings.HasPrefix(err.Error(), "rl:") {
 		t.Errorf("resuming an rl run folder gave %v, want the rl stage's error", err)
 	}
+	// The RL formats of export go to the RL stage's exporter.
+	file := filepath.Join(dir, "rl.jsonl")
+	if err := ExportMain(ctx, []string{"--format=verl-rl", "--out", file, "--tasks", "3"}, nil, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(file)
+	if bytes.Count(data, []byte("\n")) != 3 || !bytes.Contains(data, []byte(`"reward_model"`)) {
+		t.Errorf("verl-rl export: %.300s", data)
+	}
 }
