@@ -280,3 +280,48 @@ func killRun(t *testing.T, out string, steps int, helper string, env ...string) 
 	}
 	t.Logf("killed at step %d of %d", st.Step, steps)
 }
+
+// TestTrainMain runs the command on a harness file with a config file
+// and a flag on top, then resumes it to a longer schedule.
+func TestTrainMain(t *testing.T) {
+	dir := t.TempDir()
+	hpath := filepath.Join(dir, "toy.json")
+	if err := harness.Save(hpath, toyHarness(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := resumeConfig(sftCheckpoint(t))
+	c.Epochs, c.Steps = 1, 3
+	data, _ := json.Marshal(c)
+	conf := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(conf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	var out, errw bytes.Buffer
+	ctx := context.Background()
+	if err := rl.TrainMain(ctx, []string{"--config", conf, "--harness", hpath, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errw.String())
+	}
+	var saved rl.Config
+	if err := runfolder.ReadJSON(filepath.Join(run, runfolder.ConfigFile), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if saved.Steps != 1 || saved.Group != c.Group || saved.Stage != "rl" || saved.BaseHarness == "" {
+		t.Errorf("run.json: steps %d, group %d, stage %q, harness %q", saved.Steps, saved.Group, saved.Stage, saved.BaseHarness)
+	}
+	if err := rl.TrainMain(ctx, []string{"--resume", "--harness", hpath, "--out", run, "--steps", "2"}, nil, &out, &errw); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out.String())
+	}
+	metrics, _ := os.ReadFile(filepath.Join(run, runfolder.MetricsFile))
+	if n := bytes.Count(metrics, []byte("\n")); n != 2 {
+		t.Errorf("%d metric lines after resuming to 2 steps", n)
+	}
+	if !strings.Contains(out.String(), "step 2/2  reward") {
+		t.Errorf("progress: %s", out.String())
+	}
+	for _, args := range [][]string{{"--out", run}, {"--init", "x"}, {"--stage", "opd", "--init", "x", "--out", run}} {
+		if _, ok := rl.TrainMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
+			t.Errorf("TrainMain(%v): want a usage error", args)
+		}
+	}
+}
