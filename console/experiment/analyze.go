@@ -113,8 +113,9 @@ type Comparison struct {
 	Treatment      string  `json:"treatment"`
 	ControlValue   float64 `json:"control_value"`
 	TreatmentValue float64 `json:"treatment_value"`
-	// Diff and its Welch interval; DF are the Welch–Satterthwaite degrees
-	// of freedom.
+	// Diff and its Welch interval, p-value and Welch–Satterthwaite degrees
+	// of freedom. For latency P95 the interval is the bootstrap's and the
+	// p-value is 1: a percentile's bootstrap gives no p-value.
 	Diff   float64  `json:"diff"`
 	DiffCI Interval `json:"diff_ci"`
 	PValue float64  `json:"p_value"`
@@ -599,15 +600,17 @@ func compareRatio(c *Comparison, exp Experiment, sc, st sample, cuped bool, resa
 		}
 	}
 	if exp.Analysis == AnalysisSequential {
-		// The mixture's scale is the planned effect on the control's value,
-		// or, with a control of 0, one standard error.
-		tau := exp.MDE * math.Abs(ec.value)
-		if tau == 0 {
-			tau = math.Sqrt(varForSeq)
-		}
+		tau := mixtureScale(exp, ec, et, varForSeq)
 		p, lo, hi := msprt(diffForSeq, varForSeq, tau*tau, exp.Alpha)
 		c.Sequential = &Sequential{PValue: p, DiffCI: Interval{lo, hi}, Tau: tau}
 		basis, c.Basis = c.Sequential.DiffCI, BasisSequential
+		if c.UpliftDefined {
+			// The always-valid interval of the difference over the control.
+			c.UpliftCI = Interval{lo / ec.value, hi / ec.value}
+			if ec.value < 0 {
+				c.UpliftCI = Interval{hi / ec.value, lo / ec.value}
+			}
+		}
 	}
 	c.Significant = basis.Excludes(0)
 	up := basis.Lo > 0
@@ -616,6 +619,26 @@ func compareRatio(c *Comparison, exp Experiment, sc, st sample, cuped bool, resa
 	}
 	c.Better = c.Significant && up
 	c.Worse = c.Significant && !up
+}
+
+// mixtureScale is the mSPRT's τ: the effect the test is tuned to find.
+// With a planned sample it is the effect the plan detects with 80 % power
+// at level α, (z_{1−α/2} + z_{0.8}) times the standard error the
+// difference will have at the planned size, from the arms' per-unit
+// variances; without one, the planned relative effect MDE on the
+// control's value; failing both, one current standard error. It depends
+// on the data only through variances, not through the effect.
+func mixtureScale(exp Experiment, c, t estimate, v float64) float64 {
+	if n := float64(exp.PlannedUnitsPerArm); n > 0 {
+		seAtPlan := math.Sqrt((c.variance*float64(c.n) + t.variance*float64(t.n)) / n)
+		if tau := (normalQuantile(1-exp.Alpha/2) + normalQuantile(0.8)) * seAtPlan; tau > 0 {
+			return tau
+		}
+	}
+	if tau := exp.MDE * math.Abs(c.value); tau > 0 {
+		return tau
+	}
+	return math.Sqrt(v)
 }
 
 func compareQuantile(c *Comparison, lc, lt []float64, alpha float64, resamples int, seed uint64) {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -92,6 +93,7 @@ func TestPeekingWithSequentialTest(t *testing.T) {
 		exp, d := synthetic(1000+seed, n, [2]float64{0.3, 0.3}, false)
 		exp.Primary = MetricConversionRate
 		exp.Analysis = AnalysisSequential
+		exp.PlannedUnitsPerArm = n / 2 // τ is the effect the plan detects
 		naiveHit, seqHit := false, false
 		for k := 1; k <= looks; k++ {
 			asOf := t0.Add(time.Duration(k*n/looks) * time.Second)
@@ -159,6 +161,9 @@ func TestVerdictGuards(t *testing.T) {
 		rep, err := Analyze(e, d, AnalyzeOptions{Resamples: 200})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, err := json.Marshal(rep); err != nil {
+			t.Errorf("%s: the report does not encode as JSON: %v", name, err)
 		}
 		v := rep.Verdict
 		if v.Allowed != allowed || v.Decision != decision || !strings.Contains(v.Reason, reason) {

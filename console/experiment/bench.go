@@ -181,7 +181,7 @@ func WriteReport(w io.Writer, rep *Report, scores map[string]float64) error {
 	for t := 1; t < len(e.Arms); t++ {
 		fmt.Fprintf(w, "\n%s vs %s (difference and uplift of %s over %s, 95 %% intervals)\n", e.Arms[t].Name, e.Arms[0].Name, e.Arms[t].Name, e.Arms[0].Name)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "metric\t%s\t%s\tdiff\tinterval\tbasis\tuplift\tuplift interval\tp\t\n", e.Arms[0].Name, e.Arms[t].Name)
+		fmt.Fprintf(tw, "metric\t%s\t%s\tdiff\tinterval\tbasis\tuplift\tuplift interval\tWelch p\t\n", e.Arms[0].Name, e.Arms[t].Name)
 		for _, c := range rep.Comparisons {
 			if c.Treatment != e.Arms[t].Name {
 				continue
@@ -217,7 +217,10 @@ func WriteReport(w io.Writer, rep *Report, scores map[string]float64) error {
 				upliftText, upCI = fmt.Sprintf("%+.1f%%", 100*c.Uplift), fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*up.Lo, 100*up.Hi)
 			}
 			p := fmt.Sprintf("%.2g", c.PValue)
-			if c.Sequential != nil {
+			switch {
+			case c.Metric == MetricLatencyP95:
+				p = "n/a" // a percentile's bootstrap gives an interval, not a p-value
+			case c.Sequential != nil:
 				p = fmt.Sprintf("%.2g (always-valid %.2g)", c.PValue, c.Sequential.PValue)
 			}
 			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%+.4g\t[%.4g, %.4g]\t%s\t%s\t%s\t%s\t%s\n", c.Metric, c.ControlValue, c.TreatmentValue, c.Diff,

@@ -335,7 +335,7 @@ func welch(c, t estimate, alpha float64) welchResult {
 	switch {
 	case r.se > 0:
 		r.t = r.diff / r.se
-		r.p = 2 * (1 - studentTCDF(math.Abs(r.t), r.df))
+		r.p = 2 * studentTCDF(-math.Abs(r.t), r.df) // the lower tail keeps tiny p-values from rounding to 0
 	case r.diff != 0:
 		r.p = 0 // no variance at all and a difference: every unit agrees
 	}
@@ -477,7 +477,11 @@ func bootstrapQuantileDiff(c, t []float64, q float64, resamples int, alpha float
 // conservative.
 func msprt(diff, v, tau2, alpha float64) (p, lo, hi float64) {
 	if !(v > 0) || !(tau2 > 0) {
-		return 1, math.Inf(-1), math.Inf(1)
+		// No variance: every unit agrees, as in welch.
+		if diff != 0 && v == 0 {
+			return 0, diff, diff
+		}
+		return 1, diff, diff
 	}
 	logLambda := 0.5*math.Log(v/(v+tau2)) + tau2*diff*diff/(2*v*(v+tau2))
 	p = math.Min(1, math.Exp(-logLambda))

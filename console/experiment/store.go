@@ -213,35 +213,29 @@ func (s *Store) transition(ctx context.Context, id string, from, to State, at ti
 	if at.IsZero() {
 		return Experiment{}, fmt.Errorf("experiment %q: %s: time is missing", id, to)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Experiment{}, err
-	}
-	defer tx.Rollback()
-	e, err := getExperiment(ctx, tx, id)
-	if err != nil {
-		return Experiment{}, err
-	}
-	if e.State != from {
-		return Experiment{}, fmt.Errorf("experiment %q is %s, not %s: %w", id, e.State, from, ErrState)
-	}
-	col := "started_at"
+	// One conditional UPDATE: concurrent callers cannot both move the
+	// experiment, and SQLite takes the write lock at once instead of
+	// upgrading a read.
+	query := `UPDATE experiment_experiments SET state = ?, started_at = ? WHERE id = ? AND state = ?`
+	args := []any{to, nanos(at), id, from}
 	if to == StateStopped {
-		col = "stopped_at"
-		if !at.After(e.Started) {
-			return Experiment{}, fmt.Errorf("experiment %q: stop time %s is not after the start %s", id, at.UTC().Format(time.RFC3339Nano), e.Started.Format(time.RFC3339Nano))
+		query = `UPDATE experiment_experiments SET state = ?, stopped_at = ? WHERE id = ? AND state = ? AND started_at < ?`
+		args = append(args, nanos(at))
+	}
+	out, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return Experiment{}, fmt.Errorf("experiment %q: %s: %w", id, to, err)
+	}
+	e, err := s.Get(ctx, id)
+	if err != nil {
+		return Experiment{}, err
+	}
+	if n, _ := out.RowsAffected(); n == 0 {
+		if e.State != from {
+			return Experiment{}, fmt.Errorf("experiment %q is %s, not %s: %w", id, e.State, from, ErrState)
 		}
-		e.Stopped = at.UTC()
-	} else {
-		e.Started = at.UTC()
+		return Experiment{}, fmt.Errorf("experiment %q: stop time %s is not after the start %s", id, at.UTC().Format(time.RFC3339Nano), e.Started.Format(time.RFC3339Nano))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE experiment_experiments SET state = ?, `+col+` = ? WHERE id = ?`, to, nanos(at), id); err != nil {
-		return Experiment{}, fmt.Errorf("experiment %q: %s: %w", id, to, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Experiment{}, fmt.Errorf("experiment %q: %s: %w", id, to, err)
-	}
-	e.State = to
 	return e, nil
 }
 
@@ -338,6 +332,25 @@ func (s *Store) Ingest(ctx context.Context, events []Event, v Validator) (BatchR
 		return BatchResult{}, fmt.Errorf("batch of %d events is larger than %d", len(events), MaxBatch)
 	}
 	res := BatchResult{Events: make([]EventResult, 0, len(events))}
+	// Experiments named by tagged events are read before the transaction,
+	// so that its first statement is a write: a transaction that reads and
+	// then writes can fail under a concurrent writer in WAL mode, where
+	// SQLite's busy handler does not retry it.
+	exps := map[string]*Experiment{}
+	for _, ev := range events {
+		if _, seen := exps[ev.Experiment]; ev.Experiment == "" || seen {
+			continue
+		}
+		e, err := s.Get(ctx, ev.Experiment)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			exps[ev.Experiment] = nil
+		case err != nil:
+			return BatchResult{}, err
+		default:
+			exps[ev.Experiment] = &e
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return BatchResult{}, err
@@ -349,7 +362,6 @@ func (s *Store) Ingest(ctx context.Context, events []Event, v Validator) (BatchR
 		return BatchResult{}, err
 	}
 	defer ins.Close()
-	exps := map[string]*Experiment{}
 	received := nanos(s.now())
 	for i, ev := range events {
 		r := EventResult{Index: i, ID: ev.ID, Status: StatusAccepted}
@@ -359,19 +371,6 @@ func (s *Store) Ingest(ctx context.Context, events []Event, v Validator) (BatchR
 			continue
 		}
 		ev.Time = ev.Time.UTC()
-		if ev.Experiment != "" {
-			if _, ok := exps[ev.Experiment]; !ok {
-				e, err := getExperiment(ctx, tx, ev.Experiment)
-				switch {
-				case errors.Is(err, ErrNotFound):
-					exps[ev.Experiment] = nil
-				case err != nil:
-					return BatchResult{}, err
-				default:
-					exps[ev.Experiment] = &e
-				}
-			}
-		}
 		if err := checkTagged(ev, exps[ev.Experiment]); err != nil {
 			r.Status, r.Reason = StatusRejected, err.Error()
 			res.add(r)

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -419,5 +421,47 @@ func TestReportByHand(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rep, again) {
 		t.Error("two reports from the same stored data differ")
+	}
+}
+
+// TestConcurrentIngest: two writers send the same 200 events in opposite
+// orders at once; each event is accepted exactly once.
+func TestConcurrentIngest(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, t0)
+	v := NewValidator([]string{"A"}, time.Minute, func() time.Time { return t0 })
+	events := make([]Event, 200)
+	for i := range events {
+		events[i] = Event{ID: fmt.Sprintf("e%d", i), Stream: "s", Viewer: "v", Item: "A", Kind: KindLinkClick, Time: t0}
+	}
+	reversed := slices.Clone(events)
+	slices.Reverse(reversed)
+	results := make([]BatchResult, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for w, list := range [][]Event{events, reversed} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for from := 0; from < len(list); from += 20 {
+				r, err := s.Ingest(ctx, list[from:from+20], v)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				results[w].Accepted += r.Accepted
+				results[w].Duplicates += r.Duplicates
+			}
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if a, d := results[0].Accepted+results[1].Accepted, results[0].Duplicates+results[1].Duplicates; a != 200 || d != 200 {
+		t.Errorf("accepted %d and duplicates %d over both writers, want 200 and 200", a, d)
+	}
+	if n, _ := s.CountEvents(ctx); n != 200 {
+		t.Errorf("stored %d", n)
 	}
 }
