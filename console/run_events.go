@@ -27,7 +27,8 @@ const (
 // events streams a run as Server-Sent Events: "run" (the run row, at
 // first and whenever its state or step changes), "metrics" (each line of
 // metrics.jsonl, from the first), "reset" (the metrics restarted from the
-// top: a resumed run dropped the steps after its checkpoint), and "end"
+// top: a resumed run dropped the steps after its checkpoint), "problem"
+// (the run or its metrics could not be read; the stream closes), and "end"
 // once the run is no longer queued or running and every line was sent;
 // the stream closes after "end".
 func (t *trainingRuns) events(c *fiber.Ctx) error {
@@ -70,13 +71,13 @@ func (t *trainingRuns) streamRun(w *bufio.Writer, sc store.Scope, r *store.Train
 		cur, err := t.s.store.Run(context.Background(), sc, r.ID)
 		if err != nil {
 			data, _ := json.Marshal(fiber.Map{"error": err.Error()})
-			send("error", data)
+			send("problem", data)
 			return
 		}
 		lines, reset, err := tail.next()
 		if err != nil {
 			data, _ := json.Marshal(fiber.Map{"error": err.Error()})
-			send("error", data)
+			send("problem", data)
 			return
 		}
 		if reset && !send("reset", []byte("{}")) {

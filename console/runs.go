@@ -104,7 +104,9 @@ func (t *trainingRuns) options(c *fiber.Ctx) error {
 	for _, st := range trainingStages() {
 		r := runRequest{Stage: st}
 		r.defaults()
-		r.Name = ""
+		// These follow the steps the form ends up with: left empty, the
+		// server picks them from the run's length.
+		r.Name, r.SaveEvery, r.EvalEvery = "", 0, 0
 		o.Defaults[st] = r
 	}
 	for _, h := range t.s.cfg.Harnesses {

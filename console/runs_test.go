@@ -24,7 +24,7 @@ import (
 // tinyRun is a training run that finishes in a few seconds on one core:
 // the smallest preset on two rooms of one or two items.
 func tinyRun(steps int) string {
-	return fmt.Sprintf(`{"name":"tiny <b>run</b>","stage":"sft","model":"tiny","steps":%d,"batch":2,"lr":0.01,"rooms":2,
+	return fmt.Sprintf(`{"name":"tiny <b>run</b>","stage":"sft","model":"tiny","steps":%d,"batch":1,"lr":0.01,"rooms":2,
 		"questions":5,"max_items":2,"vocab_size":1000,"save_every":1,"threads":1}`, steps)
 }
 
