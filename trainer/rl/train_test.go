@@ -123,7 +123,8 @@ func toyConfig(init string, steps int) rl.Config {
 func TestRLMeanRewardRises(t *testing.T) {
 	init := sftCheckpoint(t)
 	base := toyHarness(t)
-	c := toyConfig(init, 8)
+	c := toyConfig(init, 6)
+	c.LR = 2e-3
 	ctx := context.Background()
 	before, err := rl.Evaluate(ctx, base, c, init, c.EvalSamples)
 	if err != nil {
@@ -188,7 +189,7 @@ func TestHelperRLProcess(t *testing.T) {
 // resumeConfig is a small run with two policy updates a step, so the
 // ratio and the clip act and the optimizer's update count is checked.
 func resumeConfig(init string) rl.Config {
-	c := toyConfig(init, 5)
+	c := toyConfig(init, 4)
 	c.PromptsPerStep, c.Group, c.TurnTokens, c.Epochs, c.SaveEvery, c.EvalTasks = 2, 2, 24, 2, 1, 0
 	return c
 }
