@@ -265,25 +265,32 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	res := &SimResult{Score: map[string]float64{}}
 	counts := map[string]int{}
 	var events []Event
+	visits := make([]Visit, len(viewers))
 	for i := range viewers {
 		v := &viewers[i]
 		if v.err != nil {
 			return nil, fmt.Errorf("experiment: simulate viewer %s: %w", v.id, v.err)
 		}
-		arm, err := store.Assign(ctx, exp.ID, v.stream, v.id, v.at)
-		if err != nil {
-			return nil, err
+		visits[i] = Visit{Stream: v.stream, Viewer: v.id, Time: v.at}
+	}
+	arms, err := store.AssignBatch(ctx, exp.ID, visits)
+	if err != nil {
+		return nil, err
+	}
+	turns := make([]TurnRecord, len(viewers))
+	for i := range viewers {
+		v := &viewers[i]
+		if arms[i].Name != cfg.Arms[v.arm].Name {
+			return nil, fmt.Errorf("experiment: the store assigned %s to %s, the hash %s", v.id, arms[i].Name, cfg.Arms[v.arm].Name)
 		}
-		if arm.Name != cfg.Arms[v.arm].Name {
-			return nil, fmt.Errorf("experiment: the store assigned %s to %s, the hash %s", v.id, arm.Name, cfg.Arms[v.arm].Name)
-		}
-		v.turn.Experiment, v.turn.Stream, v.turn.Arm, v.turn.Time = exp.ID, v.stream, arm.Name, v.at
-		if err := store.RecordTurn(ctx, v.turn); err != nil {
-			return nil, err
-		}
-		res.Score[arm.Name] += v.score
-		counts[arm.Name]++
+		v.turn.Experiment, v.turn.Stream, v.turn.Arm, v.turn.Time = exp.ID, v.stream, arms[i].Name, v.at
+		turns[i] = v.turn
+		res.Score[arms[i].Name] += v.score
+		counts[arms[i].Name]++
 		events = append(events, v.events...)
+	}
+	if err := store.RecordTurns(ctx, turns); err != nil {
+		return nil, err
 	}
 	for name, n := range counts {
 		res.Score[name] /= float64(n)

@@ -244,27 +244,58 @@ func (s *Store) transition(ctx context.Context, id string, from, to State, at ti
 // kept). viewerID may be empty for a stream-unit experiment. The session
 // serving the viewer runs the returned arm.
 func (s *Store) Assign(ctx context.Context, experimentID, streamID, viewerID string, at time.Time) (Arm, error) {
+	arms, err := s.AssignBatch(ctx, experimentID, []Visit{{Stream: streamID, Viewer: viewerID, Time: at}})
+	if err != nil {
+		return Arm{}, err
+	}
+	return arms[0], nil
+}
+
+// Visit is a viewer (or, for a stream-unit experiment, a stream) arriving
+// at a time.
+type Visit struct {
+	Stream string
+	Viewer string
+	Time   time.Time
+}
+
+// AssignBatch assigns and records many visits in one transaction, all or
+// none; the arms come back in the visits' order.
+func (s *Store) AssignBatch(ctx context.Context, experimentID string, visits []Visit) ([]Arm, error) {
 	e, err := s.Get(ctx, experimentID)
 	if err != nil {
-		return Arm{}, err
+		return nil, err
 	}
-	if !e.Running(at) {
-		return Arm{}, fmt.Errorf("experiment %q is %s at %s: %w", e.ID, e.State, at.UTC().Format(time.RFC3339), ErrState)
+	arms := make([]Arm, len(visits))
+	for i, v := range visits {
+		if !e.Running(v.Time) {
+			return nil, fmt.Errorf("experiment %q is %s at %s: %w", e.ID, e.State, v.Time.UTC().Format(time.RFC3339), ErrState)
+		}
+		unit, err := e.UnitID(v.Stream, v.Viewer)
+		if err != nil {
+			return nil, err
+		}
+		if arms[i], err = e.Assign(unit); err != nil {
+			return nil, err
+		}
 	}
-	unit, err := e.UnitID(streamID, viewerID)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Arm{}, err
+		return nil, err
 	}
-	arm, err := e.Assign(unit)
-	if err != nil {
-		return Arm{}, err
+	defer tx.Rollback()
+	for i, v := range visits {
+		unit, _ := e.UnitID(v.Stream, v.Viewer)
+		_, err = tx.ExecContext(ctx, `INSERT INTO experiment_exposures (experiment_id, stream_id, viewer_id, unit_id, arm, at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (experiment_id, stream_id, viewer_id) DO NOTHING`, e.ID, v.Stream, v.Viewer, unit, arms[i].Name, nanos(v.Time))
+		if err != nil {
+			return nil, fmt.Errorf("experiment %q: record exposure: %w", e.ID, err)
+		}
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO experiment_exposures (experiment_id, stream_id, viewer_id, unit_id, arm, at) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (experiment_id, stream_id, viewer_id) DO NOTHING`, e.ID, streamID, viewerID, unit, arm.Name, nanos(at))
-	if err != nil {
-		return Arm{}, fmt.Errorf("experiment %q: record exposure: %w", e.ID, err)
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("experiment %q: record exposures: %w", e.ID, err)
 	}
-	return arm, nil
+	return arms, nil
 }
 
 // RecordSession stores (or updates, by id) a stream's time on air; call it
@@ -289,34 +320,56 @@ func (s *Store) RecordSession(ctx context.Context, sess StreamSession) error {
 // RecordTurn stores a turn of a running experiment; a turn id stored
 // before is kept as it was.
 func (s *Store) RecordTurn(ctx context.Context, t TurnRecord) error {
-	if t.ID == "" || t.Stream == "" {
-		return fmt.Errorf("turn %q: id and stream_id are required", t.ID)
+	return s.RecordTurns(ctx, []TurnRecord{t})
+}
+
+// RecordTurns stores turns in one transaction, all or none.
+func (s *Store) RecordTurns(ctx context.Context, turns []TurnRecord) error {
+	exps := map[string]Experiment{}
+	for _, t := range turns {
+		if t.ID == "" || t.Stream == "" {
+			return fmt.Errorf("turn %q: id and stream_id are required", t.ID)
+		}
+		e, ok := exps[t.Experiment]
+		if !ok {
+			var err error
+			if e, err = s.Get(ctx, t.Experiment); err != nil {
+				return fmt.Errorf("turn %q: %w", t.ID, err)
+			}
+			exps[t.Experiment] = e
+		}
+		switch {
+		case e.ArmIndex(t.Arm) < 0:
+			return fmt.Errorf("turn %q: arm %q is not an arm of experiment %q", t.ID, t.Arm, e.ID)
+		case !e.Running(t.Time):
+			return fmt.Errorf("turn %q at %s: experiment %q is not running then: %w", t.ID, t.Time.UTC().Format(time.RFC3339), e.ID, ErrState)
+		case t.Latency < 0 || t.Shed < 0:
+			return fmt.Errorf("turn %q: negative latency or shed count", t.ID)
+		}
 	}
-	e, err := s.Get(ctx, t.Experiment)
-	if err != nil {
-		return fmt.Errorf("turn %q: %w", t.ID, err)
-	}
-	switch {
-	case e.ArmIndex(t.Arm) < 0:
-		return fmt.Errorf("turn %q: arm %q is not an arm of experiment %q", t.ID, t.Arm, e.ID)
-	case !e.Running(t.Time):
-		return fmt.Errorf("turn %q at %s: experiment %q is not running then: %w", t.ID, t.Time.UTC().Format(time.RFC3339), e.ID, ErrState)
-	case t.Latency < 0 || t.Shed < 0:
-		return fmt.Errorf("turn %q: negative latency or shed count", t.ID)
-	}
-	items, err := json.Marshal(t.Items)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	violation := 0
-	if t.Violation {
-		violation = 1
+	defer tx.Rollback()
+	for _, t := range turns {
+		items, err := json.Marshal(t.Items)
+		if err != nil {
+			return err
+		}
+		violation := 0
+		if t.Violation {
+			violation = 1
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO experiment_turns (id, experiment_id, stream_id, viewer_id, arm, at, latency_ns, items, violation, shed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			t.ID, t.Experiment, t.Stream, t.Viewer, t.Arm, nanos(t.Time), int64(t.Latency), string(items), violation, t.Shed)
+		if err != nil {
+			return fmt.Errorf("turn %q: %w", t.ID, err)
+		}
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO experiment_turns (id, experiment_id, stream_id, viewer_id, arm, at, latency_ns, items, violation, shed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		t.ID, e.ID, t.Stream, t.Viewer, t.Arm, nanos(t.Time), int64(t.Latency), string(items), violation, t.Shed)
-	if err != nil {
-		return fmt.Errorf("turn %q: %w", t.ID, err)
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record turns: %w", err)
 	}
 	return nil
 }
