@@ -356,6 +356,12 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 		finish(store.GateCancelled, nil, "cancelled before it started", nil, nil)
 		return
 	}
+	// The suites run with the plugins loaded in the sandbox; an
+	// organisation's enabled plugins are loaded there when one of its
+	// plugin sets is first built, which may not have happened yet.
+	if _, err := s.streamPlugins(bg, sc.OrgID, nil); err != nil {
+		s.log.Warn("release gate: the organisation's plugins", "gate", g.ID, "err", err)
+	}
 	model, err := eval.OpenModel(spec, remote)
 	if err != nil {
 		finish(store.GateFailed, nil, "model "+spec+": "+err.Error(), nil, nil)
