@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"testing"
 	"unsafe"
 
 	"github.com/livehat/livehat/model/cuda/internal/cublas"
@@ -88,7 +89,7 @@ func (e *emulator) alloc(n int64) (driver.Ptr, error) {
 	backing := make([]uint64, (n+7)/8)
 	p := e.next
 	e.allocs[p] = unsafe.Slice((*byte)(unsafe.Pointer(&backing[0])), n)
-	e.next += driver.Ptr((n + 4095) &^ 4095 + 4096) // a guard gap between allocations
+	e.next += driver.Ptr((n+4095)&^4095 + 4096) // a guard gap between allocations
 	return p, nil
 }
 
@@ -482,13 +483,14 @@ func (e *emulator) run(l emuLaunch) (err error) {
 			for j := range n {
 				var s float32
 				for p := range k {
-					av, bv := am[i*lda+p], bm[p*ldb+j]
+					ai, bi := i*lda+p, p*ldb+j
 					if ta {
-						av = am[p*lda+i]
+						ai = p*lda + i
 					}
 					if tb {
-						bv = bm[j*ldb+p]
+						bi = j*ldb + p
 					}
+					av, bv := am[ai], bm[bi]
 					s += av * bv
 				}
 				if beta == 0 {
@@ -583,4 +585,26 @@ func (e *emulator) launchCounts() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestKernelCasesOnEmulator runs the GPU kernel battery on the emulator,
+// so the battery itself (shapes, arguments, pointer tables) is known to be
+// sound before a GPU machine runs it against the real kernels.
+func TestKernelCasesOnEmulator(t *testing.T) {
+	for _, c := range kernelCases() {
+		out, err := runCase(newEmulator(), c)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		for name := range c.outputs {
+			nonzero := false
+			for _, b := range out[name] {
+				nonzero = nonzero || b != 0
+			}
+			if !nonzero {
+				t.Errorf("%s: output %s is all zero", c.name, name)
+			}
+		}
+	}
 }
