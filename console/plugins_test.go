@@ -655,3 +655,48 @@ func FuzzDecodeUpload(f *testing.F) {
 		}
 	})
 }
+
+func TestStreamPluginsUnderConcurrentChanges(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, nil)
+	ctx := context.Background()
+	org := mustUser(t, e, "admin").OrgID
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		if code, m := e.upload(t, e.admin, packExample(t, "shop", v, nil)); code != 201 {
+			t.Fatalf("upload %s: %d %v", v, code, m)
+		}
+	}
+	catalogs := [][]byte{examples.Catalog, []byte(`{"currency":"EUR","products":[{"id":"p-serum","name":"Other serum","price":1,"stock":1}]}`)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 15 {
+				set, err := e.srv.sessionPlugins(ctx, org, catalogs[i%2])
+				if err == nil {
+					_, err = set.Tool(ctx, "shop-tools", "lookup_product", json.RawMessage(`{"id":"p-serum"}`))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		version := []string{"1.0.0", "1.1.0"}[i%2]
+		if code, m := e.postJSON(t, e.admin, "/api/plugins/shop-tools/rollback", `{"version":"`+version+`"}`); code != 200 {
+			t.Errorf("rollback to %s: %d %v", version, code, m)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a turn during plugin changes: %v", err)
+	}
+	if st := e.srv.plugins.summary(org, "shop-tools"); st.Calls != 90 || st.Errors != 0 {
+		t.Errorf("counted %+v, want 90 calls without errors", st)
+	}
+}
