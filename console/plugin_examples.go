@@ -16,17 +16,38 @@ import (
 // plugin build cache, so a second start costs one `go list` each), packs
 // them as `livehat plugin pack` would, and uploads them as the admin's
 // plugins, enabled. A store that has plugins is left alone, so what
-// operators removed or rolled back stays that way. serve calls it once at
+// operators disabled or rolled back stays that way. serve calls it once at
 // start; a plugin that fails to build is reported and the others are
 // installed.
+//
+// It then loads every organisation's active plugins into the sandbox, so
+// that the first live turn after a start does not wait for compilation.
 func (s *Server) InstallExamples(ctx context.Context) error {
-	if len(s.cfg.PluginDirs) == 0 {
-		return nil
-	}
 	n, err := s.store.PluginCount(ctx)
-	if err != nil || n > 0 {
+	if err != nil {
 		return err
 	}
+	if n == 0 && len(s.cfg.PluginDirs) > 0 {
+		err = s.installExamples(ctx)
+	}
+	return errors.Join(err, s.warmPlugins(ctx))
+}
+
+// warmPlugins loads the active plugins of every organisation.
+func (s *Server) warmPlugins(ctx context.Context) error {
+	orgs, err := s.store.Orgs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		if _, err := s.plugins.set(ctx, o.ID, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) installExamples(ctx context.Context) error {
 	admin, err := s.store.UserByUsername(ctx, "admin")
 	if err != nil {
 		return fmt.Errorf("console: example plugins: the first-run admin account: %w", err)

@@ -203,18 +203,12 @@ func parseCatalog(catalog []byte) (*plugins.Catalog, error) {
 // not checked again here (the sandbox trusts no keys of its own), since
 // the content address already proves these are the verified bytes.
 func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) (*plugins.Plugin, error) {
-	r.mu.Lock()
-	p := r.loaded[versionID]
-	r.mu.Unlock()
-	if p != nil {
+	if p := r.loadedVersion(versionID); p != nil {
 		return p, nil
 	}
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	r.mu.Lock()
-	p = r.loaded[versionID]
-	r.mu.Unlock()
-	if p != nil {
+	if p := r.loadedVersion(versionID); p != nil {
 		return p, nil
 	}
 	data, err := r.files.read(packageSHA)
@@ -226,7 +220,7 @@ func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) 
 		return nil, err
 	}
 	pkg.Signature = nil
-	p, err = r.sandbox.Load(ctx, pkg)
+	p, err := r.sandbox.Load(ctx, pkg)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +228,14 @@ func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) 
 	r.loaded[versionID] = p
 	r.mu.Unlock()
 	return p, nil
+}
+
+// loadedVersion is the loaded plugin of a stored version, or nil while it
+// is not loaded.
+func (r *pluginRuntime) loadedVersion(versionID string) *plugins.Plugin {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.loaded[versionID]
 }
 
 // check verifies a package the way the sandbox will run it (integrity,

@@ -229,7 +229,32 @@ func (s *Server) getPlugin(c *fiber.Ctx) error {
 	if p.Active != nil {
 		manifest = p.Active.Manifest
 	}
-	return c.JSON(fiber.Map{"plugin": v, "versions": vs, "manifest": manifest})
+	return c.JSON(fiber.Map{"plugin": v, "versions": vs, "manifest": manifest, "sandbox": s.sandboxStats(p)})
+}
+
+// sandboxView is the sandbox's own counters of the active version while it
+// is loaded: every call of every path, and how its instances fared.
+type sandboxView struct {
+	Calls           uint64 `json:"calls"`
+	Failures        uint64 `json:"failures"`
+	Instantiations  uint64 `json:"instantiations"`
+	Discards        uint64 `json:"discards"`
+	Recycles        uint64 `json:"recycles"`
+	IdleInstances   int    `json:"idle_instances"`
+	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
+}
+
+func (s *Server) sandboxStats(p *store.Plugin) *sandboxView {
+	if p.Active == nil {
+		return nil
+	}
+	lp := s.plugins.loadedVersion(p.Active.ID)
+	if lp == nil {
+		return nil
+	}
+	st := lp.Stats()
+	return &sandboxView{Calls: st.Calls, Failures: st.Failures, Instantiations: st.Instantiations, Discards: st.Discards,
+		Recycles: st.Recycles, IdleInstances: st.Idle, PeakMemoryBytes: st.PeakMemoryBytes}
 }
 
 func (s *Server) listPluginVersions(c *fiber.Ctx) error {
@@ -363,33 +388,36 @@ func readRevisionRequest(c *fiber.Ctx) (revisionRequest, error) {
 
 func (s *Server) enablePlugin(on bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		name, err := pluginName(c)
-		if err != nil {
-			return err
-		}
-		req, err := readRevisionRequest(c)
-		if err != nil {
-			return err
-		}
-		if req.Version != "" {
-			return badRequest("version", "enable and disable act on the plugin, not a version (roll back to choose a version)")
-		}
-		sc := scopeOf(c)
-		p, err := s.store.SetPluginEnabled(c.UserContext(), sc, name, on, req.Revision)
-		if err != nil {
-			return storeError(err, "plugin")
-		}
-		s.plugins.changed(sc.OrgID)
-		v, err := s.viewPlugin(p)
-		if err != nil {
-			return err
-		}
-		return c.JSON(v)
+		return s.changePlugin(c, func(ctx context.Context, sc store.Scope, name string, req revisionRequest) (*store.Plugin, error) {
+			if req.Version != "" {
+				return nil, badRequest("version", "enable and disable act on the plugin, not a version (roll back to choose a version)")
+			}
+			p, err := s.store.SetPluginEnabled(ctx, sc, name, on, req.Revision)
+			return p, storeError(err, "plugin")
+		})
 	}
 }
 
 // rollbackPlugin makes an uploaded version the active one.
 func (s *Server) rollbackPlugin(c *fiber.Ctx) error {
+	return s.changePlugin(c, func(ctx context.Context, sc store.Scope, name string, req revisionRequest) (*store.Plugin, error) {
+		if _, err := plugins.ParseSemver(req.Version); err != nil {
+			return nil, badRequest("version", "want the version to roll back to: "+err.Error())
+		}
+		p, err := s.store.ActivatePluginVersion(ctx, sc, name, req.Version, req.Revision)
+		if errors.Is(err, store.ErrNotFound) {
+			if _, perr := s.store.Plugin(ctx, sc, name); perr == nil {
+				return nil, fieldError(fiber.StatusNotFound, "version", fmt.Sprintf("plugin %s has no version %q", name, req.Version))
+			}
+		}
+		return p, storeError(err, "plugin")
+	})
+}
+
+// changePlugin reads the plugin name and the revision request, applies
+// change, and answers with the changed plugin; the organisation's streams
+// pick the change up at their next turn.
+func (s *Server) changePlugin(c *fiber.Ctx, change func(context.Context, store.Scope, string, revisionRequest) (*store.Plugin, error)) error {
 	name, err := pluginName(c)
 	if err != nil {
 		return err
@@ -398,18 +426,10 @@ func (s *Server) rollbackPlugin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := plugins.ParseSemver(req.Version); err != nil {
-		return badRequest("version", "want the version to roll back to: "+err.Error())
-	}
 	sc := scopeOf(c)
-	p, err := s.store.ActivatePluginVersion(c.UserContext(), sc, name, req.Version, req.Revision)
-	if errors.Is(err, store.ErrNotFound) {
-		if _, perr := s.store.Plugin(c.UserContext(), sc, name); perr == nil {
-			return fieldError(fiber.StatusNotFound, "version", fmt.Sprintf("plugin %s has no version %q", name, req.Version))
-		}
-	}
+	p, err := change(c.UserContext(), sc, name, req)
 	if err != nil {
-		return storeError(err, "plugin")
+		return err
 	}
 	s.plugins.changed(sc.OrgID)
 	v, err := s.viewPlugin(p)

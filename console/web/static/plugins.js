@@ -110,7 +110,11 @@ LiveHAT.page(async (me) => {
       p.permissions.length ? el('ul', {}, p.permissions.map((x) => el('li', {}, el('b', {}, x.name), ': ', x.reason)))
         : el('p', {class: 'muted'}, 'None: the plugin sees only its input.'),
       el('p', {class: 'muted'}, 'Limits: ', String(p.limits.memory_pages), ' pages of memory, ', String(p.limits.timeout_ms),
-        ' ms a call, ', String(p.limits.instances), ' instances.'));
+        ' ms a call, ', String(p.limits.instances), ' instances.'),
+      d.sandbox ? el('p', {class: 'muted', id: 'sandbox-stats'}, 'In the sandbox: ', String(d.sandbox.calls), ' calls, ',
+        String(d.sandbox.failures), ' failed, ', String(d.sandbox.instantiations), ' instances started, ',
+        String(d.sandbox.discards), ' discarded, peak memory ', (d.sandbox.peak_memory_bytes / 1048576).toFixed(1), ' MiB.')
+        : el('p', {class: 'muted'}, 'Not loaded in the sandbox yet: it loads at the first live turn or trial.'));
     const versions = el('div', {class: 'card', id: 'plugin-versions'},
       el('h2', {}, 'Versions'),
       el('table', {},
