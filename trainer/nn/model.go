@@ -134,6 +134,16 @@ func (m *Model) NumParams() int64 {
 	return s
 }
 
+// NumTrainable counts the parameters Params returns: all of them, or the
+// adapters' under LoRA.
+func (m *Model) NumTrainable() int {
+	n := 0
+	for _, p := range m.Params() {
+		n += len(p.Value)
+	}
+	return n
+}
+
 // ZeroGrad sets every gradient to zero.
 func (m *Model) ZeroGrad() {
 	for _, p := range m.Params() {

@@ -90,9 +90,8 @@ func (n *net[F]) customLoss(b *batch, rows []int, logits []F, losses []float64, 
 	return nil
 }
 
-// LogSoftmax writes the log-probabilities of logits into dst (same
-// length) and returns dst, computed in float64 for the sums.
-func LogSoftmax(dst, logits []float32) []float32 {
+// LogSumExp returns log Σ e^logits, computed in float64.
+func LogSumExp(logits []float32) float64 {
 	mx := math.Inf(-1)
 	for _, v := range logits {
 		mx = max(mx, float64(v))
@@ -101,7 +100,13 @@ func LogSoftmax(dst, logits []float32) []float32 {
 	for _, v := range logits {
 		sum += math.Exp(float64(v) - mx)
 	}
-	lse := mx + math.Log(sum)
+	return mx + math.Log(sum)
+}
+
+// LogSoftmax writes the log-probabilities of logits into dst (same
+// length) and returns dst.
+func LogSoftmax(dst, logits []float32) []float32 {
+	lse := LogSumExp(logits)
 	for i, v := range logits {
 		dst[i] = float32(float64(v) - lse)
 	}

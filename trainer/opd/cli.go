@@ -51,24 +51,11 @@ func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
 // With --resume the run folder's run.json is used and only --steps may
 // change.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg := DefaultConfig()
-	fs, f := newFlagSet(&cfg, stderr)
-	if err := fs.Parse(args); err != nil {
+	cfg, fs, f, err := runfolder.ParseCommand(args, DefaultConfig,
+		func(c *Config) (*flag.FlagSet, cliFlags) { return newFlagSet(c, stderr) },
+		func(f cliFlags) string { return *f.config })
+	if err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	if *f.config != "" {
-		// The file replaces the defaults; the flags are parsed again on top.
-		cfg = DefaultConfig()
-		if err := runfolder.ReadConfig(*f.config, &cfg); err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
-		fs, f = newFlagSet(&cfg, stderr)
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
 	}
 	f.finish()
 	if *f.stage != "opd" {
@@ -81,14 +68,8 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return &harness.UsageError{Msg: "--init CHECKPOINT (the student) and --teacher CHECKPOINT are required"}
 	}
 	if *f.resume {
-		steps := 0
-		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "steps" {
-				steps = cfg.Steps
-			}
-		})
 		cfg = Config{}
-		cfg.Steps = steps
+		cfg.Steps = runfolder.StepsFlag(fs)
 	}
 	return Train(ctx, cfg, *f.out, *f.resume, stdout)
 }

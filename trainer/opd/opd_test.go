@@ -8,12 +8,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
@@ -21,6 +19,7 @@ import (
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
 // driftReply is what the drifted student learned to say to everything: a
@@ -407,7 +406,7 @@ func TestResumeAfterKill(t *testing.T) {
 	c := testConfig(f, 8)
 	raw, _ := json.Marshal(c)
 	killed := filepath.Join(t.TempDir(), "killed")
-	killRun(t, killed, c.Steps, "TestHelperOPDProcess", "LIVEHAT_OPD_KILL_RUN="+killed, "LIVEHAT_OPD_KILL_CONFIG="+string(raw))
+	runtest.KillAfterCheckpoint(t, killed, c.Steps, "TestHelperOPDProcess", "LIVEHAT_OPD_KILL_RUN="+killed, "LIVEHAT_OPD_KILL_CONFIG="+string(raw))
 	var log bytes.Buffer
 	if err := Train(context.Background(), Config{}, killed, true, &log); err != nil {
 		t.Fatalf("resume: %v\n%s", err, log.String())
@@ -416,70 +415,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if err := Train(context.Background(), c, whole, false, &log); err != nil {
 		t.Fatal(err)
 	}
-	sameRun(t, killed, whole, c.Steps)
-}
-
-// killRun starts the helper test in a child process, kills it with SIGKILL
-// once it has written a checkpoint before its last step, and returns.
-func killRun(t *testing.T, out string, steps int, helper string, env ...string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$")
-	cmd.Env = append(os.Environ(), env...)
-	var helperLog bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &helperLog, &helperLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if st, err := runfolder.ReadState(out); err == nil && st.Step >= 2 {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the helper run ended before it was killed:\n%s", helperLog.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the helper run wrote no checkpoint")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	st, err := runfolder.ReadState(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Step >= steps {
-		t.Fatalf("the run finished (step %d) before it was killed", st.Step)
-	}
-	t.Logf("killed at step %d of %d", st.Step, steps)
-}
-
-// sameRun compares the final checkpoints and metric counts of two runs.
-func sameRun(t *testing.T, a, b string, steps int) {
-	t.Helper()
-	for _, f := range []string{"model.safetensors", runfolder.OptimizerFile} {
-		x, err := os.ReadFile(filepath.Join(a, runfolder.CheckpointDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, _ := os.ReadFile(filepath.Join(b, runfolder.CheckpointDir, f))
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s after kill and resume differs from the uninterrupted run", f)
-		}
-	}
-	ma, _ := os.ReadFile(filepath.Join(a, runfolder.MetricsFile))
-	mb, _ := os.ReadFile(filepath.Join(b, runfolder.MetricsFile))
-	if strings.Count(string(ma), "\n") != steps || strings.Count(string(mb), "\n") != steps {
-		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), steps)
-	}
+	runtest.SameRun(t, killed, whole, c.Steps)
 }
 
 // TestTrainMain runs the command from a config file with a flag on top,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/livehat/livehat/model"
@@ -104,53 +103,23 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 			return fmt.Errorf("opd: %w", err)
 		}
 	}
-	tokPath := filepath.Join(cfg.Init, runfolder.TokenizerFile)
-	if resume {
-		tokPath = filepath.Join(out, runfolder.TokenizerFile)
-	}
-	tok, err := runfolder.LoadTokenizer(tokPath)
+	cpu := model.NewCPU(cfg.Threads)
+	defer cpu.Close()
+	begin, err := runfolder.Begin(out, cfg.Init, resume, cfg.Optimization, cpu, 1)
 	if err != nil {
 		return fmt.Errorf("opd: %w", err)
 	}
-	if !resume {
-		if err := runfolder.SaveTokenizer(tok, filepath.Join(out, runfolder.TokenizerFile)); err != nil {
-			return fmt.Errorf("opd: %w", err)
-		}
-	}
-	stop, ok := tok.TokenID("<|im_end|>")
-	if !ok {
-		return errors.New("opd: the tokenizer has no <|im_end|> token to end a reply")
-	}
-	cpu := model.NewCPU(cfg.Threads)
-	defer cpu.Close()
-	var student *nn.Model
-	var opt *nn.AdamW
-	start := 0
-	if resume {
-		if student, opt, start, err = runfolder.LoadCheckpoint(out, cpu, 1); err != nil {
-			return fmt.Errorf("opd: %w", err)
-		}
-	} else {
-		if student, err = nn.Load(cfg.Init, cpu); err != nil {
-			return fmt.Errorf("opd: student: %w", err)
-		}
-		if cfg.LoRA != nil {
-			if err := student.AddLoRA(*cfg.LoRA, cfg.Seed); err != nil {
-				return fmt.Errorf("opd: %w", err)
-			}
-		}
-		opt = nn.NewAdamW(cfg.AdamW)
-	}
+	tok, student, opt, start := begin.Tokenizer, begin.Model, begin.Optimizer, begin.Step
 	teacher, err := nn.Load(cfg.Teacher, cpu)
 	if err != nil {
 		return fmt.Errorf("opd: teacher: %w", err)
 	}
 	pool := Prompts(cfg.PromptSeed, cfg.Prompts)
 	held := Prompts(cfg.PromptSeed^evalSeed, cfg.EvalPrompts)
-	s := sampling{tok: tok, tmpl: cfg.Template, stop: []int{stop}, backend: cpu, samples: cfg.Samples,
+	s := sampling{tok: tok, tmpl: cfg.Template, stop: []int{begin.Stop}, backend: cpu, samples: cfg.Samples,
 		maxTokens: cfg.MaxNewTokens, temperature: cfg.Temperature}
 	fmt.Fprintf(log, "opd: student %s (%d parameters, %d trainable), teacher %s, %d prompts (%d held out), %s estimator, starting at step %d of %d\n",
-		cfg.Init, student.NumParams(), numel(student.Params()), cfg.Teacher, len(pool), len(held), cfg.Estimator, start, cfg.Steps)
+		cfg.Init, student.NumParams(), student.NumTrainable(), cfg.Teacher, len(pool), len(held), cfg.Estimator, start, cfg.Steps)
 
 	mf, err := runfolder.OpenMetrics(out, start)
 	if err != nil {
@@ -208,12 +177,4 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 		}
 	}
 	return nil
-}
-
-func numel(ps []nn.Param) int {
-	s := 0
-	for _, p := range ps {
-		s += len(p.Value)
-	}
-	return s
 }

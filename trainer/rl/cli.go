@@ -79,24 +79,11 @@ func LoadHarness(path string) (*harness.Harness, error) {
 // With --resume the run folder's run.json is used, only --steps may
 // change, and --harness must name the harness the run started with.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg := DefaultConfig()
-	fs, f := newFlagSet(&cfg, stderr)
-	if err := fs.Parse(args); err != nil {
+	cfg, fs, f, err := runfolder.ParseCommand(args, DefaultConfig,
+		func(c *Config) (*flag.FlagSet, cliFlags) { return newFlagSet(c, stderr) },
+		func(f cliFlags) string { return *f.config })
+	if err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	if *f.config != "" {
-		// The file replaces the defaults; the flags are parsed again on top.
-		cfg = DefaultConfig()
-		if err := runfolder.ReadConfig(*f.config, &cfg); err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
-		fs, f = newFlagSet(&cfg, stderr)
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
 	}
 	f.finish()
 	if *f.stage != "rl" {
@@ -109,14 +96,8 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return &harness.UsageError{Msg: "--init CHECKPOINT (the policy to start from) is required"}
 	}
 	if *f.resume {
-		steps := 0
-		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "steps" {
-				steps = cfg.Steps
-			}
-		})
 		cfg = Config{}
-		cfg.Steps = steps
+		cfg.Steps = runfolder.StepsFlag(fs)
 	}
 	base, err := LoadHarness(*f.harness)
 	if err != nil {

@@ -216,43 +216,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 			return fmt.Errorf("rl: %w", err)
 		}
 	}
-	tokPath := filepath.Join(cfg.Init, runfolder.TokenizerFile)
-	if resume {
-		tokPath = filepath.Join(out, runfolder.TokenizerFile)
-	}
-	tok, err := runfolder.LoadTokenizer(tokPath)
+	cpu := model.NewCPU(cfg.Threads)
+	defer cpu.Close()
+	begin, err := runfolder.Begin(out, cfg.Init, resume, cfg.Optimization, cpu, cfg.Epochs)
 	if err != nil {
 		return fmt.Errorf("rl: %w", err)
 	}
-	if !resume {
-		if err := runfolder.SaveTokenizer(tok, filepath.Join(out, runfolder.TokenizerFile)); err != nil {
-			return fmt.Errorf("rl: %w", err)
-		}
-	}
-	stop, ok := tok.TokenID("<|im_end|>")
-	if !ok {
-		return errors.New("rl: the tokenizer has no <|im_end|> token to end a turn")
-	}
-	cpu := model.NewCPU(cfg.Threads)
-	defer cpu.Close()
-	var m *nn.Model
-	var opt *nn.AdamW
-	start := 0
-	if resume {
-		if m, opt, start, err = runfolder.LoadCheckpoint(out, cpu, cfg.Epochs); err != nil {
-			return fmt.Errorf("rl: %w", err)
-		}
-	} else {
-		if m, err = nn.Load(cfg.Init, cpu); err != nil {
-			return fmt.Errorf("rl: policy: %w", err)
-		}
-		if cfg.LoRA != nil {
-			if err := m.AddLoRA(*cfg.LoRA, cfg.Seed); err != nil {
-				return fmt.Errorf("rl: %w", err)
-			}
-		}
-		opt = nn.NewAdamW(cfg.AdamW)
-	}
+	tok, m, opt, start := begin.Tokenizer, begin.Model, begin.Optimizer, begin.Step
 	var ref *nn.Model
 	if cfg.Loss.KLCoef > 0 {
 		refDir := cfg.Reference
@@ -264,13 +234,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 		}
 	}
 	a := agent{
-		rc: rolloutConfig{tok: tok, tmpl: cfg.Template, stop: stop, turnTokens: cfg.TurnTokens, maxTurns: cfg.MaxTurns,
+		rc: rolloutConfig{tok: tok, tmpl: cfg.Template, stop: begin.Stop, turnTokens: cfg.TurnTokens, maxTurns: cfg.MaxTurns,
 			temperature: cfg.Temperature},
 		tasks:   tasks{base: base, cfg: cfg.Tasks},
 		backend: cpu,
 	}
 	fmt.Fprintf(log, "rl: policy %s (%d parameters, %d trainable), %d tasks × %d rollouts a step, %.0f%% under fresh HSA variants, %.0f%% with tool faults, starting at step %d of %d\n",
-		cfg.Init, m.NumParams(), numel(m.Params()), cfg.PromptsPerStep, cfg.Group, 100*cfg.Tasks.VariantShare, 100*cfg.Tasks.FaultShare, start, cfg.Steps)
+		cfg.Init, m.NumParams(), m.NumTrainable(), cfg.PromptsPerStep, cfg.Group, 100*cfg.Tasks.VariantShare, 100*cfg.Tasks.FaultShare, start, cfg.Steps)
 
 	mf, err := runfolder.OpenMetrics(out, start)
 	if err != nil {
@@ -392,14 +362,6 @@ func valueOr(v *float64) float64 {
 		return 0
 	}
 	return *v
-}
-
-func numel(ps []nn.Param) int {
-	s := 0
-	for _, p := range ps {
-		s += len(p.Value)
-	}
-	return s
 }
 
 // Evaluate plays the run's held-out tasks (cfg.EvalTasks of them, the set

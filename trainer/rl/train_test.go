@@ -5,17 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 	"github.com/livehat/livehat/trainer/rl"
 	"github.com/livehat/livehat/trainer/sft"
 )
@@ -204,7 +203,7 @@ func TestResumeAfterKill(t *testing.T) {
 	c := resumeConfig(sftCheckpoint(t))
 	raw, _ := json.Marshal(c)
 	killed := filepath.Join(t.TempDir(), "killed")
-	killRun(t, killed, c.Steps, "TestHelperRLProcess", "LIVEHAT_RL_KILL_RUN="+killed, "LIVEHAT_RL_KILL_CONFIG="+string(raw))
+	runtest.KillAfterCheckpoint(t, killed, c.Steps, "TestHelperRLProcess", "LIVEHAT_RL_KILL_RUN="+killed, "LIVEHAT_RL_KILL_CONFIG="+string(raw))
 	var log bytes.Buffer
 	if err := rl.Train(context.Background(), base, rl.Config{}, killed, true, &log); err != nil {
 		t.Fatalf("resume: %v\n%s", err, log.String())
@@ -216,70 +215,13 @@ func TestResumeAfterKill(t *testing.T) {
 	if err := rl.Train(context.Background(), base, c, whole, false, &log); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"model.safetensors", runfolder.OptimizerFile} {
-		x, err := os.ReadFile(filepath.Join(killed, runfolder.CheckpointDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, _ := os.ReadFile(filepath.Join(whole, runfolder.CheckpointDir, f))
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s after kill and resume differs from the uninterrupted run", f)
-		}
-	}
-	ma, _ := os.ReadFile(filepath.Join(killed, runfolder.MetricsFile))
-	mb, _ := os.ReadFile(filepath.Join(whole, runfolder.MetricsFile))
-	if strings.Count(string(ma), "\n") != c.Steps || strings.Count(string(mb), "\n") != c.Steps {
-		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), c.Steps)
-	}
+	runtest.SameRun(t, killed, whole, c.Steps)
 	// A resumed run must be given the harness it started with.
 	other := base.Clone()
 	other.Name = "another"
 	if err := rl.Train(context.Background(), other, rl.Config{}, killed, true, &log); err == nil {
 		t.Error("resumed with a different harness")
 	}
-}
-
-// killRun starts the helper test in a child process, kills it with SIGKILL
-// once it has written a checkpoint before its last step, and returns.
-func killRun(t *testing.T, out string, steps int, helper string, env ...string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$")
-	cmd.Env = append(os.Environ(), env...)
-	var helperLog bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &helperLog, &helperLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if st, err := runfolder.ReadState(out); err == nil && st.Step >= 2 {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the helper run ended before it was killed:\n%s", helperLog.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the helper run wrote no checkpoint")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	st, err := runfolder.ReadState(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Step >= steps {
-		t.Fatalf("the run finished (step %d) before it was killed", st.Step)
-	}
-	t.Logf("killed at step %d of %d", st.Step, steps)
 }
 
 // TestTrainMain runs the command on a harness file with a config file

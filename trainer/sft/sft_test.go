@@ -6,11 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
@@ -18,6 +16,7 @@ import (
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/nn"
+	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
 func demo(t *testing.T) *harness.Harness {
@@ -326,44 +325,7 @@ func TestResumeAfterKill(t *testing.T) {
 	base := demo(t)
 	cfg := testRun(8)
 	killed := filepath.Join(t.TempDir(), "killed")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperTrainProcess$")
-	cmd.Env = append(os.Environ(), "LIVEHAT_SFT_KILL_RUN="+killed)
-	var helperLog bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &helperLog, &helperLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	state := filepath.Join(killed, checkpointDir, stateFile)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var st trainerState
-		if readJSON(state, &st) == nil && st.Step >= 2 {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the helper run ended before it was killed:\n%s", helperLog.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the helper run wrote no checkpoint")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	var st trainerState
-	if err := readJSON(state, &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Step >= cfg.Steps {
-		t.Fatalf("the run finished (step %d) before it was killed", st.Step)
-	}
+	runtest.KillAfterCheckpoint(t, killed, cfg.Steps, "TestHelperTrainProcess", "LIVEHAT_SFT_KILL_RUN="+killed)
 	var log bytes.Buffer
 	if err := Train(context.Background(), base, TrainConfig{}, killed, true, &log); err != nil {
 		t.Fatalf("resume: %v\n%s", err, log.String())
@@ -376,21 +338,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if err := Train(context.Background(), base, cfg, whole, false, &log); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"model.safetensors", optimizerFile} {
-		a, err := os.ReadFile(filepath.Join(killed, checkpointDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(filepath.Join(whole, checkpointDir, f))
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s after kill and resume (killed at step %d) differs from the uninterrupted run", f, st.Step)
-		}
-	}
-	ma, _ := os.ReadFile(filepath.Join(killed, metricsFile))
-	mb, _ := os.ReadFile(filepath.Join(whole, metricsFile))
-	if strings.Count(string(ma), "\n") != cfg.Steps || strings.Count(string(mb), "\n") != cfg.Steps {
-		t.Errorf("metrics: %d and %d lines, want %d each", strings.Count(string(ma), "\n"), strings.Count(string(mb), "\n"), cfg.Steps)
-	}
+	runtest.SameRun(t, killed, whole, cfg.Steps)
 }
 
 func TestTrainMainUsage(t *testing.T) {

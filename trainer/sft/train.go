@@ -223,7 +223,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	fmt.Fprintf(log, "tokens: vocabulary %d, %d training examples and %d held out (%d longer than %d dropped), %.0f tokens each on average\n",
 		tok.VocabSize(), len(examples), len(held), tooLong, maxLen, meanLen(examples))
 
-	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), numel(m.Params()), start, cfg.Steps)
+	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), m.NumTrainable(), start, cfg.Steps)
 	mf, err := runfolder.OpenMetrics(out, start)
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
@@ -406,12 +406,4 @@ func meanLen(exs []nn.Example) float64 {
 		s += len(e.Tokens)
 	}
 	return float64(s) / float64(len(exs))
-}
-
-func numel(ps []nn.Param) int {
-	s := 0
-	for _, p := range ps {
-		s += len(p.Value)
-	}
-	return s
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/livehat/livehat/model"
@@ -184,15 +183,7 @@ func Distributions(ctx context.Context, m *nn.Model, examples []nn.Example) ([][
 
 // LogProb is the log-probability of target under logits.
 func LogProb(logits []float32, target int) float64 {
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = max(mx, float64(v))
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
-	}
-	return float64(logits[target]) - mx - math.Log(sum)
+	return float64(logits[target]) - nn.LogSumExp(logits)
 }
 
 // MaxContext returns the longest sequence the sampler's model accepts.

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+
+	"github.com/livehat/livehat/harness"
 
 	"github.com/livehat/livehat/trainer/nn"
 )
@@ -121,4 +124,43 @@ func ConfigStage(path string) (string, error) {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return head.Stage, nil
+}
+
+// ParseCommand parses a stage's command line over defaults(): register
+// builds the flag set over a configuration and returns it with the
+// stage's other flags, configPath reads the --config value from those.
+// When a config file is named it replaces the defaults and the command
+// line is parsed again on top of it, so flags override the file.
+func ParseCommand[C, F any](args []string, defaults func() C, register func(*C) (*flag.FlagSet, F), configPath func(F) string) (C, *flag.FlagSet, F, error) {
+	cfg := defaults()
+	fs, f := register(&cfg)
+	if err := fs.Parse(args); err != nil {
+		return cfg, fs, f, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fs, f, &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if path := configPath(f); path != "" {
+		cfg = defaults()
+		if err := ReadConfig(path, &cfg); err != nil {
+			return cfg, fs, f, fmt.Errorf("train: %w", err)
+		}
+		fs, f = register(&cfg)
+		if err := fs.Parse(args); err != nil {
+			return cfg, fs, f, err
+		}
+	}
+	return cfg, fs, f, nil
+}
+
+// StepsFlag returns the --steps value when the command line set it, else
+// 0: what a resumed run may change.
+func StepsFlag(fs *flag.FlagSet) int {
+	steps := 0
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "steps" {
+			steps, _ = strconv.Atoi(fl.Value.String())
+		}
+	})
+	return steps
 }

@@ -266,3 +266,53 @@ func StepIndices(n int, seed uint64, step, batch int) []int {
 	}
 	return out
 }
+
+// Start is what an on-policy stage's run begins with.
+type Start struct {
+	Tokenizer *tokenizer.Tokenizer
+	// Stop is the chat template's end-of-turn token, where sampled
+	// turns end.
+	Stop      int
+	Model     *nn.Model
+	Optimizer *nn.AdamW
+	// Step is the first step to run (the checkpoint's on resume).
+	Step int
+}
+
+// Begin loads what a run of a stage that starts from a checkpoint needs.
+// A new run reads init's tokenizer.json (and copies it into out) and
+// weights, adds LoRA adapters when o.LoRA is set and starts a fresh AdamW;
+// a resumed run reads out's tokenizer and last checkpoint, whose optimizer
+// must have made updatesPerStep updates a step.
+func Begin(out, init string, resume bool, o Optimization, backend model.Backend, updatesPerStep int) (Start, error) {
+	var st Start
+	var err error
+	tokPath := filepath.Join(init, TokenizerFile)
+	if resume {
+		tokPath = filepath.Join(out, TokenizerFile)
+	}
+	if st.Tokenizer, err = LoadTokenizer(tokPath); err != nil {
+		return st, err
+	}
+	var ok bool
+	if st.Stop, ok = st.Tokenizer.TokenID("<|im_end|>"); !ok {
+		return st, errors.New("the tokenizer has no <|im_end|> token to end a turn")
+	}
+	if resume {
+		st.Model, st.Optimizer, st.Step, err = LoadCheckpoint(out, backend, updatesPerStep)
+		return st, err
+	}
+	if err := SaveTokenizer(st.Tokenizer, filepath.Join(out, TokenizerFile)); err != nil {
+		return st, err
+	}
+	if st.Model, err = nn.Load(init, backend); err != nil {
+		return st, err
+	}
+	if o.LoRA != nil {
+		if err := st.Model.AddLoRA(*o.LoRA, o.Seed); err != nil {
+			return st, err
+		}
+	}
+	st.Optimizer = nn.NewAdamW(o.AdamW)
+	return st, nil
+}
