@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 	"unicode/utf8"
 )
@@ -241,4 +244,36 @@ type StreamSession struct {
 	Start  time.Time `json:"start"`
 	// End is zero while the session is on air.
 	End time.Time `json:"end,omitzero"`
+}
+
+// DecodeBatch reads a batch of events as the shop side sends it, a JSON
+// object {"events": [...]}, strictly: unknown fields, trailing data and
+// more than MaxBatch events are errors that say where.
+func DecodeBatch(r io.Reader) ([]Event, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var body struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := dec.Decode(&body); err != nil {
+		return nil, fmt.Errorf("events batch: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("events batch: data after the JSON object")
+	}
+	if body.Events == nil {
+		return nil, errors.New(`events batch: "events" is missing`)
+	}
+	if len(body.Events) > MaxBatch {
+		return nil, fmt.Errorf("events batch: %d events, more than %d", len(body.Events), MaxBatch)
+	}
+	out := make([]Event, len(body.Events))
+	for i, raw := range body.Events {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&out[i]); err != nil {
+			return nil, fmt.Errorf("events[%d]: %w", i, err)
+		}
+	}
+	return out, nil
 }
