@@ -1,9 +1,11 @@
 package console
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 
+	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/eval"
 )
@@ -76,4 +78,53 @@ func failureCause(it eval.ItemResult) string {
 		}
 	}
 	return CauseReplyForm
+}
+
+// liveTurnFailure reads a stored live turn's outcome and trace (the
+// runtime's Steps as JSON) for what went wrong. A live turn has no gold
+// answer, so only what the trace itself shows counts: a hook that denied
+// the turn, rejected a reply (a retry) or failed; a tool call that
+// failed or went past the round limit; a skill that did not load. ok is
+// false for a turn that shows none of these.
+func liveTurnFailure(outcome, reason string, steps []byte) (cause string, deductions []string, ok bool) {
+	found := map[string]bool{}
+	if outcome == string(runtime.OutcomeDenied) || outcome == string(runtime.OutcomeSafeLine) {
+		found[CauseHookRejection] = true
+		deductions = append(deductions, outcome+": "+reason)
+	}
+	var trace []runtime.Step
+	if len(steps) > 0 {
+		if err := json.Unmarshal(steps, &trace); err != nil {
+			return CauseRunError, append(deductions, "unreadable trace: "+err.Error()), true
+		}
+	}
+	for _, st := range trace {
+		switch {
+		case st.Kind == "retry":
+			found[CauseHookRejection] = true
+			deductions = append(deductions, "a hook rejected the reply: "+st.Output)
+		case st.Kind == "hook" && (st.Error != "" || st.Decision != nil && st.Decision.Action == harness.ActionDeny):
+			found[CauseHookRejection] = true
+			deductions = append(deductions, "hook "+st.Name+": "+hookProblem(st))
+		case (st.Kind == "tool" || st.Kind == "limit") && st.Error != "":
+			found[CauseWrongTool] = true
+			deductions = append(deductions, st.Kind+" "+st.Name+": "+st.Error)
+		case st.Kind == "skill" && st.Error != "":
+			found[CauseMissingSkill] = true
+			deductions = append(deductions, "skill: "+st.Error)
+		}
+	}
+	for _, c := range causesByRank() {
+		if found[c] {
+			return c, deductions, true
+		}
+	}
+	return "", nil, false
+}
+
+func hookProblem(st runtime.Step) string {
+	if st.Error != "" {
+		return st.Error
+	}
+	return "denied: " + st.Decision.Reason
 }

@@ -26,3 +26,25 @@ func FuzzDeductionCause(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLiveTurnFailure checks the live-trace reader on any trace text: it
+// never panics, a failure always has a known cause and says why, and a
+// turn that replied with an empty trace is no failure.
+func FuzzLiveTurnFailure(f *testing.F) {
+	f.Add("replied", "", `[{"kind":"retry","output":"banned claim"}]`)
+	f.Add("denied", "spam", `[]`)
+	f.Add("replied", "", `[{"kind":"tool","name":"x","error":"unknown tool"},{"kind":"hook","name":"h","decision":{"action":"deny"}}]`)
+	f.Add("safe_line", "r", `{not json`)
+	f.Fuzz(func(t *testing.T, outcome, reason, steps string) {
+		cause, why, failed := liveTurnFailure(outcome, reason, []byte(steps))
+		if failed && (!slices.Contains(causesByRank(), cause) || len(why) == 0) {
+			t.Fatalf("failure %q with reasons %q", cause, why)
+		}
+		if !failed && cause != "" {
+			t.Fatalf("no failure but cause %q", cause)
+		}
+	})
+	if _, _, failed := liveTurnFailure("replied", "", nil); failed {
+		f.Error("a replied turn without a trace is a failure")
+	}
+}

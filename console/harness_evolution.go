@@ -47,8 +47,10 @@ type causeGroup struct {
 }
 
 // evolutionFailures groups the failed items of a version (by default the
-// current one) by cause: the newest result of each item across the
-// gates that evaluated the version.
+// current one) by cause: the newest result of each item across the gates
+// that evaluated the version, and the live turns (the newest thousand the
+// operator sees) that ran it and whose trace shows a failure. With ?gate=
+// only that gate's items count.
 func (s *Server) evolutionFailures(c *fiber.Ctx) error {
 	ctx, sc := c.UserContext(), scopeOf(c)
 	version := c.Query("version")
@@ -94,13 +96,40 @@ func (s *Server) evolutionFailures(c *fiber.Ctx) error {
 			g.Items = append(g.Items, f)
 		}
 	}
+	// Live traces of streams that ran the version: the turns whose own
+	// trace shows a failure (they have no gold to grade against).
+	turns, err := s.store.LiveTurns(ctx, sc, store.LiveTurnQuery{Limit: 1000})
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, t := range turns {
+		if t.HarnessVersion != v.Version || gate != "" {
+			continue
+		}
+		live++
+		cause, deductions, failed := liveTurnFailure(t.Outcome, t.Reason, t.Steps)
+		if !failed {
+			continue
+		}
+		g := groups[cause]
+		if g == nil {
+			g = &causeGroup{Cause: cause, Label: labels[cause], Items: []store.HarnessFailure{}}
+			groups[cause] = g
+		}
+		g.Count++
+		if len(g.Items) < 50 {
+			g.Items = append(g.Items, store.HarnessFailure{Version: t.HarnessVersion, Suite: "live", ItemID: t.ID,
+				Category: t.Event, Cause: cause, Deductions: deductions, Reply: t.Reply, At: t.CreatedAt})
+		}
+	}
 	out := []causeGroup{}
 	for _, cause := range causesByRank() {
 		if g := groups[cause]; g != nil {
 			out = append(out, *g)
 		}
 	}
-	return c.JSON(fiber.Map{"version": v.Version, "gates": len(gates), "causes": out})
+	return c.JSON(fiber.Map{"version": v.Version, "gates": len(gates), "live_turns": live, "causes": out})
 }
 
 func (s *Server) listLoops(c *fiber.Ctx) error {

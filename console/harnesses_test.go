@@ -463,6 +463,32 @@ func TestEvolutionLoop(t *testing.T) {
 		t.Errorf("failure group = %v", first)
 	}
 
+	// Live traces of streams on the version join the gates' failures.
+	e.expect(t, 201, e.admin, "POST", "/api/releases", map[string]any{"version": ver, "streams": []string{e.demoStream}, "override": "live trace test"})
+	for i, steps := range []string{
+		`[{"kind":"hook","name":"compliance","event":"after_response"},{"kind":"retry","output":"the reply makes a banned claim"}]`,
+		`[{"kind":"tool","name":"product_lookup","error":"item_id: required"}]`,
+		`[{"kind":"tool","name":"product_lookup"}]`,
+	} {
+		if err := e.store.AddLiveTurn(context.Background(), store.LiveTurn{ID: fmt.Sprintf("turn-%d", i), StreamID: e.demoStream,
+			Source: store.TurnSourceLive, Event: "viewer_message", Input: "多少钱", Reply: "<b>99</b>", Outcome: "replied",
+			HarnessVersion: short.Version(), Steps: json.RawMessage(steps)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fails = e.expect(t, 200, e.admin, "GET", "/api/evolution/failures?version="+short.ShortVersion(), nil)
+	liveByCause := map[string]int{}
+	for _, c := range fails["causes"].([]any) {
+		for _, it := range c.(map[string]any)["items"].([]any) {
+			if it := it.(map[string]any); it["suite"] == "live" {
+				liveByCause[c.(map[string]any)["cause"].(string)]++
+			}
+		}
+	}
+	if fails["live_turns"].(float64) != 3 || liveByCause[CauseHookRejection] != 1 || liveByCause[CauseWrongTool] != 1 {
+		t.Errorf("live failures: %v of %v turns", liveByCause, fails["live_turns"])
+	}
+
 	// Diagnose → edit → evaluate → ship, each step kept.
 	lp := e.expect(t, 201, e.admin, "POST", "/api/evolution/loops", map[string]any{"cause": first["cause"], "title": "replies too long",
 		"base_version": short.ShortVersion(), "diagnosis": "the limit is too short for prices", "items": []string{item["item_id"].(string)}})
