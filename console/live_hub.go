@@ -1,0 +1,672 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// Live-session timing.
+const (
+	// liveIdleAfter closes a session nobody watches, feeds or airs.
+	liveIdleAfter = 5 * time.Minute
+	// liveRefreshEvery is how often open sessions re-read their stream,
+	// so a harness published elsewhere applies at the next turn boundary
+	// even when no viewer writes.
+	liveRefreshEvery = 2 * time.Second
+	// liveBacklog is how many recent events a room replays to a client
+	// that reconnects with Last-Event-ID.
+	liveBacklog = 256
+)
+
+// liveHub holds the console's live rooms: one per stream that is in use,
+// each with at most one runtime.Session.
+type liveHub struct {
+	s       *Server
+	log     *slog.Logger
+	metrics *runtime.Metrics
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	rooms map[string]*liveRoom // by stream id
+}
+
+func newLiveHub(s *Server) *liveHub {
+	h := &liveHub{s: s, log: s.log.With("area", "live"), rooms: map[string]*liveRoom{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if s.cfg.Metrics != nil {
+		m, err := runtime.NewMetrics(s.cfg.Metrics)
+		if err != nil {
+			// Someone registered the runtime's collectors already: the
+			// series exist but live sessions cannot feed them.
+			h.log.Warn("live sessions run without turn metrics", "err", err)
+		}
+		h.metrics = m
+	}
+	h.wg.Add(1)
+	go h.maintain()
+	return h
+}
+
+// close ends every session; the console calls it on shutdown.
+func (h *liveHub) close() {
+	h.cancel()
+	h.mu.Lock()
+	rooms := make([]*liveRoom, 0, len(h.rooms))
+	for _, r := range h.rooms {
+		rooms = append(rooms, r)
+	}
+	h.mu.Unlock()
+	for _, r := range rooms {
+		r.stop("console shutting down")
+	}
+	h.wg.Wait()
+}
+
+// modelName is how turns and the UI name the configured model.
+func (h *liveHub) modelName() string {
+	switch {
+	case h.s.cfg.ModelName != "":
+		return h.s.cfg.ModelName
+	case h.s.cfg.Model == nil:
+		return ""
+	}
+	return fmt.Sprintf("%T", h.s.cfg.Model)
+}
+
+// room returns the stream's room, creating it (without a session).
+func (h *liveHub) room(st *store.Stream) *liveRoom {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.rooms[st.ID]
+	if !ok {
+		r = &liveRoom{hub: h, streamID: st.ID, orgID: st.OrgID, subs: map[*liveSub]struct{}{}, active: time.Now()}
+		h.rooms[st.ID] = r
+	}
+	return r
+}
+
+// existing returns the stream's room if it has one.
+func (h *liveHub) existing(streamID string) *liveRoom {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rooms[streamID]
+}
+
+// maintain refreshes open sessions from the store and closes idle ones.
+func (h *liveHub) maintain() {
+	defer h.wg.Done()
+	t := time.NewTicker(liveRefreshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		rooms := make([]*liveRoom, 0, len(h.rooms))
+		for _, r := range h.rooms {
+			rooms = append(rooms, r)
+		}
+		h.mu.Unlock()
+		for _, r := range rooms {
+			r.maintain(h.ctx)
+		}
+	}
+}
+
+// resume reopens the sessions of streams left on air by a previous run.
+func (h *liveHub) resume() {
+	defer h.wg.Done()
+	refs, err := h.s.store.OnAirStreams(h.ctx)
+	if err != nil {
+		h.log.Warn("cannot list on-air streams", "err", err)
+		return
+	}
+	for _, ref := range refs {
+		st, err := h.s.store.StreamInOrg(h.ctx, ref.OrgID, ref.ID)
+		if err != nil {
+			continue
+		}
+		if _, err := h.room(st).session(h.ctx, st); err != nil {
+			h.log.Warn("on-air stream not resumed", "stream", st.ID, "err", err)
+		}
+	}
+}
+
+// streamSetup is what a session of a stream runs, derived from one
+// revision of the stream.
+type streamSetup struct {
+	revision int64
+	// bound is the harness version the stream is bound to; harness is
+	// that version with the stream's persona and banned claims applied,
+	// and effective its content hash.
+	bound     string
+	harness   *harness.Harness
+	effective string
+	catalog   string
+	context   []harness.ContextItem
+	strategy  runtime.Strategy
+	onAir     bool
+}
+
+// errNoModel is answered 503: the console was started without a model.
+var errNoModel = fiber.NewError(fiber.StatusServiceUnavailable, "no model is configured for live sessions")
+
+// liveHarness resolves the harness version a stream is bound to: the one
+// place live sessions get harness bodies from (the organisation's stored
+// versions).
+func (s *Server) liveHarness(ctx context.Context, orgID, version string) (*harness.Harness, error) {
+	h, _, err := s.harnessVersion(ctx, orgID, version)
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous):
+		return nil, fieldError(fiber.StatusConflict, "harness_version", fmt.Sprintf("the stream's harness version %q is not a stored version: publish one to the stream", version))
+	case err != nil:
+		return nil, err
+	}
+	return h, nil
+}
+
+// setupOf derives what a session of st runs.
+func (h *liveHub) setupOf(ctx context.Context, st *store.Stream) (*streamSetup, error) {
+	if st.HarnessVersion == "" {
+		return nil, fieldError(fiber.StatusConflict, "harness_version", "the stream is bound to no harness version: publish one to it first")
+	}
+	base, err := h.s.liveHarness(ctx, st.OrgID, st.HarnessVersion)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := personalize(base, st.Persona, st.BannedClaims)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", st.ID, err)
+	}
+	setup := &streamSetup{revision: st.Revision, bound: base.Version(), harness: hs, effective: hs.Version(),
+		catalog: string(st.Catalog), context: streamContext(st.Catalog), onAir: st.OnAir}
+	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
+		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
+			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
+		}
+	}
+	return setup, nil
+}
+
+// personalize applies a stream's persona and banned claims to a harness
+// version the way the harness and its hooks read them: the persona joins
+// the persona section of the prompt; banned claims join the rules and the
+// "banned" list of every hook configured with one (the compliance hook),
+// which then sends a reply that makes one back to the model.
+func personalize(base *harness.Harness, persona string, banned []string) (*harness.Harness, error) {
+	persona = strings.TrimSpace(persona)
+	if persona == "" && len(banned) == 0 {
+		return base, nil
+	}
+	h := base.Clone()
+	if persona != "" {
+		found := false
+		for i, s := range h.Layout.Sections {
+			if s.Kind == harness.SectionPersona {
+				h.Layout.Sections[i].Text = strings.TrimSpace(s.Text + "\n" + "The merchant describes the host: " + persona)
+				found = true
+				break
+			}
+		}
+		if !found {
+			h.Layout.Sections = append([]harness.Section{{Kind: harness.SectionPersona, Title: "Persona", Text: persona}}, h.Layout.Sections...)
+		}
+	}
+	if len(banned) > 0 {
+		for i, s := range h.Layout.Sections {
+			if s.Kind == harness.SectionRules {
+				h.Layout.Sections[i].Items = append(h.Layout.Sections[i].Items, "Never say any of these claims: "+strings.Join(banned, "; ")+".")
+				break
+			}
+		}
+		for i, k := range h.Hooks {
+			cfg := map[string]any{}
+			if len(k.Config) == 0 || json.Unmarshal(k.Config, &cfg) != nil {
+				continue
+			}
+			list, ok := cfg["banned"].([]any)
+			if !ok {
+				continue
+			}
+			for _, b := range banned {
+				if !bannedListHas(list, b) {
+					list = append(list, b)
+				}
+			}
+			cfg["banned"] = list
+			raw, err := json.Marshal(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("hook %s: config: %w", k.Name, err)
+			}
+			h.Hooks[i].Config = raw
+		}
+	}
+	if err := harness.Validate(h); err != nil {
+		return nil, fmt.Errorf("persona and banned claims make the harness invalid: %w", err)
+	}
+	return h, nil
+}
+
+func bannedListHas(list []any, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// streamContext is the stream context a session's prompt shows: the
+// featured item (the catalog's first) and the items on sale.
+func streamContext(catalog json.RawMessage) []harness.ContextItem {
+	var c plugins.Catalog
+	if json.Unmarshal(catalog, &c) != nil || len(c.Products) == 0 {
+		return nil
+	}
+	names := make([]string, 0, min(len(c.Products), 20))
+	for _, p := range c.Products[:min(len(c.Products), 20)] {
+		names = append(names, fmt.Sprintf("%s (%s)", p.Name, p.ID))
+	}
+	items := []harness.ContextItem{liveroom.FeaturedItem(c.Products[0].Name, c.Products[0].ID)}
+	items = append(items, harness.ContextItem{Title: "Items on sale", Text: strings.Join(names, ", ")})
+	return items
+}
+
+// switchablePlugins serves a session from the plugins of the stream's
+// current catalog; a catalog import swaps them between tool calls.
+type switchablePlugins struct{ cur atomic.Pointer[runtime.Plugins] }
+
+func (p *switchablePlugins) set(ps runtime.Plugins) { p.cur.Store(&ps) }
+
+func (p *switchablePlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
+	return (*p.cur.Load()).Tool(ctx, plugin, export, args)
+}
+
+func (p *switchablePlugins) Hook(ctx context.Context, plugin, export string, input json.RawMessage) (harness.HookDecision, error) {
+	return (*p.cur.Load()).Hook(ctx, plugin, export, input)
+}
+
+func (p *switchablePlugins) Skill(ctx context.Context, plugin, export string, input json.RawMessage) (string, error) {
+	return (*p.cur.Load()).Skill(ctx, plugin, export, input)
+}
+
+// liveSession is a room's runtime.Session with what it was built from.
+type liveSession struct {
+	sess    *runtime.Session
+	plugins *switchablePlugins
+	context atomic.Pointer[[]harness.ContextItem]
+
+	mu       sync.Mutex
+	setup    *streamSetup
+	versions map[string]string // effective version → bound version
+	strategy context.CancelFunc
+
+	pumped chan struct{} // closed when the event pump has stored the last turn
+}
+
+// newSession builds a runtime session for a stream setup.
+func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, cfg runtime.Config) (*runtime.Session, *switchablePlugins, error) {
+	if h.s.cfg.Model == nil {
+		return nil, nil, errNoModel
+	}
+	ps, err := h.s.sessionPlugins(ctx, st.OrgID, []byte(setup.catalog))
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream %s: plugins: %w", st.ID, err)
+	}
+	sp := &switchablePlugins{}
+	sp.set(ps)
+	cfg.Stream, cfg.Harness, cfg.Model, cfg.Plugins, cfg.Metrics = st.ID, setup.harness, h.s.cfg.Model, sp, h.metrics
+	cfg.Logger = h.log
+	sess, err := runtime.NewSession(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, sp, nil
+}
+
+// liveRoom is one stream in the live view: its event feed (with a backlog
+// for reconnecting clients) and its session, if one is open.
+type liveRoom struct {
+	hub      *liveHub
+	streamID string
+	orgID    string
+
+	mu      sync.Mutex
+	seq     int64
+	backlog []liveEvent
+	subs    map[*liveSub]struct{}
+	live    *liveSession
+	active  time.Time
+	// dropped counts messages the session will not answer, by reason.
+	dropped map[string]int
+}
+
+// liveEvent is one server-sent event of a room.
+type liveEvent struct {
+	id   int64
+	kind string
+	data []byte
+}
+
+// liveSub is one SSE client of a room.
+type liveSub struct {
+	ch chan liveEvent
+	// lost is set when the client fell too far behind; its stream ends
+	// and the browser reconnects, replaying from the backlog.
+	lost atomic.Bool
+}
+
+// publish sends an event to every subscriber and keeps it in the backlog.
+func (r *liveRoom) publish(kind string, v any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.publishLocked(kind, v)
+}
+
+// publishLocked is publish for callers holding r.mu.
+func (r *liveRoom) publishLocked(kind string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		r.hub.log.Error("live event not encodable", "kind", kind, "err", err)
+		return
+	}
+	r.seq++
+	ev := liveEvent{id: r.seq, kind: kind, data: data}
+	r.backlog = append(r.backlog, ev)
+	if n := len(r.backlog) - liveBacklog; n > 0 {
+		r.backlog = append([]liveEvent(nil), r.backlog[n:]...)
+	}
+	for sub := range r.subs {
+		select {
+		case sub.ch <- ev:
+		default:
+			sub.lost.Store(true)
+			delete(r.subs, sub)
+			close(sub.ch)
+		}
+	}
+}
+
+// subscribe adds an SSE client; it first receives the backlog after
+// lastID (0: none).
+func (r *liveRoom) subscribe(lastID int64) *liveSub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sub := &liveSub{ch: make(chan liveEvent, liveBacklog+64)}
+	if lastID > 0 {
+		for _, ev := range r.backlog {
+			if ev.id > lastID {
+				sub.ch <- ev
+			}
+		}
+	}
+	r.subs[sub] = struct{}{}
+	r.active = time.Now()
+	return sub
+}
+
+func (r *liveRoom) unsubscribe(sub *liveSub) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.subs[sub]; ok {
+		delete(r.subs, sub)
+		close(sub.ch)
+	}
+	r.active = time.Now()
+}
+
+// session returns the room's session, opening it (or applying a newer
+// revision of st to it) first.
+func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active = time.Now()
+	if r.live != nil {
+		return r.live, r.live.apply(r, st)
+	}
+	setup, err := r.hub.setupOf(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pumped: make(chan struct{})}
+	ls.context.Store(&setup.context)
+	sess, sp, err := r.hub.newSession(r.hub.ctx, st, setup, runtime.Config{
+		Context: func() []harness.ContextItem { return *ls.context.Load() },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ls.sess, ls.plugins = sess, sp
+	r.live = ls
+	r.hub.wg.Add(1)
+	go r.pump(ls, sess.Listen(512))
+	if setup.onAir {
+		ls.startStrategy(r.hub.ctx)
+	}
+	r.hub.log.Info("live session opened", "stream", st.ID, "session", sess.ID(), "harness", setup.harness.ShortVersion())
+	r.publishLocked("session", ls.state(r.hub, st.ID))
+	return ls, nil
+}
+
+// state describes the session for the live view.
+func (ls *liveSession) state(h *liveHub, streamID string) fiber.Map {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return fiber.Map{"stream": streamID, "session": ls.sess.ID(), "harness_version": ls.setup.bound,
+		"effective_version": ls.setup.effective, "on_air": ls.setup.onAir, "model": h.modelName()}
+}
+
+// apply brings a session to a newer revision of its stream: a new harness
+// version (or persona, banned claims) is swapped in for the next turn,
+// a new catalog serves the next tool call, and the strategy starts or
+// stops with the on-air switch. The caller holds r.mu.
+func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
+	ls.mu.Lock()
+	cur := ls.setup
+	ls.mu.Unlock()
+	if st.Revision <= cur.revision {
+		return nil // the same revision, or a read older than the session's
+	}
+	next, err := r.hub.setupOf(r.hub.ctx, st)
+	if err != nil {
+		return err
+	}
+	if next.effective != cur.effective {
+		if err := ls.sess.Swap(next.harness); err != nil {
+			return err
+		}
+		r.publishLocked("harness", fiber.Map{"harness_version": next.bound, "effective_version": next.effective})
+	}
+	if next.catalog != cur.catalog {
+		ps, err := r.hub.s.sessionPlugins(r.hub.ctx, st.OrgID, []byte(next.catalog))
+		if err != nil {
+			return fmt.Errorf("stream %s: plugins: %w", st.ID, err)
+		}
+		ls.plugins.set(ps)
+		ls.context.Store(&next.context)
+	}
+	ls.mu.Lock()
+	ls.setup = next
+	ls.versions[next.effective] = next.bound
+	strategyChanged := !sameJSON(cur.strategy, next.strategy)
+	ls.mu.Unlock()
+	switch {
+	case !next.onAir:
+		ls.stopStrategy()
+	case !cur.onAir || strategyChanged:
+		ls.stopStrategy()
+		ls.startStrategy(r.hub.ctx)
+	}
+	return nil
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// startStrategy runs the stream's marketing strategy while it is on air.
+func (ls *liveSession) startStrategy(ctx context.Context) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.strategy != nil || len(ls.setup.strategy.Rules) == 0 {
+		return
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	ls.strategy = cancel
+	go func(st runtime.Strategy) { _, _ = ls.sess.RunStrategy(sctx, st, time.Second) }(ls.setup.strategy)
+}
+
+func (ls *liveSession) stopStrategy() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.strategy != nil {
+		ls.strategy()
+		ls.strategy = nil
+	}
+}
+
+// boundVersion is the stream's harness version behind an effective one.
+func (ls *liveSession) boundVersion(effective string) string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.versions[effective]
+}
+
+// closeSession ends the room's session (off air, idle, deleted stream);
+// the room and its subscribers stay. The caller holds r.mu.
+func (r *liveRoom) closeSession(reason string) {
+	ls := r.live
+	if ls == nil {
+		return
+	}
+	r.live = nil
+	ls.stopStrategy()
+	r.mu.Unlock()
+	ls.sess.Close()
+	<-ls.pumped
+	r.mu.Lock()
+	r.hub.log.Info("live session closed", "stream", r.streamID, "session", ls.sess.ID(), "reason", reason)
+	r.publishLocked("closed", fiber.Map{"session": ls.sess.ID(), "reason": reason})
+}
+
+// stop closes the session and every subscriber, and forgets the room.
+func (r *liveRoom) stop(reason string) {
+	r.mu.Lock()
+	r.closeSession(reason)
+	for sub := range r.subs {
+		delete(r.subs, sub)
+		close(sub.ch)
+	}
+	r.mu.Unlock()
+	r.hub.mu.Lock()
+	if r.hub.rooms[r.streamID] == r {
+		delete(r.hub.rooms, r.streamID)
+	}
+	r.hub.mu.Unlock()
+}
+
+// maintain re-reads the stream for an open session and closes the
+// session when nobody has used it for liveIdleAfter.
+func (r *liveRoom) maintain(ctx context.Context) {
+	r.mu.Lock()
+	ls, idle := r.live, len(r.subs) == 0 && time.Since(r.active) > liveIdleAfter
+	r.mu.Unlock()
+	if ls == nil {
+		if idle {
+			r.stop("idle")
+		}
+		return
+	}
+	st, err := r.hub.s.store.StreamInOrg(ctx, r.orgID, r.streamID)
+	if errors.Is(err, store.ErrNotFound) {
+		r.stop("the stream was deleted")
+		return
+	}
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live != ls {
+		return
+	}
+	if err := ls.apply(r, st); err != nil {
+		r.hub.log.Warn("live session not updated", "stream", r.streamID, "err", err)
+	}
+	if idle && !st.OnAir {
+		r.closeSession("idle")
+	}
+}
+
+// pump turns a session's events into the room's feed and stores every
+// finished turn.
+func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
+	defer r.hub.wg.Done()
+	defer close(ls.pumped)
+	for e := range events {
+		switch e.Kind {
+		case runtime.EventChunk:
+			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text)})
+		case runtime.EventTurn:
+			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), e.Record)
+			r.publish("turn", trace)
+		case runtime.EventDropped:
+			r.mu.Lock()
+			if r.dropped == nil {
+				r.dropped = map[string]int{}
+			}
+			reason, _, _ := strings.Cut(e.Reason, ":")
+			r.dropped[reason]++
+			r.mu.Unlock()
+			r.publish("dropped", fiber.Map{"viewer": e.Message.Viewer, "text": e.Message.Text, "reason": e.Reason})
+		}
+	}
+}
+
+// record stores a finished turn and returns its trace.
+func (h *liveHub) record(streamID, source, bound string, t *runtime.Turn) turnTrace {
+	trace := traceOf(t)
+	trace.Source, trace.HarnessVersion, trace.Model = source, bound, h.modelName()
+	steps, _ := json.Marshal(t.Steps)
+	msgs, _ := json.Marshal(t.Messages)
+	actions, _ := json.Marshal(orEmpty(t.Actions))
+	timing, _ := json.Marshal(t.Timing)
+	viewers := t.Viewers
+	if t.Event == harness.EventNarrationTick {
+		viewers = nil // the strategy, not a viewer, asked
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := h.s.store.AddLiveTurn(ctx, store.LiveTurn{ID: t.ID, StreamID: streamID, SessionID: t.Session, Source: source,
+		Event: string(t.Event), Viewers: viewers, Input: t.Input, Reply: t.Reply, Outcome: string(t.Outcome), Reason: t.Reason,
+		HarnessVersion: bound, EffectiveVersion: t.HarnessVersion, Model: trace.Model, Steps: steps, Messages: msgs,
+		Actions: actions, Timing: timing, TotalMS: durationMS(t.Timing.Total), FirstChunkMS: durationMS(t.Timing.FirstChunk)})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		h.log.Error("live turn not stored", "stream", streamID, "turn", t.ID, "err", err)
+	}
+	return trace
+}
+
+func durationMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
