@@ -294,7 +294,9 @@ func streamContext(catalog json.RawMessage) []harness.ContextItem {
 
 // switchablePlugins serves a session from the plugins of the stream's
 // current catalog; a catalog import swaps them between tool calls.
-type switchablePlugins struct{ cur atomic.Pointer[runtime.Plugins] }
+type switchablePlugins struct {
+	cur atomic.Pointer[runtime.Plugins]
+}
 
 func (p *switchablePlugins) set(ps runtime.Plugins) { p.cur.Store(&ps) }
 

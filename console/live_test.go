@@ -70,7 +70,10 @@ func warmPlugins(t *testing.T, e *testEnv) {
 		func() error { return hook("moderation", "screen_message") },
 		func() error { return hook("compliance", "check_reply") },
 		func() error { return hook("speech-length", "fit_speech") },
-		func() error { _, err := ps.Tool(ctx, "storefront", "product_lookup", []byte(`{"query":"x"}`)); return err },
+		func() error {
+			_, err := ps.Tool(ctx, "storefront", "product_lookup", []byte(`{"query":"x"}`))
+			return err
+		},
 	}
 	for _, call := range calls {
 		for try := 0; try < 5 && call() != nil; try++ {
