@@ -8,6 +8,7 @@ import (
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/trainer/nn"
+	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
 // BenchmarkSFTStep measures the optimizer step of the SFT loop on real
@@ -57,7 +58,7 @@ func BenchmarkSFTStep(b *testing.B) {
 			ctx := context.Background()
 			seen, step := 0, 0
 			b.ResetTimer()
-			cpu0, _ := processCPUTime()
+			cpu0, _ := runtest.CPUTime()
 			for b.Loop() {
 				batch := stepExamples(exs, 1, step, 8)
 				step++
@@ -78,7 +79,7 @@ func BenchmarkSFTStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(seen)/b.Elapsed().Seconds(), "tokens/s")
-			if cpu1, ok := processCPUTime(); ok {
+			if cpu1, ok := runtest.CPUTime(); ok {
 				b.ReportMetric(float64(seen)/(cpu1-cpu0).Seconds(), "tokens/cpu-s")
 			}
 			b.ReportMetric(float64(seen)/float64(b.N)/8, "tokens/example")

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package sft
-
-import "time"
-
-// processCPUTime is not measured on this system.
-func processCPUTime() (time.Duration, bool) { return 0, false }
