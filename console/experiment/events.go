@@ -151,6 +151,8 @@ func (v Validator) Check(e Event) error {
 		return fmt.Errorf("currency %q is not an ISO 4217 code such as CNY", e.Currency)
 	case e.Time.IsZero():
 		return errors.New("time is missing")
+	case e.Time.Year() < 2000 || e.Time.Year() > 2200:
+		return fmt.Errorf("time %s is out of range (years 2000–2200)", e.Time.UTC().Format(time.RFC3339))
 	}
 	now := time.Now
 	if v.Now != nil {

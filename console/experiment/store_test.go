@@ -167,6 +167,7 @@ func TestIngestValidatesAndIsIdempotent(t *testing.T) {
 		with("e13", func(ev *Event) { ev.Kind = "refund" }),
 		with("", func(ev *Event) {}),
 		with("e14", func(ev *Event) { ev.Kind = KindLinkClick }), // a link click with an amount
+		with("e15", func(ev *Event) { ev.Time = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC) }),
 	}
 	want := []struct {
 		status EventStatus
@@ -177,6 +178,7 @@ func TestIngestValidatesAndIsIdempotent(t *testing.T) {
 		{StatusRejected, "in the future"}, {StatusAccepted, ""}, {StatusRejected, "unknown"},
 		{StatusRejected, "not an arm"}, {StatusRejected, "finished"}, {StatusRejected, "is assigned to"},
 		{StatusAccepted, ""}, {StatusRejected, "kind"}, {StatusRejected, "id is empty"}, {StatusRejected, "only purchases"},
+		{StatusRejected, "out of range"},
 	}
 	res, err := s.Ingest(ctx, batch, v)
 	if err != nil {
@@ -188,8 +190,8 @@ func TestIngestValidatesAndIsIdempotent(t *testing.T) {
 			t.Errorf("event %d (%s): %s %q, want %s %q", i, batch[i].ID, r.Status, r.Reason, w.status, w.reason)
 		}
 	}
-	if res.Accepted != 4 || res.Duplicates != 1 || res.Rejected != 11 {
-		t.Errorf("counts %d/%d/%d, want 4 accepted, 1 duplicate, 11 rejected", res.Accepted, res.Duplicates, res.Rejected)
+	if res.Accepted != 4 || res.Duplicates != 1 || res.Rejected != 12 {
+		t.Errorf("counts %d/%d/%d, want 4 accepted, 1 duplicate, 12 rejected", res.Accepted, res.Duplicates, res.Rejected)
 	}
 	again, err := s.Ingest(ctx, batch, v)
 	if err != nil {
