@@ -31,7 +31,7 @@ func evalEnv(t *testing.T) *testEnv {
 // waitEval polls an evaluation until it is no longer queued or running.
 func waitEval(t *testing.T, e *testEnv, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		code, m, raw := e.call(t, e.admin, "GET", "/api/evals/"+id, "", "")
 		if code != 200 {
