@@ -2,10 +2,12 @@ package console
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/plugins"
@@ -30,7 +32,54 @@ func (s *Server) InstallExamples(ctx context.Context) error {
 	if n == 0 && len(s.cfg.PluginDirs) > 0 {
 		err = s.installExamples(ctx)
 	}
-	return errors.Join(err, s.warmPlugins(ctx))
+	return errors.Join(err, s.importInstalled(ctx), s.warmPlugins(ctx))
+}
+
+// importInstalled records the packages `livehat plugin install --data`
+// put into the data folder (DATA/plugins/NAME/VERSION.lhp) that the store
+// does not have yet, as the admin's, so that installing from the command
+// line and uploading in the console end in the same place. A signed
+// package needs its key trusted by the organisation, as an upload does.
+func (s *Server) importInstalled(ctx context.Context) error {
+	if s.cfg.DataDir == "" {
+		return nil
+	}
+	paths, err := filepath.Glob(filepath.Join(plugins.StoreDir(s.cfg.DataDir), "*", "*"+plugins.PackageExt))
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	admin, err := s.store.UserByUsername(ctx, "admin")
+	if err != nil {
+		return fmt.Errorf("console: installed plugins: the first-run admin account: %w", err)
+	}
+	sc := admin.Scope()
+	trusted, err := s.trustedKeys(ctx, sc)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, path := range paths {
+		archive, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pkg, err := plugins.ReadPackage(archive)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("console: installed plugin %s: %w", path, err))
+			continue
+		}
+		if _, err := s.store.PluginVersion(ctx, sc, pkg.Manifest.Name, pkg.Manifest.Version); err == nil {
+			continue
+		}
+		if _, _, err := s.record(ctx, sc, pkg, archive, trusted); err != nil {
+			errs = append(errs, fmt.Errorf("console: installed plugin %s: %w", path, err))
+			continue
+		}
+		s.log.Info("installed plugin imported", "name", pkg.Manifest.Name, "version", pkg.Manifest.Version, "from", path)
+	}
+	s.plugins.changed(sc.OrgID)
+	return errors.Join(errs...)
 }
 
 // warmPlugins loads the active plugins of every organisation.
@@ -80,25 +129,34 @@ func (s *Server) installDir(ctx context.Context, sc store.Scope, dir string) err
 	}
 	pkg := &plugins.Package{Manifest: m, Wasm: wasm}
 	pkg.Pin()
-	if _, err := s.plugins.check(ctx, pkg, nil); err != nil {
-		return err
-	}
 	archive, err := pkg.Archive()
 	if err != nil {
 		return err
 	}
+	if _, _, err := s.record(ctx, sc, pkg, archive, nil); err != nil {
+		return err
+	}
+	s.log.Info("example plugin installed", "name", m.Name, "version", m.Version)
+	return nil
+}
+
+// record checks a package as an upload is checked (a failed check is a
+// 422 naming what is wrong), stores its archive and records the version
+// for sc; the store's errors come back unchanged.
+func (s *Server) record(ctx context.Context, sc store.Scope, pkg *plugins.Package, archive []byte, trusted map[string]ed25519.PublicKey) (*store.Plugin, *store.PluginVersion, error) {
+	signer, err := s.plugins.check(ctx, pkg, trusted)
+	if err != nil {
+		return nil, nil, packageProblem(err)
+	}
 	sum, err := s.plugins.files.write(archive)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	manifest, err := json.Marshal(m)
+	manifest, err := json.Marshal(pkg.Manifest)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	_, _, err = s.store.AddPluginVersion(ctx, sc, store.NewPluginVersion{Name: m.Name, Version: m.Version,
-		SHA256: m.Wasm.SHA256, PackageSHA256: sum, Manifest: manifest, Size: int64(len(wasm)), PackageSize: int64(len(archive))})
-	if err == nil {
-		s.log.Info("example plugin installed", "name", m.Name, "version", m.Version)
-	}
-	return err
+	return s.store.AddPluginVersion(ctx, sc, store.NewPluginVersion{Name: pkg.Manifest.Name, Version: pkg.Manifest.Version,
+		SHA256: pkg.Manifest.Wasm.SHA256, PackageSHA256: sum, Manifest: manifest, Signer: signer,
+		Size: int64(len(pkg.Wasm)), PackageSize: int64(len(archive))})
 }

@@ -318,23 +318,13 @@ func (s *Server) uploadPlugin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	signer, err := s.plugins.check(ctx, pkg, trusted)
-	if err != nil {
-		return packageProblem(err)
-	}
-	sum, err := s.plugins.files.write(raw)
-	if err != nil {
-		return err
-	}
-	manifest, err := json.Marshal(pkg.Manifest)
-	if err != nil {
-		return err
-	}
-	p, pv, err := s.store.AddPluginVersion(ctx, sc, store.NewPluginVersion{Name: name, Version: version,
-		SHA256: pkg.Manifest.Wasm.SHA256, PackageSHA256: sum, Manifest: manifest, Signer: signer,
-		Size: int64(len(pkg.Wasm)), PackageSize: int64(len(raw))})
+	p, pv, err := s.record(ctx, sc, pkg, raw, trusted)
 	if errors.Is(err, store.ErrConflict) {
-		return fieldError(fiber.StatusConflict, "name", strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error()))
+		field := "name"
+		if strings.Contains(err.Error(), "already uploaded") {
+			field = "version" // a concurrent upload of the same version won
+		}
+		return fieldError(fiber.StatusConflict, field, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error()))
 	}
 	if err != nil {
 		return err

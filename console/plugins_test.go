@@ -714,3 +714,31 @@ func TestStreamPluginsUnderConcurrentChanges(t *testing.T) {
 		t.Errorf("counted %+v, want 90 calls without errors", st)
 	}
 }
+
+func TestPackagesInstalledFromTheCommandLineAreImported(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, nil)
+	ctx := context.Background()
+	pkg, err := plugins.ReadPackage(packExample(t, "promotion", "1.0.0", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plugins.InstallToStore(e.srv.cfg.DataDir, pkg, nil); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(plugins.StoreDir(e.srv.cfg.DataDir), "broken", "1.0.0"+plugins.PackageExt)
+	os.MkdirAll(filepath.Dir(broken), 0o755)
+	os.WriteFile(broken, []byte("not a package"), 0o644)
+	err = e.srv.InstallExamples(ctx)
+	if err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("a broken installed package is not reported: %v", err)
+	}
+	if got := listNames(t, e, e.admin); len(got) != 1 || got[0] != "promotion@1.0.0" {
+		t.Fatalf("after import: %v", got)
+	}
+	// A second start imports nothing twice.
+	e.srv.InstallExamples(ctx)
+	if code, _, raw := e.call(t, e.admin, "GET", "/api/plugins/promotion/versions", "", ""); code != 200 || strings.Count(string(raw), `"version"`) != 1 {
+		t.Errorf("versions after a second start: %d %s", code, raw)
+	}
+}
