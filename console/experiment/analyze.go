@@ -669,6 +669,15 @@ func compareQuantile(c *Comparison, lc, lt []float64, alpha float64, resamples i
 // verdict decides whether the report may be read yet and what it says.
 func verdict(exp Experiment, rep *Report, counts []int) Verdict {
 	v := Verdict{Analysis: exp.Analysis, Decision: DecisionNone}
+	// Guardrail alerts are raised even while the verdict is withheld: a
+	// treatment that hurts viewers is stopped early, not read for a win.
+	broken := map[string]bool{}
+	for _, c := range rep.Comparisons {
+		if slices.Contains(exp.Guardrails, c.Metric) && c.Worse {
+			broken[c.Treatment] = true
+			v.GuardrailAlerts = append(v.GuardrailAlerts, fmt.Sprintf("%s: %s is significantly worse than %s (%.4g vs %.4g)", c.Treatment, c.Metric, c.Control, c.TreatmentValue, c.ControlValue))
+		}
+	}
 	smallest := slices.Min(counts)
 	if exp.PlannedUnitsPerArm > 0 {
 		v.Progress = float64(smallest) / float64(exp.PlannedUnitsPerArm)
@@ -689,13 +698,6 @@ func verdict(exp Experiment, rep *Report, counts []int) Verdict {
 	}
 	v.Allowed = true
 	bestUplift := math.Inf(-1)
-	broken := map[string]bool{}
-	for _, c := range rep.Comparisons {
-		if slices.Contains(exp.Guardrails, c.Metric) && c.Worse {
-			broken[c.Treatment] = true
-			v.GuardrailAlerts = append(v.GuardrailAlerts, fmt.Sprintf("%s: %s is significantly worse than %s (%.4g vs %.4g)", c.Treatment, c.Metric, c.Control, c.TreatmentValue, c.ControlValue))
-		}
-	}
 	for _, c := range rep.Comparisons {
 		if c.Metric != exp.Primary || !c.Better || broken[c.Treatment] {
 			continue

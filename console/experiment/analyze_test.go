@@ -196,6 +196,10 @@ func TestVerdictGuards(t *testing.T) {
 			Violation: x.Arm == "treatment" && i%4 == 0})
 	}
 	check("guardrail", guarded, bad, true, DecisionKeepControl, "without breaking a guardrail")
+	early.Guardrails = guarded.Guardrails
+	if rep, _ := Analyze(early, bad, AnalyzeOptions{Resamples: 50}); rep.Verdict.Allowed || len(rep.Verdict.GuardrailAlerts) != 1 {
+		t.Errorf("a broken guardrail before the horizon: %+v, want a withheld verdict with one alert", rep.Verdict)
+	}
 
 	seq := exp
 	seq.Analysis, seq.Primary, seq.MDE = AnalysisSequential, MetricConversionRate, 0.3
