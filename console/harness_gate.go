@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -98,8 +99,15 @@ type gateReport struct {
 	Regressions []regression `json:"regressions"`
 	// Causes counts the candidate's failed items by cause.
 	Causes map[string]int `json:"causes"`
-	TookMS int64          `json:"took_ms"`
+	// Warnings say why the scores may not mean what they seem, e.g. a
+	// plugin the harness names was not loaded.
+	Warnings []string `json:"warnings"`
+	TookMS   int64    `json:"took_ms"`
 }
+
+// missingPlugin finds the runtime's "plugin … is not installed" in a
+// deduction: the gate ran without a plugin its harness names.
+var missingPlugin = regexp.MustCompile(`plugin "([^"]+)" is not installed`)
 
 type regression struct {
 	Suite    string  `json:"suite"`
@@ -404,6 +412,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 	rep.Model, rep.Candidate, rep.Baseline, rep.N, rep.TookMS = spec, cand.Version(), base.Version(), g.N, time.Since(start).Milliseconds()
 	var scores []store.HarnessScore
 	var fails []store.HarnessFailure
+	missing := map[string]bool{}
 	for _, h := range versions {
 		for _, name := range sortedKeys(results[h.Version()]) {
 			r := results[h.Version()][name]
@@ -412,6 +421,11 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 			for _, it := range r.Items {
 				if it.Grade.Score >= 1 && it.Error == "" {
 					continue
+				}
+				for _, d := range it.Grade.Deductions {
+					if m := missingPlugin.FindStringSubmatch(d); m != nil {
+						missing[m[1]] = true
+					}
 				}
 				cause := failureCause(it)
 				fails = append(fails, store.HarnessFailure{Version: h.Version(), Suite: name, ItemID: it.ID, Category: it.Category,
@@ -422,6 +436,9 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 			}
 		}
 	}
+	for _, name := range sortedKeys(missing) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("plugin %q, which the harness names, was not loaded: its hooks applied their failure policy and its tools failed, so the scores do not show the harness as it runs live", name))
+	}
 	state := store.GatePassed
 	if len(rep.Regressions) > 0 {
 		state = store.GateRegressed
@@ -431,7 +448,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 
 // compareGate builds the per-suite and per-category comparison.
 func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *gateReport {
-	rep := &gateReport{Tolerance: tolerance, Causes: map[string]int{}, Regressions: []regression{}, Suites: []suiteDelta{}}
+	rep := &gateReport{Tolerance: tolerance, Causes: map[string]int{}, Regressions: []regression{}, Suites: []suiteDelta{}, Warnings: []string{}}
 	for _, name := range sortedKeys(cand) {
 		b, c := base[name], cand[name]
 		sd := suiteDelta{Suite: name, Baseline: scoresOf(b), Candidate: scoresOf(c), Delta: round1(c.Score - b.Score), Categories: []categoryDelta{}}

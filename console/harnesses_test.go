@@ -391,7 +391,7 @@ func TestGatePublishRollback(t *testing.T) {
 	if err := json.Unmarshal([]byte(body(t, g["report"])), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Suites) != 4 || rep.Model != "expert" || rep.Candidate != cand.Version() {
+	if len(rep.Suites) != 4 || rep.Model != "expert" || rep.Candidate != cand.Version() || len(rep.Warnings) != 0 {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, s := range rep.Suites {
@@ -431,6 +431,20 @@ func TestGatePublishRollback(t *testing.T) {
 	}
 	e.expect(t, 409, e.admin, "POST", "/api/releases/"+rel["id"].(string)+"/rollback", nil)
 	e.expect(t, 404, e.admin, "POST", "/api/releases/nope/rollback", nil)
+}
+
+// TestGateWarnsOfMissingPlugins runs a gate in a console whose sandbox
+// lacks the plugins the harness names: the report says so.
+func TestGateWarnsOfMissingPlugins(t *testing.T) {
+	e := newTestEnv(t, nil)
+	g := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": e.demo.ShortVersion(), "n": 1, "suites": []string{"lsqa"}})
+	if g["total"].(float64) != 1 {
+		t.Errorf("a gate of a version against itself runs it once: total %v", g["total"])
+	}
+	g = waitGate(t, e, g["id"].(string))
+	if w := body(t, g["report"].(map[string]any)["warnings"]); !strings.Contains(w, `plugin \"compliance\"`) {
+		t.Errorf("warnings = %s", w)
+	}
 }
 
 func TestEvolutionLoop(t *testing.T) {

@@ -327,6 +327,7 @@ LiveHAT.page(async () => {
         el('tbody', {}, rows),
         el('tfoot', {}, el('tr', {}, el('td', {}, el('strong', {}, 'Overall')), el('td', {}, fmt.num(r.overall.baseline, 1)),
           el('td', {}, fmt.num(r.overall.candidate, 1)), deltaCell(r.overall.delta), el('td', {})))),
+      (r.warnings || []).map((w) => el('p', {class: 'badge warn gate-warning'}, w)),
       r.regressions.length
         ? el('p', {class: 'bad', id: 'gate-regressions'}, r.regressions.length + ' regressions beyond ' + r.tolerance + ' points: ',
           r.regressions.map((x) => x.suite + (x.category ? '/' + x.category : '') + ' ' + fmt.num(x.delta, 1)).join(', '))
