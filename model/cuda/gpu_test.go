@@ -190,7 +190,7 @@ func kernelCases() []kernelCase {
 			outputs: map[string]string{"a": "f32", "c": "f32", "h": "u16"},
 		},
 		kernelCase{
-			name: "sgemm",
+			name:    "sgemm",
 			buffers: map[string]func(map[string]driver.Ptr) []byte{"a": f(40 * 40), "b": f(40 * 40), "c": f(40 * 40)},
 			launch: func(x executor, a map[string]driver.Ptr) error {
 				g, err := kernels.SgemmLaunch(17, 33, 21)
@@ -212,6 +212,28 @@ func kernelCases() []kernelCase {
 			outputs: map[string]string{"o": "i32", "s": "i32"},
 		},
 	)
+	// Ties: the lowest index of the largest logit wins, as on the CPU.
+	ties := make([]float32, 2*3000)
+	for _, i := range []int{2999, 700, 1500} {
+		ties[i] = 5
+	}
+	for _, i := range []int{3000 + 2047, 3000 + 1024, 3000 + 1} {
+		ties[i] = -0.5
+	}
+	for i := 3000; i < 6000; i++ {
+		if ties[i] == 0 {
+			ties[i] = -1
+		}
+	}
+	cases = append(cases, kernelCase{
+		name:    "argmax ties",
+		buffers: map[string]func(map[string]driver.Ptr) []byte{"l": constBytes(bytesOf(ties)), "o": zero(8)},
+		launch: func(x executor, a map[string]driver.Ptr) error {
+			g, err := kernels.Sample(2, 3000)
+			return one(x, kernels.Argmax, g, err, ptrArg(a["o"]), ptrArg(a["l"]), i32Arg(3000))
+		},
+		outputs: map[string]string{"o": "i32"},
+	})
 	// Attention: three rows of two sequences (one row at position 0, two
 	// of a chunk at positions 4 and 5), 4 query heads over 2 KV heads,
 	// layer 1 of a 2-layer cache with capacity 8.
