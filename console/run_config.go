@@ -50,6 +50,8 @@ type runRequest struct {
 	// Batch is examples per step (sft) or prompts per step (opd, rl).
 	Batch int    `json:"batch"`
 	Seed  uint64 `json:"seed"`
+	// Group is GRPO's G, the rollouts of each RL prompt (at least 2).
+	Group int `json:"group,omitempty"`
 	// Augment is harness-state augmentation: SFT trajectories under HSA
 	// variants, RL rollouts in freshly augmented environments.
 	Augment *bool `json:"augment,omitempty"`
@@ -61,6 +63,10 @@ type runRequest struct {
 	VocabSize int `json:"vocab_size,omitempty"`
 	SaveEvery int `json:"save_every,omitempty"`
 	EvalEvery int `json:"eval_every,omitempty"`
+	// EvalSize is how many held-out items the evaluation schedule
+	// measures: SFT examples, OPD prompts, RL tasks (nil: the stage's
+	// default; 0: no evaluation).
+	EvalSize *int `json:"eval_size,omitempty"`
 	// LoRARank > 0 trains adapters on a frozen base.
 	LoRARank    int      `json:"lora_rank,omitempty"`
 	LoRAAlpha   float64  `json:"lora_alpha,omitempty"`
@@ -104,6 +110,9 @@ func (r *runRequest) defaults() {
 		steps, batch, lr, save, eval = d.Steps, d.PromptsPerStep, d.LR, d.SaveEvery, d.EvalEvery
 		if r.Rooms == 0 {
 			r.Rooms = d.Tasks.Rooms
+		}
+		if r.Group == 0 {
+			r.Group = d.Group
 		}
 	}
 	if r.Stage == stageFixedSFT && r.Augment == nil {
@@ -168,8 +177,12 @@ func (r *runRequest) check() error {
 		return badRequest("questions", fmt.Sprintf("want 1 to 1000 questions per room, got %d", r.Questions))
 	case r.MaxItems < 0 || r.MaxItems > 100:
 		return badRequest("max_items", fmt.Sprintf("want 0 (the room's default) to 100 items, got %d", r.MaxItems))
-	case r.SaveEvery < 0 || r.EvalEvery < 0:
-		return badRequest("save_every", "save_every and eval_every must not be negative")
+	case r.SaveEvery < 0:
+		return badRequest("save_every", fmt.Sprintf("must not be negative, got %d", r.SaveEvery))
+	case r.EvalEvery < 0:
+		return badRequest("eval_every", fmt.Sprintf("must not be negative, got %d", r.EvalEvery))
+	case r.EvalSize != nil && (*r.EvalSize < 0 || *r.EvalSize > 1000):
+		return badRequest("eval_size", fmt.Sprintf("want 0 (no evaluation) to 1000 held-out items, got %d", *r.EvalSize))
 	case r.LoRARank < 0 || r.LoRARank > 1024:
 		return badRequest("lora_rank", fmt.Sprintf("want 0 (full fine-tuning) to 1024, got %d", r.LoRARank))
 	case r.LoRARank > 0 && !(r.LoRAAlpha > 0):
@@ -214,6 +227,12 @@ func (r *runRequest) check() error {
 		if r.Rooms < 1 {
 			return badRequest("rooms", "RL tasks need at least one room")
 		}
+		if r.Group < 2 || r.Group > 256 {
+			return badRequest("group", fmt.Sprintf("GRPO compares 2 to 256 rollouts of each prompt, got %d", r.Group))
+		}
+	}
+	if r.Stage != stageRL && r.Group != 0 {
+		return badRequest("group", "only RL samples groups of rollouts")
 	}
 	if r.Stage != stageOPD && r.TeacherRun != "" {
 		return badRequest("teacher_run", "only OPD has a teacher")
@@ -285,6 +304,9 @@ func (r *runRequest) sftConfig(dir string) sft.TrainConfig {
 	// Hold out about one trajectory in ten for the eval loss, at most the
 	// default's count (a few are silent and give no example).
 	c.EvalExamples = max(1, min(c.EvalExamples, r.Rooms*r.Questions/10))
+	if r.EvalSize != nil {
+		c.EvalExamples = *r.EvalSize
+	}
 	return c
 }
 
@@ -293,6 +315,9 @@ func (r *runRequest) opdConfig(dir string) opd.Config {
 	c.Init, c.Teacher = filepath.Join(dir, initDir), filepath.Join(dir, teacherDir)
 	c.Steps, c.PromptsPerStep, c.LR, c.Seed, c.SaveEvery, c.EvalEvery = r.Steps, r.Batch, r.LR, r.Seed, r.SaveEvery, r.EvalEvery
 	c.Warmup, c.Threads, c.LoRA = min(c.Warmup, r.Steps/10), r.Threads, r.lora()
+	if r.EvalSize != nil {
+		c.EvalPrompts = *r.EvalSize
+	}
 	return c
 }
 
@@ -301,12 +326,15 @@ func (r *runRequest) rlConfig(dir string) rl.Config {
 	c.Init = filepath.Join(dir, initDir)
 	c.Steps, c.PromptsPerStep, c.LR, c.Seed, c.SaveEvery, c.EvalEvery = r.Steps, r.Batch, r.LR, r.Seed, r.SaveEvery, r.EvalEvery
 	c.Warmup, c.Threads, c.LoRA = min(c.Warmup, r.Steps/10), r.Threads, r.lora()
-	c.Tasks.Seed, c.Tasks.Rooms = r.Seed, r.Rooms
+	c.Tasks.Seed, c.Tasks.Rooms, c.Group = r.Seed, r.Rooms, r.Group
 	if !*r.Augment {
 		c.Tasks.VariantShare = 0
 	}
 	if r.MaxItems > 0 {
 		c.Tasks.Room.MinItems, c.Tasks.Room.MaxItems = 1, r.MaxItems
+	}
+	if r.EvalSize != nil {
+		c.EvalTasks = *r.EvalSize
 	}
 	return c
 }

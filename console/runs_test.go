@@ -300,6 +300,10 @@ func TestTrainingRunBadInput(t *testing.T) {
 		{`{"stage":"opd","init_run":"x"}`, "teacher_run", 400},
 		{`{"stage":"rl","init_run":"no-such-run"}`, "init_run", 422},
 		{`{"stage":"sft","harness":"sha256:0000"}`, "harness", 400},
+		{`{"stage":"sft","eval_size":-1}`, "eval_size", 400},
+		{`{"stage":"sft","eval_every":-1}`, "eval_every", 400},
+		{`{"stage":"sft","group":4}`, "group", 400},
+		{`{"stage":"rl","init_run":"x","group":1}`, "group", 400},
 	} {
 		code, m, _ := e.call(t, e.admin, "POST", "/api/runs", "application/json", c.body)
 		if code != c.code || m["field"] != c.field {
@@ -432,4 +436,43 @@ func TestRestartMarksRunsInterrupted(t *testing.T) {
 		t.Fatalf("resume an interrupted run: %d %s", code, raw)
 	}
 	waitRun(t, e, ids[1], "done", func(m map[string]any) bool { return m["state"] == "done" })
+}
+
+// TestOPDAndRLStartFromARun distils and reinforces a tiny SFT run's
+// checkpoint through the API: each stage's own numbers reach its metrics.
+func TestOPDAndRLStartFromARun(t *testing.T) {
+	e, _ := newRunEnv(t)
+	_, run, raw := e.call(t, e.admin, "POST", "/api/runs", "application/json", tinyRun(2))
+	sftID, _ := run["id"].(string)
+	if sftID == "" {
+		t.Fatalf("start SFT: %s", raw)
+	}
+	waitRun(t, e, sftID, "done", func(m map[string]any) bool { return m["state"] == "done" })
+	for _, c := range []struct{ body, key string }{
+		{fmt.Sprintf(`{"stage":"opd","init_run":%q,"teacher_run":%q,"steps":1,"batch":1,"eval_size":0,"threads":1}`, sftID, sftID), "kl"},
+		{fmt.Sprintf(`{"stage":"rl","init_run":%q,"steps":1,"batch":1,"group":2,"rooms":2,"max_items":2,"eval_size":0,"threads":1}`, sftID), "reward_mean"},
+	} {
+		code, run, raw := e.call(t, e.admin, "POST", "/api/runs", "application/json", c.body)
+		if code != 201 {
+			t.Fatalf("%s: %d %s", c.body, code, raw)
+		}
+		id := run["id"].(string)
+		m := waitRun(t, e, id, "its end", func(m map[string]any) bool { return m["state"] != "queued" && m["state"] != "running" })
+		if m["state"] != "done" {
+			_, _, log := e.call(t, e.admin, "GET", "/api/runs/"+id+"/log", "", "")
+			t.Fatalf("%s ended %v: %v\n%s", m["stage"], m["state"], m["error"], log)
+		}
+		_, lines, _ := e.callList(t, e.admin, "/api/runs/"+id+"/metrics")
+		if len(lines) != 1 || lines[0][c.key] == nil {
+			t.Errorf("%s metrics %v lack %s", m["stage"], lines, c.key)
+		}
+		// The run trains on its own copy of the starting checkpoint.
+		init := filepath.Join(m["dir"].(string), initDir)
+		if _, err := os.Stat(filepath.Join(init, "config.json")); err != nil {
+			t.Errorf("%s: no copy of the starting checkpoint: %v", m["stage"], err)
+		}
+		if _, err := os.Stat(filepath.Join(init, runfolder.OptimizerFile)); err == nil {
+			t.Errorf("%s: the starting checkpoint's copy carries optimizer state", m["stage"])
+		}
+	}
 }

@@ -51,23 +51,25 @@ LiveHAT.page(async () => {
     steps: numberInput('steps'), batch: numberInput('batch'), lr: numberInput('lr', 'any'), seed: numberInput('seed'),
     rooms: numberInput('rooms'), questions: numberInput('questions'), max_items: numberInput('max_items'),
     vocab_size: numberInput('vocab_size'), save_every: numberInput('save_every'), eval_every: numberInput('eval_every'),
-    threads: numberInput('threads'), lora_rank: numberInput('lora_rank'), lora_alpha: numberInput('lora_alpha', 'any'),
+    group: numberInput('group'), eval_size: numberInput('eval_size'), threads: numberInput('threads'), lora_rank: numberInput('lora_rank'), lora_alpha: numberInput('lora_alpha', 'any'),
   };
   const loraTargets = el('input', {id: 'r-lora_targets', name: 'lora_targets', placeholder: opts.lora_modules.join(',')});
   const name = el('input', {id: 'r-name', name: 'name', placeholder: 'e.g. HSA-SFT tiny baseline', maxlength: 200});
   const only = {model: ['sft', 'fixed-sft'], teacher_run: ['opd'], questions: ['sft', 'fixed-sft'], vocab_size: ['sft', 'fixed-sft'],
-    rooms: ['sft', 'fixed-sft', 'rl'], max_items: ['sft', 'fixed-sft', 'rl'], augment: ['sft', 'rl']};
+    rooms: ['sft', 'fixed-sft', 'rl'], max_items: ['sft', 'fixed-sft', 'rl'], augment: ['sft', 'rl'], group: ['rl']};
   const fields = {
     name: field('Name', name), stage: field('Stage', stage),
     model: field('Model preset (from scratch)', model, 'or start from a run below'),
     init_run: field('Start from run', initRun), teacher_run: field('Teacher run', teacherRun, 'OPD: the model before SFT'),
     steps: field('Steps', inputs.steps), batch: field('Batch', inputs.batch, 'examples (SFT) or prompts (OPD, RL) per step'),
+    group: field('Rollouts per prompt', inputs.group, 'GRPO group size'),
     lr: field('Learning rate', inputs.lr), seed: field('Seed', inputs.seed),
     augment: field('Harness-state augmentation', augment),
     rooms: field('Rooms', inputs.rooms), questions: field('Questions per room', inputs.questions),
     max_items: field('Max items per room', inputs.max_items, '0: the room\'s default'),
     vocab_size: field('Vocabulary', inputs.vocab_size), save_every: field('Checkpoint every', inputs.save_every, 'empty: a quarter of the steps'),
-    eval_every: field('Evaluate every', inputs.eval_every, 'empty: half the steps'), threads: field('Threads', inputs.threads),
+    eval_every: field('Evaluate every', inputs.eval_every, 'empty: half the steps'),
+    eval_size: field('Held-out eval size', inputs.eval_size, 'examples, prompts or tasks; empty: the stage\'s default, 0: none'), threads: field('Threads', inputs.threads),
     lora_rank: field('LoRA rank', inputs.lora_rank, '0: full fine-tuning'), lora_alpha: field('LoRA alpha', inputs.lora_alpha),
     lora_targets: field('LoRA targets', loraTargets),
   };
