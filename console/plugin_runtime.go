@@ -246,19 +246,50 @@ func (r *pluginRuntime) check(ctx context.Context, pkg *plugins.Package, trusted
 	if err != nil {
 		return "", err
 	}
-	r.checkerOnce.Do(func() {
-		r.checker, r.checkerErr = plugins.NewHost(context.WithoutCancel(ctx), plugins.NewHostConfig().WithCacheDir(plugins.DefaultCacheDir()))
-	})
-	if r.checkerErr != nil {
-		return "", r.checkerErr
-	}
-	unsigned := *pkg
-	unsigned.Signature = nil
-	p, err := r.checker.Load(ctx, &unsigned)
+	p, err := r.loadAside(ctx, pkg)
 	if err != nil {
 		return "", err
 	}
 	return signer, p.Close(ctx)
+}
+
+// loadAside loads a package in the checker's host, outside the live
+// sandbox; the caller closes the plugin. The signature, verified by the
+// caller or at upload, is not checked again.
+func (r *pluginRuntime) loadAside(ctx context.Context, pkg *plugins.Package) (*plugins.Plugin, error) {
+	r.checkerOnce.Do(func() {
+		r.checker, r.checkerErr = plugins.NewHost(context.WithoutCancel(ctx), plugins.NewHostConfig().WithCacheDir(plugins.DefaultCacheDir()))
+	})
+	if r.checkerErr != nil {
+		return nil, r.checkerErr
+	}
+	unsigned := *pkg
+	unsigned.Signature = nil
+	return r.checker.Load(ctx, &unsigned)
+}
+
+// trial returns the plugin a trial of a stored version runs and a release
+// to call after it. The active version is the one live sessions run; any
+// other version is loaded aside for the one call, so trying an old
+// version never changes what the sandbox serves.
+func (r *pluginRuntime) trial(ctx context.Context, pv *store.PluginVersion) (*plugins.Plugin, func(), error) {
+	if pv.Active {
+		p, err := r.load(ctx, pv.ID, pv.PackageSHA256)
+		return p, func() {}, err
+	}
+	data, err := r.files.read(pv.PackageSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	pkg, err := plugins.ReadPackage(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := r.loadAside(ctx, pkg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { _ = p.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // outcome classifies a call's error for the metrics.

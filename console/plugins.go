@@ -509,10 +509,11 @@ func (s *Server) tryPlugin(c *fiber.Ctx) error {
 	if err != nil {
 		return fieldError(fiber.StatusUnprocessableEntity, "catalog", err.Error())
 	}
-	plugin, err := s.plugins.load(ctx, pv.ID, pv.PackageSHA256)
+	plugin, release, err := s.plugins.trial(ctx, pv)
 	if err != nil {
 		return err
 	}
+	defer release()
 	// A trial gets an environment of its own: it sees the catalog but none
 	// of a live stream's plugin memory, and leaves none behind.
 	env := plugins.NewLocalEnv(cat, s.log, nil)

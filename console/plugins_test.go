@@ -500,6 +500,17 @@ func TestVersionsEnableDisableRollback(t *testing.T) {
 		}
 	}
 
+	// Trying a version that is not active leaves the live sandbox alone.
+	if code, m := e.postJSON(t, e.dev, "/api/plugins/shop-tools/try", `{"kind":"tool","name":"lookup_product","version":"1.1.0","input":{"id":"p-serum"}}`); code != 200 || m["ok"] != true || m["version"] != "1.1.0" {
+		t.Errorf("try an inactive version: %d %v", code, m)
+	}
+	old, err := e.store.PluginVersion(ctx, mustUser(t, e, "dev").Scope(), "shop-tools", "1.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.plugins.loadedVersion(old.ID) != nil {
+		t.Error("a trial of an inactive version loaded it into the live sandbox")
+	}
 	if _, err := e.srv.streamPlugins(ctx, org, []byte(`{"products":[{"id":"a"},{"id":"a"}]}`)); err == nil {
 		t.Error("a catalog with a repeated product id was accepted")
 	}
@@ -568,8 +579,8 @@ func TestVersionsEnableDisableRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp.Tool(ctx, "shop-tools", "lookup_product", json.RawMessage(`{"id":"p-serum"}`))
-	if st := e.srv.plugins.summary(org, "shop-tools"); st.Calls != 2 {
-		t.Errorf("calls after one trial and one session call: %+v", st)
+	if st := e.srv.plugins.summary(org, "shop-tools"); st.Calls != 3 {
+		t.Errorf("calls after two trials and one session call: %+v", st)
 	}
 	if code, _ := e.postJSON(t, e.dev, "/api/plugins/no-such/enable", ``); code != 404 {
 		t.Errorf("enable an unknown plugin: %d", code)
