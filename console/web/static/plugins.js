@@ -19,6 +19,7 @@ LiveHAT.page(async (me) => {
 
   // latency keeps sub-millisecond plugin calls readable.
   function latency(v) { return v < 10 ? v.toFixed(2) + ' ms' : fmt.ms(v); }
+  function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
   function badge(text, kind) { return el('span', {class: 'badge ' + (kind || '')}, text); }
   function signatureBadge(p) {
     return p.signature === 'verified' ? badge('signed · ' + p.signer, 'good') : badge('unsigned', 'warn');
@@ -111,8 +112,8 @@ LiveHAT.page(async (me) => {
         : el('p', {class: 'muted'}, 'None: the plugin sees only its input.'),
       el('p', {class: 'muted'}, 'Limits: ', String(p.limits.memory_pages), ' pages of memory, ', String(p.limits.timeout_ms),
         ' ms a call, ', String(p.limits.instances), ' instances.'),
-      d.sandbox ? el('p', {class: 'muted', id: 'sandbox-stats'}, 'In the sandbox: ', String(d.sandbox.calls), ' calls, ',
-        String(d.sandbox.failures), ' failed, ', String(d.sandbox.instantiations), ' instances started, ',
+      d.sandbox ? el('p', {class: 'muted', id: 'sandbox-stats'}, 'In the sandbox: ', plural(d.sandbox.calls, 'call'), ', ',
+        String(d.sandbox.failures), ' failed, ', plural(d.sandbox.instantiations, 'instance'), ' started, ',
         String(d.sandbox.discards), ' discarded, peak memory ', (d.sandbox.peak_memory_bytes / 1048576).toFixed(1), ' MiB.')
         : el('p', {class: 'muted'}, 'Not loaded in the sandbox yet: it loads at the first live turn or trial.'));
     const versions = el('div', {class: 'card', id: 'plugin-versions'},
