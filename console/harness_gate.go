@@ -342,6 +342,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 		if rep != nil {
 			raw, _ = json.Marshal(rep)
 		}
+		a.gateRuns.WithLabelValues(state).Inc()
 		if err := s.store.FinishHarnessGate(bg, sc, g.ID, state, raw, errMsg, scores, fails); err != nil {
 			s.log.Error("release gate: store result", "gate", g.ID, "err", err)
 		}
@@ -405,6 +406,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 				return
 			}
 			results[h.Version()][suite.Name] = rep
+			a.gateItems.Add(float64(len(rep.Items)))
 			done = offset + len(suite.Items)
 		}
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
@@ -17,8 +19,8 @@ import (
 )
 
 // harnessArea is the harness area's in-memory state: parsed versions (a
-// version is its content hash, so a parsed one never goes stale) and the
-// release gates running in this process.
+// version is its content hash, so a parsed one never goes stale), the
+// release gates running in this process and the area's metrics.
 type harnessArea struct {
 	mu     sync.Mutex
 	parsed map[string]*harness.Harness // by full version
@@ -26,10 +28,33 @@ type harnessArea struct {
 	// slot lets one gate run at a time: each runs the suites in parallel
 	// already, and two at once would only make both slow.
 	slot chan struct{}
+
+	gateRuns  *prometheus.CounterVec
+	gateItems prometheus.Counter
+	releases  *prometheus.CounterVec
+	rollbacks prometheus.Counter
 }
 
 func newHarnessArea() *harnessArea {
-	return &harnessArea{parsed: map[string]*harness.Harness{}, gates: map[string]*gateRun{}, slot: make(chan struct{}, 1)}
+	return &harnessArea{parsed: map[string]*harness.Harness{}, gates: map[string]*gateRun{}, slot: make(chan struct{}, 1),
+		gateRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "livehat_harness_gates_total",
+			Help: "Release gates finished, by state (passed, regressed, failed, cancelled)."}, []string{"state"}),
+		gateItems: prometheus.NewCounter(prometheus.CounterOpts{Name: "livehat_harness_gate_items_total",
+			Help: "Evaluation items the release gates ran."}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "livehat_harness_releases_total",
+			Help: "Harness releases published, by kind (streams, canary)."}, []string{"kind"}),
+		rollbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "livehat_harness_rollbacks_total",
+			Help: "Harness releases rolled back."}),
+	}
+}
+
+// registerMetrics puts the area's collectors on reg (shared with an
+// earlier server on the same registry).
+func (a *harnessArea) registerMetrics(reg *prometheus.Registry, log *slog.Logger) {
+	a.gateRuns = registerOrReuse(reg, a.gateRuns, log)
+	a.gateItems = registerOrReuse(reg, a.gateItems, log)
+	a.releases = registerOrReuse(reg, a.releases, log)
+	a.rollbacks = registerOrReuse(reg, a.rollbacks, log)
 }
 
 // systemScope is an operator scope without a user: the console itself
@@ -38,11 +63,16 @@ func systemScope(orgID string) store.Scope {
 	return store.Scope{OrgID: orgID, Role: store.RoleOperator}
 }
 
-// seedHarnesses stores Config.Harnesses as versions of every organisation
-// and, for an organisation without releases, records the first-run
-// release of each to the streams already bound to it (the demo stream).
-// Gates left running by a previous process are marked failed.
+// seedHarnesses prepares the harness area at start. It stores
+// Config.Harnesses as versions of every organisation and, for an
+// organisation without releases, records the first-run release of each to
+// the streams already bound to it (the demo stream). Gates left running by
+// a previous process are marked failed, and the area's metrics are
+// registered on Config.Metrics.
 func (s *Server) seedHarnesses(ctx context.Context) error {
+	if s.cfg.Metrics != nil {
+		s.harnesses.registerMetrics(s.cfg.Metrics, s.log)
+	}
 	if err := s.store.AbandonRunningGates(ctx, "the console restarted while the gate ran"); err != nil {
 		return fmt.Errorf("console: harness gates: %w", err)
 	}

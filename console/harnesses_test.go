@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
@@ -374,7 +376,7 @@ func waitGate(t *testing.T, e *testEnv, id string) map[string]any {
 }
 
 func TestGatePublishRollback(t *testing.T) {
-	e := newTestEnv(t, nil)
+	e := newTestEnv(t, prometheus.NewRegistry())
 	withHookPlugins(t, e)
 	// A harmless edit: the candidate should score like the current version.
 	doc, cand := editedDemo(t, e, func(h *harness.Harness) { h.Description += " (gate test)" })
@@ -431,6 +433,13 @@ func TestGatePublishRollback(t *testing.T) {
 	}
 	e.expect(t, 409, e.admin, "POST", "/api/releases/"+rel["id"].(string)+"/rollback", nil)
 	e.expect(t, 404, e.admin, "POST", "/api/releases/nope/rollback", nil)
+	_, _, metrics := e.call(t, "", "GET", "/metrics", "", "")
+	for _, series := range []string{`livehat_harness_gates_total{state="passed"} 1`, "livehat_harness_gate_items_total 24",
+		`livehat_harness_releases_total{kind="streams"} 1`, "livehat_harness_rollbacks_total 1"} {
+		if !strings.Contains(string(metrics), series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
 }
 
 // TestGateWarnsOfMissingPlugins runs a gate in a console whose sandbox

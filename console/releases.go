@@ -166,6 +166,11 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	kind := "streams"
+	if req.CanaryPercent > 0 {
+		kind = "canary"
+	}
+	s.harnesses.releases.WithLabelValues(kind).Inc()
 	for _, m := range moved {
 		if err := s.store.SetStreamHarness(ctx, sc, m.StreamID, v.Version); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("release %s: stream %s: %w", r.ID, m.StreamID, err)
@@ -226,6 +231,7 @@ func (s *Server) rollbackRelease(c *fiber.Ctx) error {
 	if err != nil {
 		return storeError(err, "release")
 	}
+	s.harnesses.rollbacks.Inc()
 	type skipped struct {
 		StreamID string `json:"stream_id"`
 		Reason   string `json:"reason"`
