@@ -78,13 +78,16 @@ type sampling struct {
 }
 
 // sample draws s.samples replies from the student to every prompt, the
-// i-th draw seeded by (seed, i).
+// i-th draw seeded by (seed, i), all in one batch.
 func (s sampling) sample(ctx context.Context, student *nn.Model, prompts []Prompt, seed uint64) ([]rollout, error) {
 	sm, err := policy.Snapshot(student, s.backend, s.stop)
 	if err != nil {
 		return nil, err
 	}
 	var out []rollout
+	var seqs []*policy.Sequence
+	var contexts [][]int
+	var opts []policy.Options
 	for pi, p := range prompts {
 		pt, err := promptTokens(s.tok, s.tmpl, p)
 		if err != nil {
@@ -93,18 +96,24 @@ func (s sampling) sample(ctx context.Context, student *nn.Model, prompts []Promp
 		if len(pt) >= student.Config.MaxPositionEmbeddings {
 			return nil, fmt.Errorf("opd: prompt %s has %d tokens, the model's context is %d", p.ID, len(pt), student.Config.MaxPositionEmbeddings)
 		}
-		for g := range s.samples {
-			reply, err := sm.Sample(ctx, pt, policy.Options{MaxTokens: s.maxTokens, Temperature: s.temperature,
-				Seed: seed*1_000_003 + uint64(len(out))})
-			if err != nil {
-				return nil, fmt.Errorf("opd: prompt %s sample %d: %w", p.ID, g, err)
-			}
-			ex := nn.Example{Tokens: append(append([]int(nil), pt...), reply...), Train: make([]bool, len(pt)+len(reply))}
-			for i := len(pt); i < len(ex.Tokens); i++ {
-				ex.Train[i] = true
-			}
-			out = append(out, rollout{prompt: pi, ex: ex, reply: reply})
+		for range s.samples {
+			opts = append(opts, policy.Options{MaxTokens: s.maxTokens, Temperature: s.temperature, Seed: seed*1_000_003 + uint64(len(out))})
+			seqs = append(seqs, sm.NewSequence())
+			contexts = append(contexts, pt)
+			out = append(out, rollout{prompt: pi})
 		}
+	}
+	replies, err := policy.ExtendAll(ctx, seqs, contexts, opts)
+	if err != nil {
+		return nil, fmt.Errorf("opd: sample: %w", err)
+	}
+	for i, reply := range replies {
+		pt := contexts[i]
+		ex := nn.Example{Tokens: append(append([]int(nil), pt...), reply...), Train: make([]bool, len(pt)+len(reply))}
+		for k := len(pt); k < len(ex.Tokens); k++ {
+			ex.Train[k] = true
+		}
+		out[i].ex, out[i].reply = ex, reply
 	}
 	return out, nil
 }
@@ -113,14 +122,19 @@ func (s sampling) sample(ctx context.Context, student *nn.Model, prompts []Promp
 // log-probabilities at one position and, when grad is not nil, writes its
 // gradient with respect to the logits: p_k·(log p_k − log q_k − KL).
 func reverseKL(logits, logq, grad []float32) float64 {
-	lp := nn.LogSoftmax(make([]float32, len(logits)), logits)
+	lse := nn.LogSumExp(logits)
+	// p and log p − log q are kept so each element's exp is taken once.
+	p := make([]float64, len(logits))
+	d := make([]float64, len(logits))
 	var kl float64
-	for i, l := range lp {
-		kl += math.Exp(float64(l)) * (float64(l) - float64(logq[i]))
+	for i, z := range logits {
+		l := float64(z) - lse
+		p[i], d[i] = math.Exp(l), l-float64(logq[i])
+		kl += p[i] * d[i]
 	}
 	if grad != nil {
-		for i, l := range lp {
-			grad[i] = float32(math.Exp(float64(l)) * (float64(l) - float64(logq[i]) - kl))
+		for i := range grad {
+			grad[i] = float32(p[i] * (d[i] - kl))
 		}
 	}
 	return kl

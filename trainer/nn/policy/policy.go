@@ -71,58 +71,94 @@ func (q *Sequence) Len() int { return q.seq.Len() }
 // returns the response's tokens, ending with a stop token unless cut at
 // MaxTokens or at the model's context.
 func (q *Sequence) Extend(ctx context.Context, context []int, opts Options) ([]int, error) {
-	if opts.MaxTokens <= 0 {
-		return nil, fmt.Errorf("policy: max tokens %d", opts.MaxTokens)
-	}
-	if !(opts.Temperature >= 0) {
-		return nil, fmt.Errorf("policy: temperature %g", opts.Temperature)
-	}
-	sm, err := sample.New(sample.Config{Temperature: float32(opts.Temperature), Seed: opts.Seed})
+	out, err := ExtendAll(ctx, []*Sequence{q}, [][]int{context}, []Options{opts})
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, err
 	}
-	logits, err := q.s.model.Prefill(ctx, q.seq, context, nil)
-	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	var out []int
-	limit := q.s.model.MaxContext()
-	for len(out) < opts.MaxTokens {
-		id, err := sm.Sample(logits, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
-		}
-		out = append(out, id)
-		if slices.Contains(q.s.stop, id) || q.seq.Len()+1 >= limit {
-			// The last token is kept in out but never fed: nothing
-			// follows it in this turn.
-			if err := q.feed(ctx, id); err != nil {
-				return nil, err
-			}
-			break
-		}
-		if logits, err = q.s.model.Decode(ctx, q.seq, id); err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// feed appends a token to the cache without needing its logits; it keeps
-// the sequence equal to the conversation's tokens.
-func (q *Sequence) feed(ctx context.Context, id int) error {
-	if q.seq.Len() >= q.s.model.MaxContext() {
-		return nil
-	}
-	if _, err := q.s.model.Decode(ctx, q.seq, id); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	return nil
+	return out[0], nil
 }
 
 // Sample draws one response to a prompt.
 func (s *Sampler) Sample(ctx context.Context, prompt []int, opts Options) ([]int, error) {
 	return s.NewSequence().Extend(ctx, prompt, opts)
+}
+
+// ExtendAll is Extend for several conversations at once: each appends its
+// own context, then every decode step advances all unfinished responses
+// in one batched forward pass (one matrix product per weight for all of
+// them instead of one per response), which is where sampling spends its
+// time. opts[i] chooses sequence i's draw; the draws depend only on the
+// options and the batch, so a batch replayed gives the same tokens.
+func ExtendAll(ctx context.Context, seqs []*Sequence, contexts [][]int, opts []Options) ([][]int, error) {
+	n := len(seqs)
+	if len(contexts) != n || len(opts) != n {
+		return nil, fmt.Errorf("policy: %d sequences with %d contexts and %d options", n, len(contexts), len(opts))
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	m := seqs[0].s.model
+	samplers := make([]*sample.Sampler, n)
+	logits := make([][]float32, n)
+	for i, q := range seqs {
+		if q.s.model != m {
+			return nil, fmt.Errorf("policy: sequence %d belongs to another snapshot", i)
+		}
+		if opts[i].MaxTokens <= 0 || !(opts[i].Temperature >= 0) {
+			return nil, fmt.Errorf("policy: sequence %d: max tokens %d, temperature %g", i, opts[i].MaxTokens, opts[i].Temperature)
+		}
+		var err error
+		if samplers[i], err = sample.New(sample.Config{Temperature: float32(opts[i].Temperature), Seed: opts[i].Seed}); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		if logits[i], err = m.Prefill(ctx, q.seq, contexts[i], nil); err != nil {
+			return nil, fmt.Errorf("policy: sequence %d: %w", i, err)
+		}
+	}
+	out := make([][]int, n)
+	active := make([]int, n)
+	for i := range active {
+		active[i] = i
+	}
+	limit := m.MaxContext()
+	for len(active) > 0 {
+		var next []int
+		var stepSeqs []*model.Sequence
+		var stepTokens []int
+		for _, i := range active {
+			id, err := samplers[i].Sample(logits[i], nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			out[i] = append(out[i], id)
+			done := slices.Contains(seqs[i].s.stop, id) || seqs[i].seq.Len()+1 >= limit || len(out[i]) >= opts[i].MaxTokens
+			// A finished response's last token is fed too, so the
+			// sequence keeps the whole conversation, unless the context
+			// is full.
+			if !done || seqs[i].seq.Len() < limit {
+				stepSeqs = append(stepSeqs, seqs[i].seq)
+				stepTokens = append(stepTokens, id)
+			}
+			if !done {
+				next = append(next, i)
+			}
+		}
+		if len(stepSeqs) > 0 {
+			res, err := m.Batch(ctx, stepSeqs, stepTokens)
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			k := 0
+			for _, i := range active {
+				if k < len(stepSeqs) && stepSeqs[k] == seqs[i].seq {
+					logits[i] = res[k]
+					k++
+				}
+			}
+		}
+		active = next
+	}
+	return out, nil
 }
 
 // Slots maps each position of an example to the index of the token it

@@ -119,3 +119,34 @@ func TestLogProbsAndDistributions(t *testing.T) {
 		}
 	}
 }
+
+func TestExtendAllMatchesOneByOne(t *testing.T) {
+	m, cpu := tinyModel(t)
+	s, err := Snapshot(m, cpu, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	prompts := [][]int{{5, 9, 1, 14}, {2}, {7, 7, 8}}
+	opts := []Options{{MaxTokens: 10}, {MaxTokens: 4}, {MaxTokens: 12}}
+	seqs := []*Sequence{s.NewSequence(), s.NewSequence(), s.NewSequence()}
+	all, err := ExtendAll(ctx, seqs, prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		one, err := s.Sample(ctx, p, opts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(all[i], one) {
+			t.Errorf("prompt %d: batched %v, alone %v", i, all[i], one)
+		}
+		if seqs[i].Len() != len(p)+len(all[i]) {
+			t.Errorf("prompt %d: sequence holds %d tokens, want %d", i, seqs[i].Len(), len(p)+len(all[i]))
+		}
+	}
+	if _, err := ExtendAll(ctx, seqs[:1], prompts, opts); err == nil {
+		t.Error("one sequence with three contexts accepted")
+	}
+}
