@@ -346,12 +346,7 @@ func (e *evaluations) stop(c *fiber.Ctx) error {
 	if !ev.State.Live() {
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the evaluation is %s, not queued or running", ev.State))
 	}
-	if done := e.queue.stop(ev.ID); done != nil {
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	}
+	e.queue.stopWait(ev.ID, stopWaitLimit)
 	if ev, err = e.s.store.Evaluation(ctx, sc, ev.ID); err != nil {
 		return storeError(err, "evaluation")
 	}

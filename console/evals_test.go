@@ -31,20 +31,7 @@ func evalEnv(t *testing.T) *testEnv {
 // waitEval polls an evaluation until it is no longer queued or running.
 func waitEval(t *testing.T, e *testEnv, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		code, m, raw := e.call(t, e.admin, "GET", "/api/evals/"+id, "", "")
-		if code != 200 {
-			t.Fatalf("GET evaluation: %d %s", code, raw)
-		}
-		if s := m["state"]; s != "queued" && s != "running" {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("evaluation still %v", m["state"])
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return waitJob(t, e, "/api/evals/"+id, "its end", func(m map[string]any) bool { return m["state"] != "queued" && m["state"] != "running" })
 }
 
 func TestEvaluationWithTheExpert(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/livehat/livehat/console/store"
 )
@@ -86,6 +87,19 @@ func (q *jobQueue) stop(id string) <-chan struct{} {
 	}
 	j.cancel(errStopped)
 	return j.done
+}
+
+// stopWait stops job id and waits at most limit for it to return (a
+// training step or an evaluation item in progress finishes first).
+func (q *jobQueue) stopWait(id string, limit time.Duration) {
+	done := q.stop(id)
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
 }
 
 // busy reports whether job id is queued or running in this process.

@@ -22,6 +22,10 @@ import (
 // runLogFile is the trainer's progress log inside a run folder.
 const runLogFile = "train.log"
 
+// stopWaitLimit is how long a stop request waits for the job to record
+// the stop before it answers with the job as it is.
+const stopWaitLimit = 10 * time.Second
+
 // trainingRuns starts, watches, stops and resumes the training runs of
 // every organisation inside the console process, at most two at once.
 type trainingRuns struct {
@@ -334,12 +338,7 @@ func (t *trainingRuns) stop(c *fiber.Ctx) error {
 	if !r.State.Live() {
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the run is %s, not queued or running", r.State))
 	}
-	if done := t.queue.stop(r.ID); done != nil {
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	}
+	t.queue.stopWait(r.ID, stopWaitLimit)
 	if r, err = t.s.store.Run(ctx, sc, r.ID); err != nil {
 		return storeError(err, "training run")
 	}

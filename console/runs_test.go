@@ -90,23 +90,30 @@ func followRun(t *testing.T, e *testEnv, id string) []sseEvent {
 	return nil
 }
 
-// waitRun polls a run until cond holds for it.
-func waitRun(t *testing.T, e *testEnv, id string, what string, cond func(map[string]any) bool) map[string]any {
+// waitJob polls a run or an evaluation (path is its API path) until cond
+// holds for it.
+func waitJob(t *testing.T, e *testEnv, path, what string, cond func(map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
-		code, m, raw := e.call(t, e.admin, "GET", "/api/runs/"+id, "", "")
+		code, m, raw := e.call(t, e.admin, "GET", path, "", "")
 		if code != 200 {
-			t.Fatalf("GET run: %d %s", code, raw)
+			t.Fatalf("GET %s: %d %s", path, code, raw)
 		}
 		if cond(m) {
 			return m
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run never got to %s: %v", what, m)
+			t.Fatalf("%s never got to %s: %v", path, what, m)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// waitRun polls a run until cond holds for it.
+func waitRun(t *testing.T, e *testEnv, id string, what string, cond func(map[string]any) bool) map[string]any {
+	t.Helper()
+	return waitJob(t, e, "/api/runs/"+id, what, cond)
 }
 
 func TestTrainingRunStreamsMetricsAndPromotes(t *testing.T) {

@@ -231,17 +231,8 @@ func (s *Store) SetRunProgress(ctx context.Context, sc Scope, id string, step, s
 // SetEvaluationState; table is one of the two job tables.
 func (s *Store) setJobState(ctx context.Context, table string, sc Scope, id string, from []JobState, to JobState, msg string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		var cur JobState
-		err := tx.QueryRowContext(ctx, `SELECT t.state FROM `+table+` t WHERE t.id = ? AND `+operatorFilter,
-			append([]any{id}, operatorArgs(sc)...)...).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err := checkJobState(ctx, tx, table, sc, id, from); err != nil {
 			return err
-		}
-		if !slices.Contains(from, cur) {
-			return fmt.Errorf("%w: it is %s", ErrJobState, cur)
 		}
 		now := s.stamp()
 		set := `state = ?, error = ?, updated_at = ?`
@@ -256,9 +247,27 @@ func (s *Store) setJobState(ctx context.Context, table string, sc Scope, id stri
 			set += `, finished_at = ?`
 			args = append(args, now)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET `+set+` WHERE id = ?`, append(args, id)...)
+		_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+set+` WHERE id = ?`, append(args, id)...)
 		return err
 	})
+}
+
+// checkJobState fails unless the job is visible to sc and in one of the
+// states in from.
+func checkJobState(ctx context.Context, tx *sql.Tx, table string, sc Scope, id string, from []JobState) error {
+	var cur JobState
+	err := tx.QueryRowContext(ctx, `SELECT t.state FROM `+table+` t WHERE t.id = ? AND `+operatorFilter,
+		append([]any{id}, operatorArgs(sc)...)...).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(from, cur) {
+		return fmt.Errorf("%w: it is %s", ErrJobState, cur)
+	}
+	return nil
 }
 
 // InterruptJobs marks every run and evaluation left queued or running by
@@ -436,17 +445,8 @@ func (s *Store) FinishEvaluation(ctx context.Context, sc Scope, id string, state
 		return fmt.Errorf("evaluation %s: the report is not valid JSON", id)
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		var cur JobState
-		err := tx.QueryRowContext(ctx, `SELECT t.state FROM evaluations t WHERE t.id = ? AND `+operatorFilter,
-			append([]any{id}, operatorArgs(sc)...)...).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err := checkJobState(ctx, tx, "evaluations", sc, id, []JobState{JobRunning}); err != nil {
 			return err
-		}
-		if cur != JobRunning {
-			return fmt.Errorf("%w: it is %s", ErrJobState, cur)
 		}
 		var sv any
 		if score != nil {
