@@ -267,3 +267,6 @@ func (b *Backend) sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 	}
 	return b.x.download(bytesOf(c[:nc]), dev[2])
 }
+
+// Backend is a model.Backend.
+var _ model.Backend = (*Backend)(nil)

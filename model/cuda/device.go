@@ -418,37 +418,60 @@ func (d *Device) destroy(g graph) error {
 
 func (d *Device) sync() error { return d.drv.SyncStream(d.stream) }
 
-// timed runs fn and returns the device time between events recorded on the
-// stream before and after it.
-func (d *Device) timed(fn func() error) (time.Duration, error) {
-	start, err := d.drv.NewEvent()
+// Time runs fn, which enqueues work on the device through a Runner or
+// Backend, and returns the GPU time between events recorded on the
+// device's stream before and after it: the device's share of fn's wall
+// time.
+func (d *Device) Time(fn func() error) (time.Duration, error) {
+	var start, end driver.Event
+	err := d.do(func() error {
+		var err error
+		if start, err = d.drv.NewEvent(); err != nil {
+			return err
+		}
+		if end, err = d.drv.NewEvent(); err != nil {
+			return err
+		}
+		return d.drv.Record(start, d.stream)
+	})
+	defer d.do(func() error {
+		var errs []error
+		for _, e := range []driver.Event{start, end} {
+			if e != 0 {
+				errs = append(errs, d.drv.DestroyEvent(e))
+			}
+		}
+		return errors.Join(errs...)
+	})
 	if err != nil {
-		return 0, err
-	}
-	defer d.drv.DestroyEvent(start)
-	end, err := d.drv.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer d.drv.DestroyEvent(end)
-	if err := d.drv.Record(start, d.stream); err != nil {
 		return 0, err
 	}
 	if err := fn(); err != nil {
 		return 0, err
 	}
-	if err := d.drv.Record(end, d.stream); err != nil {
-		return 0, err
-	}
-	if err := d.drv.SyncEvent(end); err != nil {
-		return 0, err
-	}
-	ms, err := d.drv.Elapsed(start, end)
+	var ms float32
+	err = d.do(func() error {
+		if err := d.drv.Record(end, d.stream); err != nil {
+			return err
+		}
+		if err := d.drv.SyncEvent(end); err != nil {
+			return err
+		}
+		var err error
+		ms, err = d.drv.Elapsed(start, end)
+		return err
+	})
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
 }
 
-// memInfo returns the free and total device memory.
-func (d *Device) memInfo() (free, total int64, err error) { return d.drv.MemInfo() }
+// MemInfo returns the device's free and total memory.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	err = d.do(func() error {
+		free, total, err = d.drv.MemInfo()
+		return err
+	})
+	return free, total, err
+}
 
 // envBackend is the environment variable that selects the backend.
 const envBackend = "LIVEHAT_BACKEND"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ func openGPU(tb testing.TB) *Device {
 	tb.Helper()
 	d, err := Open(Options{PTXCacheDir: tb.TempDir()})
 	if err != nil {
+		if os.Getenv("LIVEHAT_REQUIRE_GPU") != "" {
+			tb.Fatalf("LIVEHAT_REQUIRE_GPU is set and the device does not open: %v", err)
+		}
 		tb.Skipf("GPU test skipped (no usable CUDA device): %v", err)
 	}
 	tb.Cleanup(func() {
@@ -405,7 +409,12 @@ func BenchmarkGPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	b.Logf("model built and uploaded in %v (%.2f GiB of weights)", time.Since(start).Round(time.Millisecond), float64(r.WeightBytes())/(1<<30))
+	free, total, err := d.MemInfo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("model built and uploaded in %v (%.2f GiB of weights; %.1f of %.1f GiB device memory in use)", time.Since(start).Round(time.Millisecond),
+		float64(r.WeightBytes())/(1<<30), float64(total-free)/(1<<30), float64(total)/(1<<30))
 	prompt := make([]int, 512)
 	for i := range prompt {
 		prompt[i] = (i*7919 + 13) % cfg.VocabSize
@@ -459,6 +468,19 @@ func BenchmarkGPU(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(batch*steps)/b.Elapsed().Seconds(), "tok/s")
+				// The device's share of one more step shows how much of
+				// the step is host overhead.
+				for i := range toks {
+					toks[i] = []int{next[i]}
+				}
+				gpu, err := d.Time(func() error {
+					_, err := rr.Next(ctx, seqs, toks, Sampling{})
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(gpu.Microseconds()), "gpu-µs/step")
 			})
 		}
 	}

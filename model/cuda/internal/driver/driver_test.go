@@ -231,12 +231,16 @@ func TestNoDriver(t *testing.T) {
 // TestDriverOnDevice runs the binding against a real driver; it skips
 // where none loads.
 func TestDriverOnDevice(t *testing.T) {
+	skip := t.Skipf
+	if os.Getenv("LIVEHAT_REQUIRE_GPU") != "" {
+		skip = t.Fatalf
+	}
 	d, err := Load()
 	if err != nil {
-		t.Skipf("GPU test skipped: %v", err)
+		skip("GPU test skipped: %v", err)
 	}
 	if err := d.Init(); err != nil {
-		t.Skipf("GPU test skipped: cuInit: %v", err)
+		skip("GPU test skipped: cuInit: %v", err)
 	}
 	v, err := d.Version()
 	if err != nil || v < 12000 {
@@ -244,7 +248,7 @@ func TestDriverOnDevice(t *testing.T) {
 	}
 	n, err := d.DeviceCount()
 	if err != nil || n == 0 {
-		t.Skipf("GPU test skipped: %d devices, %v", n, err)
+		skip("GPU test skipped: %d devices, %v", n, err)
 	}
 	dev, err := d.Device(0)
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 // target, declarations from testdata/clang_shim.h), but a kernel that
 // fails here would fail there too.
 func TestSourcesCompileWithClang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiling seven modules takes a few seconds")
+	}
 	clang := ""
 	for _, c := range []string{"clang++", "clang++-14", "clang++-15", "clang++-16"} {
 		if p, err := exec.LookPath(c); err == nil {
