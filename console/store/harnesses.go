@@ -123,6 +123,23 @@ func harnessMigrations() []Migration {
 	}
 }
 
+// collectRows scans every row with scan and closes rows.
+func collectRows[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any) error }) (*T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, rows.Err()
+}
+
 // ErrAmbiguous is returned when a short harness version names more than one
 // stored version.
 var ErrAmbiguous = errors.New("ambiguous: names more than one version")
@@ -232,19 +249,7 @@ func (s *Store) HarnessVersion(ctx context.Context, sc Scope, ref string) (*Harn
 func (s *Store) HarnessVersions(ctx context.Context, sc Scope) ([]HarnessVersion, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+harnessVersionColumns+` FROM harness_versions WHERE org_id = ?
 		ORDER BY created_at DESC, version`, sc.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HarnessVersion
-	for rows.Next() {
-		v, err := scanHarnessVersion(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *v)
-	}
-	return out, rows.Err()
+	return collectRows(rows, err, scanHarnessVersion)
 }
 
 // HarnessDraft is a harness being edited: the document as the operator
@@ -329,19 +334,7 @@ func (s *Store) HarnessDrafts(ctx context.Context, sc Scope) ([]HarnessDraft, er
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+harnessDraftColumns+` FROM harness_drafts WHERE org_id = ? ORDER BY updated_at DESC, id`, sc.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HarnessDraft
-	for rows.Next() {
-		d, err := scanHarnessDraft(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *d)
-	}
-	return out, rows.Err()
+	return collectRows(rows, err, scanHarnessDraft)
 }
 
 // SaveHarnessDraft writes d's name, format, document and notes if
@@ -474,11 +467,7 @@ func scanHarnessGate(row interface{ Scan(...any) error }) (*HarnessGate, error) 
 	if err := json.Unmarshal([]byte(suites), &g.Suites); err != nil {
 		return nil, fmt.Errorf("gate %s: suites: %w", g.ID, err)
 	}
-	g.Report, g.Created = json.RawMessage(report), parseStamp(created)
-	if finished != "" {
-		t := parseStamp(finished)
-		g.FinishedAt = &t
-	}
+	g.Report, g.Created, g.FinishedAt = json.RawMessage(report), parseStamp(created), optionalStamp(finished)
 	return &g, nil
 }
 
@@ -513,19 +502,7 @@ func (s *Store) HarnessGates(ctx context.Context, sc Scope, limit int) ([]Harnes
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+harnessGateColumns+` FROM harness_gates WHERE org_id = ? ORDER BY created_at DESC, id LIMIT ?`,
 		sc.OrgID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HarnessGate
-	for rows.Next() {
-		g, err := scanHarnessGate(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *g)
-	}
-	return out, rows.Err()
+	return collectRows(rows, err, scanHarnessGate)
 }
 
 // SetHarnessGateProgress records how many items of a running gate are done.
@@ -727,11 +704,7 @@ func scanHarnessRelease(row interface{ Scan(...any) error }) (*HarnessRelease, e
 	if err := json.Unmarshal([]byte(streams), &r.Streams); err != nil {
 		return nil, fmt.Errorf("release %s: streams: %w", r.ID, err)
 	}
-	r.GateReport, r.Created = json.RawMessage(report), parseStamp(created)
-	if rolled != "" {
-		t := parseStamp(rolled)
-		r.RolledBackAt = &t
-	}
+	r.GateReport, r.Created, r.RolledBackAt = json.RawMessage(report), parseStamp(created), optionalStamp(rolled)
 	return &r, nil
 }
 
@@ -790,19 +763,7 @@ func (s *Store) HarnessReleases(ctx context.Context, sc Scope) ([]HarnessRelease
 
 func (s *Store) harnessReleases(ctx context.Context, orgID string) ([]HarnessRelease, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+harnessReleaseColumns+` FROM harness_releases WHERE org_id = ? ORDER BY created_at DESC, id`, orgID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HarnessRelease
-	for rows.Next() {
-		r, err := scanHarnessRelease(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *r)
-	}
-	return out, rows.Err()
+	return collectRows(rows, err, scanHarnessRelease)
 }
 
 // HasHarnessReleases reports whether the organisation has any release.
