@@ -22,12 +22,6 @@ import (
 	"github.com/livehat/livehat/trainer/eval"
 )
 
-// gateSuites are the suites a release gate runs by default: every suite
-// that plays the live room through the runtime.
-func gateSuites() []string {
-	return []string{eval.SuiteLSQA, eval.SuiteHVQA, eval.SuiteRobust, eval.SuiteStrategy}
-}
-
 // Gate limits: n items per suite (the gate should take seconds to a few
 // minutes, not the hours a full evaluation takes).
 const (
@@ -283,13 +277,13 @@ func (s *Server) startGate(c *fiber.Ctx) error {
 		}
 	}
 	if len(req.Suites) == 0 {
-		req.Suites = gateSuites()
+		req.Suites = evalSuites() // every suite that plays the live room
 	}
 	suites := make([]*eval.Suite, 0, len(req.Suites))
 	total := 0
 	for i, name := range req.Suites {
-		if !slices.Contains(gateSuites(), name) || slices.Contains(req.Suites[:i], name) {
-			return badRequest("suites", fmt.Sprintf("%q: want each of %s at most once", name, strings.Join(gateSuites(), ", ")))
+		if !slices.Contains(evalSuites(), name) || slices.Contains(req.Suites[:i], name) {
+			return badRequest("suites", fmt.Sprintf("%q: want each of %s at most once", name, strings.Join(evalSuites(), ", ")))
 		}
 		full, err := eval.OpenSuite(name)
 		if err != nil {
