@@ -197,17 +197,22 @@ func (s *Store) Run(ctx context.Context, sc Scope, id string) (*TrainingRun, err
 func (s *Store) Runs(ctx context.Context, sc Scope) ([]TrainingRun, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM training_runs t LEFT JOIN users u ON u.id = t.created_by
 		WHERE `+operatorFilter+` ORDER BY t.created_at DESC, t.id`, operatorArgs(sc)...)
+	return collect(rows, err, scanRun)
+}
+
+// collect scans every row of a query with scan.
+func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any) error }) (*T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []TrainingRun
+	var out []T
 	for rows.Next() {
-		r, err := scanRun(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, *r)
+		out = append(out, *v)
 	}
 	return out, rows.Err()
 }
@@ -394,19 +399,7 @@ func (s *Store) Evaluations(ctx context.Context, sc Scope, suite string) ([]Eval
 	rows, err := s.db.QueryContext(ctx, `SELECT `+evalColumns+` FROM evaluations t LEFT JOIN users u ON u.id = t.created_by
 		WHERE `+operatorFilter+` AND (? = '' OR t.suite = ?) ORDER BY t.created_at, t.id`,
 		append(operatorArgs(sc), suite, suite)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Evaluation
-	for rows.Next() {
-		e, err := scanEvaluation(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanEvaluation)
 }
 
 // SetEvaluationState is SetRunState for evaluations.
@@ -499,19 +492,7 @@ func (s *Store) EvalItems(ctx context.Context, sc Scope, evalID string) ([]EvalI
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+evalItemColumns+` FROM eval_items i WHERE i.eval_id = ? ORDER BY i.idx`, evalID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []EvalItem
-	for rows.Next() {
-		it, err := scanEvalItem(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *it)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanEvalItem)
 }
 
 // EvalItem reads one item of an evaluation the scope sees.
