@@ -450,6 +450,20 @@ func TestGateWarnsOfMissingPlugins(t *testing.T) {
 	if g["total"].(float64) != 1 {
 		t.Errorf("a gate of a version against itself runs it once: total %v", g["total"])
 	}
+	// The event stream ends with the finished gate, whatever progress
+	// events came before it.
+	code, _, raw := e.call(t, e.admin, "GET", "/api/harness-gates/"+g["id"].(string)+"/events", "", "")
+	events := strings.Split(strings.TrimSpace(string(raw)), "\n\n")
+	last := events[len(events)-1]
+	if code != 200 || !strings.HasPrefix(last, "event: done\ndata: ") || strings.Contains(last, `"state":"running"`) {
+		t.Fatalf("events: %d %s", code, raw)
+	}
+	for _, ev := range events[:len(events)-1] {
+		var p gateProgress
+		if !strings.HasPrefix(ev, "event: progress\ndata: ") || json.Unmarshal([]byte(strings.TrimPrefix(ev, "event: progress\ndata: ")), &p) != nil || p.Total != 1 {
+			t.Errorf("progress event %q", ev)
+		}
+	}
 	g = waitGate(t, e, g["id"].(string))
 	if w := body(t, g["report"].(map[string]any)["warnings"]); !strings.Contains(w, `plugin \"compliance\"`) {
 		t.Errorf("warnings = %s", w)
