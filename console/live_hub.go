@@ -460,14 +460,36 @@ func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession,
 	}
 	ls.sess, ls.plugins = sess, sp
 	r.live = ls
-	r.hub.wg.Add(1)
+	r.hub.wg.Add(2)
 	go r.pump(ls, sess.Listen(512))
+	go ls.warm(r.hub, setup.harness)
 	if setup.onAir {
 		ls.startStrategy(r.hub.ctx)
 	}
 	r.hub.log.Info("live session opened", "stream", st.ID, "session", sess.ID(), "harness", setup.harness.ShortVersion())
 	r.publishLocked("session", ls.state(r.hub, st.ID))
 	return ls, nil
+}
+
+// warm prepares a new session before its first viewer asks: the model
+// computes the harness prefix (Session.Warm), and every hook of the
+// harness runs once on a neutral input, since the first call of a plugin
+// instance can outlast its deadline on a busy machine and turn a
+// fail-closed hook into a safe line.
+func (ls *liveSession) warm(h *liveHub, hs *harness.Harness) {
+	defer h.wg.Done()
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if err := ls.sess.Warm(ctx); err != nil {
+		h.log.Debug("model warm-up failed", "err", err)
+	}
+	for _, k := range hs.Hooks {
+		in, _ := json.Marshal(plugins.HookInput{Event: k.Event, Text: "hello", Viewer: &plugins.Viewer{ID: "warm-up"},
+			Config: k.Config, ReplyChars: hs.Pipeline.ReplyChars.Value})
+		if _, err := ls.plugins.Hook(ctx, k.Plugin, k.Export, in); err != nil {
+			h.log.Debug("hook warm-up failed", "hook", k.Name, "err", err)
+		}
+	}
 }
 
 // state describes the session for the live view.

@@ -83,7 +83,53 @@ LiveHAT.page(async (me) => {
         await load(); await edit(s.id);
       } catch (err) { showError(err, form); }
     });
-    editor.replaceChildren(form);
+    editor.replaceChildren(form, catalogCard(s));
+  }
+
+  // catalogCard imports a catalog file (CSV or JSON) into the stream: a
+  // check first (dry run), then the import, both reporting every bad row.
+  // The import is based on the revision the page loaded, so a concurrent
+  // edit of the stream is a conflict, not a silent overwrite.
+  function catalogCard(s) {
+    const count = (s.catalog && s.catalog.products) ? s.catalog.products.length : 0;
+    const file = el('input', {type: 'file', id: 'catalog-file', name: 'file', accept: '.csv,.json,text/csv,application/json'});
+    const problems = el('div', {id: 'catalog-problems'});
+    const result = el('p', {id: 'catalog-result', class: 'muted'}, count + ' products now.');
+    async function upload(dryRun) {
+      problems.replaceChildren();
+      file.classList.remove('invalid');
+      const f = file.files[0];
+      if (!f) { showError(new LiveHAT.ApiError(400, {error: 'choose a CSV or JSON file first', field: 'file'}), card); return; }
+      const json = /\.json$/i.test(f.name) || f.type === 'application/json';
+      const path = '/api/streams/' + encodeURIComponent(s.id) + '/catalog?revision=' + s.revision + (dryRun ? '&dry_run=true' : '');
+      try {
+        const r = await api('POST', path, await f.text(), {type: json ? 'application/json' : 'text/csv'});
+        const what = r.products + ' products, ' + r.coupons + ' coupons, ' + r.promotions + ' promotions';
+        result.textContent = (dryRun ? 'The file is valid: ' : 'Imported: ') + what + '.';
+        if (r.warnings.length) problems.append(el('ul', {class: 'tight'}, r.warnings.map((w) => el('li', {}, w))));
+        if (!dryRun) { toast('Catalog imported'); await load(); await edit(s.id); }
+      } catch (err) {
+        showError(err, card);
+        const list = (err.body && err.body.problems) || [];
+        if (list.length) {
+          problems.append(el('table', {id: 'catalog-problem-table'},
+            el('thead', {}, el('tr', {}, ['Row', 'Column', 'Problem'].map((h) => el('th', {}, h)))),
+            el('tbody', {}, list.map((p) => el('tr', {}, el('td', {}, p.row ? String(p.row) : ''), el('td', {}, p.column || p.section),
+              el('td', {}, p.message))))));
+        }
+      }
+    }
+    const card = el('div', {class: 'card', id: 'catalog-import'},
+      el('h2', {}, 'Catalog'),
+      el('p', {class: 'muted'}, 'Import a CSV (columns id, name, price, list_price, stock, aliases, category, description, attributes, ',
+        'variants, size_chart, shipping_days, shipping_fee, return_days; lists separated by |) or a JSON catalog. ',
+        'A file with any bad row stores nothing; a CSV replaces the products and keeps coupons and promotions.'),
+      el('div', {class: 'row'}, file,
+        el('button', {type: 'button', class: 'secondary', id: 'catalog-check', onclick: () => upload(true)}, 'Check'),
+        el('button', {type: 'button', id: 'catalog-submit', onclick: () => upload(false)}, 'Import'),
+        el('a', {href: '/api/streams/' + encodeURIComponent(s.id) + '/catalog?format=csv', download: 'catalog.csv'}, 'Export CSV')),
+      result, problems);
+    return card;
   }
 
   await load();
