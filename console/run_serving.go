@@ -95,7 +95,10 @@ func (t *trainingRuns) promote(c *fiber.Ctx) error {
 	if _, err := runfolder.ReadState(r.Dir); err != nil {
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("run %q has no checkpoint yet", r.Name))
 	}
-	models := filepath.Join(t.s.cfg.DataDir, "models")
+	models, err := t.s.dataPath("models")
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(models, 0o750); err != nil {
 		return fmt.Errorf("models folder: %w", err)
 	}

@@ -84,12 +84,13 @@ func (s *Server) baseHarness(version string) (*harness.Harness, error) {
 	return nil, badRequest("harness", fmt.Sprintf("no served harness version %q", version))
 }
 
-// runsDir is where run folders live.
-func (s *Server) runsDir() (string, error) {
+// dataPath is a folder under the data folder: "runs" holds run folders,
+// "models" promoted checkpoints.
+func (s *Server) dataPath(name string) (string, error) {
 	if s.cfg.DataDir == "" {
-		return "", fiber.NewError(fiber.StatusServiceUnavailable, "the console has no data folder for run folders")
+		return "", fiber.NewError(fiber.StatusServiceUnavailable, "the console has no data folder for "+name)
 	}
-	return filepath.Join(s.cfg.DataDir, "runs"), nil
+	return filepath.Join(s.cfg.DataDir, name), nil
 }
 
 type runOptions struct {
@@ -177,7 +178,7 @@ func (t *trainingRuns) start(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	root, err := t.s.runsDir()
+	root, err := t.s.dataPath("runs")
 	if err != nil {
 		return err
 	}
@@ -275,12 +276,23 @@ func (t *trainingRuns) train(ctx context.Context, sc store.Scope, run *store.Tra
 	}
 	fmt.Fprintf(logf, "%s %s run %q, %d steps (resume: %v)\n", time.Now().UTC().Format(time.RFC3339), req.Stage, req.Name, total, resume)
 	stopWatch := t.watch(sc, run.ID, run.Dir, total)
-	err = req.train(ctx, base, run.Dir, resume, steps, logf)
+	err = trainRecovered(ctx, req, base, run.Dir, resume, steps, logf)
 	stopWatch()
 	if err != nil {
 		fmt.Fprintf(logf, "error: %v\n", err)
 	}
 	return err
+}
+
+// trainRecovered runs the trainer, turning a panic into the run's error:
+// a bug in one run must not take the console and every stream down.
+func trainRecovered(ctx context.Context, req runRequest, base *harness.Harness, dir string, resume bool, steps int, log io.Writer) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the trainer panicked: %v", p)
+		}
+	}()
+	return req.train(ctx, base, dir, resume, steps, log)
 }
 
 // watch follows a running run's metrics file: it updates the gauges and
