@@ -2,6 +2,7 @@ package console
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -9,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -296,6 +299,38 @@ func TestUploadRejectsBadPackages(t *testing.T) {
 		if code != c.code || resp["field"] != c.field || !strings.Contains(fmt.Sprint(resp["error"]), c.says) {
 			t.Errorf("%s: %d %v, want %d naming %q and saying %q", c.name, code, resp, c.code, c.field, c.says)
 		}
+	}
+
+	// Over the server's body limit the server itself refuses, naming its
+	// limit (app.Test cannot show this: it fails the request instead).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.srv.Serve(ctx, ln) }()
+	// The server answers from the Content-Length alone, before the body.
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /api/plugins HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n",
+		e.admin, e.srv.cfg.BodyLimit+1)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var over map[string]any
+	json.NewDecoder(resp.Body).Decode(&over)
+	resp.Body.Close()
+	conn.Close()
+	if resp.StatusCode != 413 || over["field"] != "body" || !strings.Contains(fmt.Sprint(over["error"]), fmt.Sprintf("limit of %d bytes", e.srv.cfg.BodyLimit)) {
+		t.Errorf("over the body limit: %d %v", resp.StatusCode, over)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Error(err)
 	}
 
 	// Multipart: the form field "package", as the page sends it.

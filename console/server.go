@@ -191,6 +191,10 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	switch {
 	case errors.As(err, &fld):
 		return c.Status(fld.code).JSON(apiError{Error: fld.Error(), Field: fld.field})
+	case errors.Is(err, fiber.ErrRequestEntityTooLarge):
+		// The server refused the body before any handler ran: name the limit.
+		return c.Status(fiber.StatusRequestEntityTooLarge).JSON(apiError{Field: "body",
+			Error: fmt.Sprintf("the request body is over the server's limit of %d bytes (%.1f MiB)", s.cfg.BodyLimit, float64(s.cfg.BodyLimit)/(1<<20))})
 	case errors.As(err, &fe):
 		code = fe.Code
 	}
