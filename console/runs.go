@@ -34,9 +34,29 @@ type trainingRuns struct {
 	gauges *trainingGauges
 }
 
-// runRoutes serves training runs, the serving model and evaluations. It
-// marks the jobs a previous process left unfinished as interrupted, and
-// stops the running ones when the server shuts down.
+// runRoutes serves training runs, the serving model and evaluations, to
+// operators only. It marks the jobs a previous process left unfinished as
+// interrupted, and stops the running ones when the server shuts down.
+//
+//	GET    /api/runs                 the organisation's runs, newest first
+//	GET    /api/runs/options         stages, presets and each stage's defaults
+//	POST   /api/runs                 start a run (runRequest); 201 queued
+//	GET    /api/runs/:id             a run, with its last checkpoint's step
+//	GET    /api/runs/:id/metrics     every metrics.jsonl line so far
+//	GET    /api/runs/:id/events      SSE: run, metrics, reset, problem, end
+//	GET    /api/runs/:id/log         the end of the trainer's log (text)
+//	POST   /api/runs/:id/stop        cancel; 202 with the run
+//	POST   /api/runs/:id/resume      {"steps": N} optional; 202 queued again
+//	POST   /api/runs/:id/promote     serve a copy of its last checkpoint
+//	GET    /api/serving-model        what the organisation's streams use
+//	DELETE /api/serving-model        back to the configured model
+//	GET    /api/evals[?suite=S]      evaluation history, oldest first
+//	GET    /api/evals/suites         the suites and their sizes
+//	POST   /api/evals                run a suite (evalRequest); 201 queued
+//	GET    /api/evals/:id            one evaluation with its report
+//	GET    /api/evals/:id/items      its graded items
+//	GET    /api/evals/:id/items/:item one item: question, reply, grade
+//	POST   /api/evals/:id/stop       cancel, keeping the finished items
 func (s *Server) runRoutes(api fiber.Router) {
 	t := &trainingRuns{s: s, queue: newJobQueue(2), gauges: newTrainingGauges(s.cfg.Metrics, s.log)}
 	ev := &evaluations{s: s, queue: newJobQueue(1)}
