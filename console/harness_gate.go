@@ -171,12 +171,13 @@ func (r *gateRun) unsubscribe(ch chan gateProgress) {
 	}
 }
 
-// gateModelSpec is the model spec the gate opens: Config.ModelName when
+// gateModelSpec is the model spec the gate opens: the organisation's
+// serving model (a promoted checkpoint folder, else Config.ModelName) when
 // it is one eval.OpenModel understands (expert, an http(s) URL whose
 // #fragment names the remote model, a checkpoint folder), else the expert
 // policy, so that a console without a served model still gates releases.
-func (s *Server) gateModelSpec() (spec, remote string) {
-	name := s.cfg.ModelName
+func (s *Server) gateModelSpec(ctx context.Context, orgID string) (spec, remote string) {
+	name := s.servingModel(ctx, orgID)
 	switch {
 	case name == "expert":
 		return name, ""
@@ -301,7 +302,7 @@ func (s *Server) startGate(c *fiber.Ctx) error {
 			return fieldError(fiber.StatusNotFound, "loop_id", "no such evolution loop")
 		}
 	}
-	spec, remote := s.gateModelSpec()
+	spec, remote := s.gateModelSpec(ctx, sc.OrgID)
 	g, err := s.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: cand.Version(), Baseline: base.Version(), Model: spec,
 		Suites: req.Suites, N: req.N, Total: total, LoopID: req.LoopID})
 	if err != nil {

@@ -606,3 +606,33 @@ func TestFailureCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestGateModelSpec checks which model the gate opens for each serving
+// model the console may have.
+func TestGateModelSpec(t *testing.T) {
+	e := newTestEnv(t, nil)
+	ctx := context.Background()
+	admin, _ := e.store.UserByUsername(ctx, "admin")
+	dir := t.TempDir()
+	for _, c := range []struct{ name, spec, remote string }{
+		{"", "expert", ""},
+		{"expert", "expert", ""},
+		{"qwen2-bundled", "expert", ""},
+		{"http://models.internal:8000/v1#qwen2-7b", "http://models.internal:8000/v1", "qwen2-7b"},
+		{dir, dir, ""},
+		{filepath.Join(dir, "missing"), "expert", ""},
+	} {
+		e.srv.cfg.ModelName = c.name
+		if spec, remote := e.srv.gateModelSpec(ctx, admin.OrgID); spec != c.spec || remote != c.remote {
+			t.Errorf("ModelName %q: gate opens (%q, %q), want (%q, %q)", c.name, spec, remote, c.spec, c.remote)
+		}
+	}
+	// A promoted checkpoint is the organisation's serving model.
+	if err := e.store.SetOrgSetting(ctx, admin.Scope(), servingSetting, dir); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.cfg.ModelName = "expert"
+	if spec, _ := e.srv.gateModelSpec(ctx, admin.OrgID); spec != dir {
+		t.Errorf("with a promoted checkpoint the gate opens %q", spec)
+	}
+}
