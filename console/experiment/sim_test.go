@@ -104,7 +104,7 @@ func TestBenchMain(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	var out, errOut bytes.Buffer
-	args := []string{"--viewers", "120", "--rooms", "2", "--plugins", filepath.Join("..", "..", "examples", "plugins"),
+	args := []string{"--viewers", "40", "--rooms", "2", "--plugins", filepath.Join("..", "..", "examples", "plugins"),
 		"--plugin-cache", filepath.Join(os.TempDir(), "livehat-test-plugin-cache")}
 	if err := BenchMain(context.Background(), args, nil, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
