@@ -130,7 +130,7 @@ LiveHAT.page(async (me) => {
             v.active ? '' : el('button', {type: 'button', class: 'secondary rollback', onclick: () => rollback(p, v.version)}, 'Roll back to this'),
             el('a', {href: '/api/plugins/' + encodeURIComponent(p.name) + '/versions/' + encodeURIComponent(v.version) + '/package'}, 'Download')))))));
     // A refresh of the same version keeps the trial panel and its result.
-    if (!trial || trial.name !== p.name || trial.version !== p.version) trial = {name: p.name, version: p.version, form: tryPanel(p)};
+    if (!trial || trial.name !== p.name || trial.version !== p.version) trial = {name: p.name, version: p.version, form: tryPanel(p, d.versions)};
     detail.replaceChildren(el('div', {class: 'grid'}, info, trial.form), versions);
   }
   let trial = null;
@@ -144,7 +144,11 @@ LiveHAT.page(async (me) => {
     } catch (err) { showError(err); if (err.status === 409) await refresh(); }
   }
 
-  function tryPanel(p) {
+  function tryPanel(p, versions) {
+    // Trying an inactive version (say, before a rollback) loads it aside for
+    // the call; live streams keep the active one.
+    const versionSel = el('select', {name: 'version', id: 'try-version'},
+      versions.map((v) => el('option', {value: v.active ? '' : v.version, selected: v.active}, v.version + (v.active ? ' (active)' : ''))));
     const exportSel = el('select', {name: 'export', id: 'try-export'},
       p.exports.map((x, i) => el('option', {value: String(i)}, x.kind + ': ' + x.name)));
     const input = el('textarea', {name: 'input', id: 'try-input', rows: 6});
@@ -168,6 +172,7 @@ LiveHAT.page(async (me) => {
     const form = el('form', {class: 'card', id: 'try-form'},
       el('h2', {}, 'Try it in the sandbox'),
       p.exports.length ? '' : el('p', {class: 'muted'}, 'This version declares nothing to try.'),
+      el('label', {for: 'try-version'}, 'Version'), versionSel,
       el('label', {for: 'try-export'}, 'Export'), exportSel, describe,
       el('label', {for: 'try-input'}, 'Input (JSON)'), input,
       el('label', {for: 'try-catalog-source'}, 'Catalog the plugin sees'), catalogSel, catalog,
@@ -181,6 +186,7 @@ LiveHAT.page(async (me) => {
       try { body.input = JSON.parse(input.value || '{}'); } catch (err) {
         showError(new LiveHAT.ApiError(400, {error: 'input: ' + err.message, field: 'input'}), form); return;
       }
+      if (versionSel.value) body.version = versionSel.value;
       if (catalogSel.value.startsWith('stream:')) body.stream_id = catalogSel.value.slice('stream:'.length);
       if (catalogSel.value === 'paste') {
         try { body.catalog = JSON.parse(catalog.value || '{}'); } catch (err) {
