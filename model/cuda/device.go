@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,17 +261,9 @@ func (d *Device) loadKernels(arch nvrtc.Arch, cacheDir string) error {
 	for h := range sources {
 		how = append(how, h)
 	}
-	d.info.Kernels = strings.Join(sortStrings(how), ", ")
+	slices.Sort(how)
+	d.info.Kernels = strings.Join(how, ", ")
 	return nil
-}
-
-func sortStrings(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
 }
 
 // targetFits reports whether PTX for target ("sm_90") runs on arch: PTX is

@@ -91,3 +91,16 @@ func TestInfoString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTargetFits checks the .target parser on arbitrary strings: no
+// panics, and a target that fits a device fits every newer one.
+func FuzzTargetFits(f *testing.F) {
+	for _, s := range []string{"sm_90", "sm_90a", "sm_100", "sm_7", "sm_", "", "sm_x0", "sm_-10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		if targetFits(target, nvrtc.Arch{Major: 8, Minor: 0}) && !targetFits(target, nvrtc.Arch{Major: 9, Minor: 0}) {
+			t.Errorf("%q fits 8.0 but not 9.0", target)
+		}
+	})
+}

@@ -277,31 +277,35 @@ func kernelCases() []kernelCase {
 // TestGPUKernelsMatchEmulator runs every kernel on the GPU and on the
 // emulator the host-side tests trust, so a kernel that disagrees is named.
 func TestGPUKernelsMatchEmulator(t *testing.T) {
-	d := openGPU(t)
+	checkKernelCases(t, openGPU(t), "GPU")
+}
+
+// checkKernelCases runs the kernel battery on x and on the emulator and
+// compares the outputs: floats within 1e-5 of the largest magnitude,
+// integers and bfloat16 exactly.
+func checkKernelCases(t *testing.T, x executor, what string) {
 	for _, c := range kernelCases() {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := runCase(newEmulator(), c)
 			if err != nil {
 				t.Fatalf("emulator: %v", err)
 			}
-			got, err := runCase(d, c)
+			got, err := runCase(x, c)
 			if err != nil {
-				t.Fatalf("GPU: %v", err)
+				t.Fatalf("%s: %v", what, err)
 			}
 			for name, typ := range c.outputs {
 				g, w := got[name], want[name]
-				switch typ {
-				case "f32":
-					gf := make([]float32, len(g)/4)
-					wf := make([]float32, len(w)/4)
-					copy(bytesOf(gf), g)
-					copy(bytesOf(wf), w)
-					closeLogits(t, name, gf, wf, 1e-5)
-				default: // integers and bfloat16 must agree exactly
+				if typ != "f32" {
 					if string(g) != string(w) {
-						t.Errorf("%s: GPU and emulator differ", name)
+						t.Errorf("%s: %s and the emulator differ", name, what)
 					}
+					continue
 				}
+				gf, wf := make([]float32, len(g)/4), make([]float32, len(w)/4)
+				copy(bytesOf(gf), g)
+				copy(bytesOf(wf), w)
+				closeLogits(t, name, gf, wf, 1e-5)
 			}
 		})
 	}

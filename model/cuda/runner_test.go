@@ -429,3 +429,50 @@ func TestNewRunnerRejectsShapes(t *testing.T) {
 		t.Errorf("a failed NewRunner left %d bytes allocated", emu.liveBytes())
 	}
 }
+
+// TestRunnerConcurrentSequences decodes several sequences from several
+// goroutines at once; each must get exactly what it gets alone (run with
+// -race).
+func TestRunnerConcurrentSequences(t *testing.T) {
+	ctx := context.Background()
+	m := tinyModel(t, "tiny", model.F32)
+	r, err := newRunner(newEmulator(), m, RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	generate := func(first int) []int {
+		s := r.NewSequence()
+		defer s.Close()
+		out := []int{first}
+		for range 5 {
+			p, err := r.Next(ctx, []*Sequence{s}, [][]int{{out[len(out)-1]}}, Sampling{})
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			out = append(out, p[0])
+		}
+		return out
+	}
+	want := make([][]int, 4)
+	for i := range want {
+		want[i] = generate(10 + i)
+	}
+	got := make([][]int, 4)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			got[i] = generate(10 + i)
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i := range want {
+		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+			t.Errorf("sequence %d: concurrently %v, alone %v", i, got[i], want[i])
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 )
 
@@ -120,12 +121,7 @@ func Files() []string {
 			out = append(out, s.File)
 		}
 	}
-	// Table is grouped by file but not sorted; sort for stable output.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.Sort(out)
 	return out
 }
 
@@ -193,7 +189,10 @@ func PTXTarget(ptx []byte) string {
 	for line := range strings.Lines(string(ptx)) {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), ".target "); ok {
 			t, _, _ := strings.Cut(rest, ",")
-			return strings.TrimSpace(t)
+			if f := strings.Fields(t); len(f) > 0 {
+				return f[0]
+			}
+			return ""
 		}
 	}
 	return ""

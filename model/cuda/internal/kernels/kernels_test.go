@@ -263,3 +263,24 @@ func TestConstantsMatchSources(t *testing.T) {
 		t.Error("TileThreads does not match TILE")
 	}
 }
+
+// FuzzPTXTarget feeds arbitrary text to the PTX parsers: no panics, and a
+// target is one token taken from a .target line.
+func FuzzPTXTarget(f *testing.F) {
+	f.Add([]byte(".version 8.4\n.target sm_90\n"))
+	f.Add([]byte(".target sm_80, texmode_independent\n"))
+	f.Add([]byte(".target \n"))
+	f.Add([]byte(PTXHeader + "x\n.target"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		target := PTXTarget(b)
+		if strings.ContainsAny(target, ", \n") {
+			t.Errorf("target %q is not one token", target)
+		}
+		if target != "" && !strings.Contains(string(b), ".target ") {
+			t.Errorf("target %q from text without a .target line", target)
+		}
+		if _, _, ok := GeneratedPTX(string(b), "0"); ok {
+			t.Errorf("arbitrary file name %q matched generated PTX", b)
+		}
+	})
+}

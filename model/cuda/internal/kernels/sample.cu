@@ -4,9 +4,9 @@
 
 #define SAMPLE_THREADS 1024
 
-// Reduce (value, index) pairs to the largest value, lowest index on ties,
-// as the CPU's argmax does; NaN never wins.
-__device__ void block_argmax(float v, int idx, float* s_val, int* s_idx, int* out) {
+// warp_argmax reduces a warp's (value, index) pairs to the largest value,
+// lowest index on ties, in every lane.
+__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
     for (int o = 16; o > 0; o >>= 1) {
         const float ov = __shfl_xor_sync(0xffffffffu, v, o);
         const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
@@ -15,6 +15,12 @@ __device__ void block_argmax(float v, int idx, float* s_val, int* s_idx, int* ou
             idx = oi;
         }
     }
+}
+
+// block_argmax reduces the block's pairs the same way, as the CPU's argmax
+// does (NaN never wins), and writes the index to out.
+__device__ void block_argmax(float v, int idx, float* s_val, int* s_idx, int* out) {
+    warp_argmax(v, idx);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (lane == 0) {
         s_val[warp] = v;
@@ -25,14 +31,7 @@ __device__ void block_argmax(float v, int idx, float* s_val, int* s_idx, int* ou
         const int warps = blockDim.x >> 5;
         v = lane < warps ? s_val[lane] : neg_inf();
         idx = lane < warps ? s_idx[lane] : 0x7fffffff;
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-            if (ov > v || (ov == v && oi < idx)) {
-                v = ov;
-                idx = oi;
-            }
-        }
+        warp_argmax(v, idx);
         if (lane == 0) {
             *out = idx == 0x7fffffff ? 0 : idx;
         }
