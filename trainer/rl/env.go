@@ -247,73 +247,120 @@ type rolloutConfig struct {
 	temperature float64
 }
 
-// run plays one episode of task t with the sampler, seeded.
-func (rc rolloutConfig) run(ctx context.Context, sm *policy.Sampler, t Task, seed uint64) (Rollout, error) {
-	msgs, tools, err := t.Prompt()
-	if err != nil {
-		return Rollout{}, err
-	}
-	text, err := chat.Render(msgs, tools, chat.RenderOptions{Template: rc.tmpl, AddGenerationPrompt: true})
-	if err != nil {
-		return Rollout{}, fmt.Errorf("rl: %s: %w", t.ID, err)
-	}
-	next := rc.tok.EncodeWithSpecial(text)
-	inj := &liveroom.FaultInjector{Tools: t.room, Faults: t.Faults}
-	seq := sm.NewSequence()
-	var r Rollout
-	for turn := 0; ; turn++ {
-		reply, err := seq.Extend(ctx, next, policy.Options{MaxTokens: rc.turnTokens, Temperature: rc.temperature, Seed: seed*7919 + uint64(turn)})
+// episode is a rollout being played.
+type episode struct {
+	task  Task
+	seed  uint64
+	seq   *policy.Sequence
+	inj   *liveroom.FaultInjector
+	next  []int // context to append before the next turn
+	turn  int
+	roll  Rollout
+	ended bool
+}
+
+// runAll plays one episode of each task (tasks[i] seeded by seeds[i]) in
+// lockstep: every turn of all unfinished episodes is sampled in one
+// batched decode loop, then each episode's tool calls are served and it
+// either continues or ends. An episode's draws depend only on its seed
+// and the batch it is played in.
+func (rc rolloutConfig) runAll(ctx context.Context, sm *policy.Sampler, tasks []Task, seeds []uint64) ([]Rollout, error) {
+	eps := make([]*episode, len(tasks))
+	for i, t := range tasks {
+		msgs, tools, err := t.Prompt()
 		if err != nil {
-			return Rollout{}, fmt.Errorf("rl: %s turn %d: %w", t.ID, turn, err)
+			return nil, err
 		}
-		r.add(next, false)
-		r.add(reply, true)
-		r.Generated += len(reply)
-		ended := len(reply) > 0 && reply[len(reply)-1] == rc.stop
-		if ended {
-			reply = reply[:len(reply)-1]
-		} else {
-			r.Truncated = true
+		text, err := chat.Render(msgs, tools, chat.RenderOptions{Template: rc.tmpl, AddGenerationPrompt: true})
+		if err != nil {
+			return nil, fmt.Errorf("rl: %s: %w", t.ID, err)
 		}
-		reasoning, answer := chat.SplitThinking(rc.tok.Decode(reply))
-		if reasoning != "" {
-			r.Reasoning += len(rc.tok.Encode(reasoning))
-		}
-		content, calls, perr := chat.ParseAssistant(answer)
-		if perr != nil {
-			// The serving engine constrains a call to valid JSON once
-			// <tool_call> opens, so broken call text never reaches a
-			// viewer: the episode ends without a spoken reply. Graded as
-			// speech it would earn Effectiveness for garbage.
-			r.FormatErrors++
-			r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant})
-			break
-		}
-		if len(calls) == 0 || !ended || turn+1 >= rc.maxTurns {
-			r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant, Content: content})
-			break
-		}
-		am := harness.Message{Role: harness.RoleAssistant, Content: content}
-		var b strings.Builder
-		b.WriteString("\n<|im_start|>user")
-		for _, c := range calls {
-			am.ToolCalls = append(am.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
-		}
-		r.Transcript = append(r.Transcript, am)
-		for _, c := range calls {
-			res := t.callTool(inj, c)
-			r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleTool, Name: c.Name, Content: res})
-			b.WriteString("\n<tool_response>\n" + res + "\n</tool_response>")
-		}
-		b.WriteString("<|im_end|>\n<|im_start|>assistant\n")
-		next = rc.tok.EncodeWithSpecial(b.String())
-		if seq.Len()+len(next) >= sm.MaxContext() {
-			r.Truncated = true
-			break
-		}
+		eps[i] = &episode{task: t, seed: seeds[i], seq: sm.NewSequence(), inj: &liveroom.FaultInjector{Tools: t.room, Faults: t.Faults},
+			next: rc.tok.EncodeWithSpecial(text)}
 	}
-	r.Grade = t.room.GradeTranscript(t.Question, r.Transcript, liveroom.GradeOptions{Mapping: t.mapping, ReplyChars: t.harness.Pipeline.ReplyChars.Value})
-	return r, nil
+	active := eps
+	for len(active) > 0 {
+		seqs := make([]*policy.Sequence, len(active))
+		contexts := make([][]int, len(active))
+		opts := make([]policy.Options, len(active))
+		for i, e := range active {
+			seqs[i], contexts[i] = e.seq, e.next
+			opts[i] = policy.Options{MaxTokens: rc.turnTokens, Temperature: rc.temperature, Seed: e.seed*7919 + uint64(e.turn)}
+		}
+		replies, err := policy.ExtendAll(ctx, seqs, contexts, opts)
+		if err != nil {
+			return nil, fmt.Errorf("rl: turn of %d episodes: %w", len(active), err)
+		}
+		var next []*episode
+		for i, e := range active {
+			rc.advance(e, replies[i], sm.MaxContext())
+			if !e.ended {
+				next = append(next, e)
+			}
+		}
+		active = next
+	}
+	out := make([]Rollout, len(eps))
+	for i, e := range eps {
+		t := e.task
+		e.roll.Grade = t.room.GradeTranscript(t.Question, e.roll.Transcript, liveroom.GradeOptions{Mapping: t.mapping, ReplyChars: t.harness.Pipeline.ReplyChars.Value})
+		out[i] = e.roll
+	}
+	return out, nil
+}
+
+// advance records one sampled turn of an episode: a final reply ends it,
+// tool calls are served and their results become the next turn's context.
+func (rc rolloutConfig) advance(e *episode, reply []int, maxContext int) {
+	r := &e.roll
+	r.add(e.next, false)
+	r.add(reply, true)
+	r.Generated += len(reply)
+	e.turn++
+	ended := len(reply) > 0 && reply[len(reply)-1] == rc.stop
+	if ended {
+		reply = reply[:len(reply)-1]
+	} else {
+		r.Truncated = true
+	}
+	reasoning, answer := chat.SplitThinking(rc.tok.Decode(reply))
+	if reasoning != "" {
+		r.Reasoning += len(rc.tok.Encode(reasoning))
+	}
+	content, calls, perr := chat.ParseAssistant(answer)
+	if perr != nil {
+		// The serving engine constrains a call to valid JSON once
+		// <tool_call> opens, so broken call text never reaches a viewer:
+		// the episode ends without a spoken reply. Graded as speech it
+		// would earn Effectiveness for garbage.
+		r.FormatErrors++
+		r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant})
+		e.ended = true
+		return
+	}
+	if len(calls) == 0 || !ended || e.turn >= rc.maxTurns {
+		r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleAssistant, Content: content})
+		e.ended = true
+		return
+	}
+	am := harness.Message{Role: harness.RoleAssistant, Content: content}
+	for _, c := range calls {
+		am.ToolCalls = append(am.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	}
+	r.Transcript = append(r.Transcript, am)
+	var b strings.Builder
+	b.WriteString("\n<|im_start|>user")
+	for _, c := range calls {
+		res := e.task.callTool(e.inj, c)
+		r.Transcript = append(r.Transcript, harness.Message{Role: harness.RoleTool, Name: c.Name, Content: res})
+		b.WriteString("\n<tool_response>\n" + res + "\n</tool_response>")
+	}
+	b.WriteString("<|im_end|>\n<|im_start|>assistant\n")
+	e.next = rc.tok.EncodeWithSpecial(b.String())
+	if e.seq.Len()+len(e.next) >= maxContext {
+		r.Truncated = true
+		e.ended = true
+	}
 }
 
 // add appends tokens to the rollout's example.

@@ -111,16 +111,20 @@ func (a agent) play(ctx context.Context, m *nn.Model, ts []Task, group int, seed
 	if err != nil {
 		return nil, err
 	}
-	var out []Rollout
+	var all []Task
+	var seeds []uint64
 	for ti, t := range ts {
 		for g := range group {
-			r, err := a.rc.run(ctx, sm, t, seed*1_000_003+uint64(ti*group+g))
-			if err != nil {
-				return nil, err
-			}
-			r.Task = ti
-			out = append(out, r)
+			all = append(all, t)
+			seeds = append(seeds, seed*1_000_003+uint64(ti*group+g))
 		}
+	}
+	out, err := a.rc.runAll(ctx, sm, all, seeds)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Task = i / group
 	}
 	return out, nil
 }
