@@ -42,6 +42,7 @@ type pluginRuntime struct {
 	mu     sync.Mutex
 	gen    map[string]uint64          // org → generation, bumped by every change to its plugins
 	loaded map[string]*plugins.Plugin // stored version id → loaded plugin
+	failed map[string]string          // stored version id → why it did not load
 	sets   map[setKey]*streamSet
 	stats  map[statKey]*callStats
 
@@ -87,7 +88,7 @@ type callSummary struct {
 
 func newPluginRuntime(cfg Config, st *store.Store, log *slog.Logger) *pluginRuntime {
 	r := &pluginRuntime{sandbox: cfg.Sandbox, store: st, log: log, files: packageFiles{dir: packagesDir(cfg, st)},
-		gen: map[string]uint64{}, loaded: map[string]*plugins.Plugin{}, sets: map[setKey]*streamSet{}, stats: map[statKey]*callStats{},
+		gen: map[string]uint64{}, loaded: map[string]*plugins.Plugin{}, failed: map[string]string{}, sets: map[setKey]*streamSet{}, stats: map[statKey]*callStats{},
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "livehat_plugin_calls_total",
 			Help: "Plugin calls by plugin, export and outcome (ok, timeout, rejected, error)."}, []string{"plugin", "export", "outcome"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "livehat_plugin_call_seconds",
@@ -169,6 +170,9 @@ func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (
 			// installed" and its hooks apply their failure policy,
 			// which is what a fail_closed compliance hook needs.
 			r.log.Error("plugin not loaded", "plugin", a.Name, "version", a.Version, "err", err)
+			r.mu.Lock()
+			r.failed[a.VersionID] = err.Error()
+			r.mu.Unlock()
 			continue
 		}
 		ps = append(ps, p)
@@ -226,8 +230,17 @@ func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) 
 	}
 	r.mu.Lock()
 	r.loaded[versionID] = p
+	delete(r.failed, versionID)
 	r.mu.Unlock()
 	return p, nil
+}
+
+// problem says why a stored version failed to load for live sessions, or
+// "" when it did not fail.
+func (r *pluginRuntime) problem(versionID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed[versionID]
 }
 
 // loadedVersion is the loaded plugin of a stored version, or nil while it

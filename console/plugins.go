@@ -94,6 +94,9 @@ type pluginView struct {
 	Permissions []plugins.PermissionRequest `json:"permissions"`
 	Limits      plugins.Limits              `json:"limits"`
 	Stats       callSummary                 `json:"stats"`
+	// Problem says why the active version could not be loaded for live
+	// sessions (they run without it); empty when it loads.
+	Problem string `json:"problem,omitempty"`
 }
 
 // versionView is one uploaded version.
@@ -140,7 +143,7 @@ func (s *Server) viewPlugin(p *store.Plugin) (pluginView, error) {
 	}
 	v.Version, v.Description, v.SHA256, v.Signer, v.Size, v.UploadedAt = a.Version, m.Description, a.SHA256, a.Signer, a.Size, a.UploadedAt
 	v.Signature, v.Kinds, v.Exports, v.Limits = signatureText(a.Signer), orEmpty(m.Kinds()), exportsOf(m), m.Limits.WithDefaults()
-	v.Permissions = orEmpty(m.Permissions)
+	v.Permissions, v.Problem = orEmpty(m.Permissions), s.plugins.problem(a.ID)
 	return v, nil
 }
 

@@ -662,6 +662,30 @@ func TestInstallExamplesOnce(t *testing.T) {
 	if _, err := set.Tool(ctx, "storefront", "product_lookup", json.RawMessage(`{"query":"serum"}`)); err != nil {
 		t.Errorf("installed example does not run: %v", err)
 	}
+
+	// A package gone from the data folder is reported on the page, and
+	// sessions run without it.
+	sf, err := e.store.PluginVersion(ctx, mustUser(t, e, "admin").Scope(), "storefront", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(e.srv.plugins.files.path(sf.PackageSHA256))
+	e.srv.plugins.mu.Lock()
+	delete(e.srv.plugins.loaded, sf.ID) // as after a restart
+	e.srv.plugins.mu.Unlock()
+	org := mustUser(t, e, "admin").OrgID
+	e.srv.plugins.changed(org)
+	set, err = e.srv.streamPlugins(ctx, org, examples.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.Tool(ctx, "storefront", "product_lookup", json.RawMessage(`{"query":"serum"}`)); err == nil {
+		t.Error("a plugin whose package is gone still runs")
+	}
+	_, d, _ := e.call(t, e.admin, "GET", "/api/plugins/storefront", "", "")
+	if p, _ := d["plugin"].(map[string]any); !strings.Contains(fmt.Sprint(p["problem"]), "no such file") {
+		t.Errorf("a missing package is not reported: %v", d["plugin"])
+	}
 }
 
 func TestPackageFilesRefuseChangedBytes(t *testing.T) {

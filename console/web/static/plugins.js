@@ -32,6 +32,7 @@ LiveHAT.page(async (me) => {
       el('td', {class: 'mono'}, p.version),
       el('td', {}, (p.kinds || []).join(', ')),
       el('td', {class: 'state'}, p.enabled ? badge('enabled', 'good') : badge('disabled'), ' ',
+        p.problem ? el('span', {class: 'badge bad', title: p.problem}, 'not loaded') : '', ' ',
         el('button', {class: 'secondary toggle', type: 'button',
           title: p.enabled ? 'Live streams stop running it at their next turn' : 'Live streams run it from their next turn',
           onclick: () => toggle(p)}, p.enabled ? 'Disable' : 'Enable')),
@@ -107,6 +108,7 @@ LiveHAT.page(async (me) => {
       el('p', {}, p.description || ''),
       el('p', {class: 'muted'}, 'Owner ', p.owner, ' · module ', fmt.short(p.sha256), ' · ', String(p.size), ' bytes · uploaded ', fmt.time(p.uploaded_at)),
       el('p', {}, 'Signature: ', signatureBadge(p)),
+      p.problem ? el('p', {class: 'badge bad', id: 'plugin-problem'}, 'Live sessions run without it: ', p.problem) : '',
       el('h3', {}, 'Permissions'),
       p.permissions.length ? el('ul', {}, p.permissions.map((x) => el('li', {}, el('b', {}, x.name), ': ', x.reason)))
         : el('p', {class: 'muted'}, 'None: the plugin sees only its input.'),
