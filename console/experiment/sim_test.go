@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // demoArms returns the demo harness and the same harness without coupons.
@@ -128,6 +131,62 @@ func TestBenchMain(t *testing.T) {
 		err := BenchMain(context.Background(), append(slices.Clone(args), bad...), nil, io.Discard, io.Discard)
 		if err == nil {
 			t.Errorf("BenchMain %v succeeded", bad)
+		}
+	}
+}
+
+// TestShopperBehaviour: the viewer model without the runtime. A correct,
+// effective answer to a purchase question makes buying likelier than a
+// partial one, a refusal or a wrong price, in that order; over many
+// viewers the purchase rates follow; coupons are claimed only after a
+// correct coupon answer, and every event is about the question's item.
+func TestShopperBehaviour(t *testing.T) {
+	room := liveroom.NewRoom(42, liveroom.RoomConfig{MinItems: 3, MaxItems: 6})
+	var q liveroom.Question
+	for seed := uint64(0); ; seed++ {
+		if seed == 1000 {
+			t.Fatal("room 42 has no coupon that applies to one piece")
+		}
+		q = room.Questions(seed, 1, liveroom.QuestionConfig{Types: []liveroom.QuestionType{liveroom.QCoupon}})[0]
+		if it, ok := questionItem(room, q); ok {
+			if c, has := room.Coupon(it.ID); has && it.Price() >= c.MinSpend {
+				break // a coupon that applies to one piece
+			}
+		}
+	}
+	grades := []liveroom.Grade{
+		{Accuracy: 1, Effectiveness: 1, Score: 1},
+		{Accuracy: 1, Effectiveness: 0.5, Score: 0.5},
+		{Accuracy: 1, Effectiveness: 0, Score: 0},
+		{Accuracy: 0, Effectiveness: 1, Score: 0},
+	}
+	item, _ := questionItem(room, q)
+	var rates []float64
+	for gi, g := range grades {
+		buys := 0
+		const n = 4000
+		for i := range n {
+			rng := rand.New(rand.NewPCG(7, uint64(i)))
+			v := &simViewer{id: fmt.Sprintf("v%d", i), stream: "s", at: simStart}
+			for _, ev := range shopperEvents(rng, room, q, g, v) {
+				if ev.Item != item.ID {
+					t.Fatalf("event about %s, the question is about %s", ev.Item, item.ID)
+				}
+				switch ev.Kind {
+				case KindPurchase:
+					buys++
+				case KindCouponClaim:
+					if gi != 0 {
+						t.Fatalf("coupon claimed after an answer graded %+v", g)
+					}
+				}
+			}
+		}
+		rates = append(rates, float64(buys)/n)
+	}
+	for i := 1; i < len(rates); i++ {
+		if rates[i] >= rates[i-1] {
+			t.Errorf("purchase rates by answer quality %v: want strictly falling (good, partial, refusal, wrong)", rates)
 		}
 	}
 }
