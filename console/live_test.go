@@ -306,6 +306,24 @@ func TestLiveAirSwitchAndViewerTextIsKeptVerbatim(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(turn.Data["reply"]), "89") {
 		t.Errorf("reply = %v", turn.Data["reply"])
 	}
+	// On air the stream's strategy runs: three price questions within a
+	// minute make the demo strategy announce the coupon on its own.
+	e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json",
+		`{"messages":[{"viewer":"a","text":"精华多少钱"},{"viewer":"b","text":"面霜多少钱"},{"viewer":"c","text":"口红多少钱"}]}`)
+	for {
+		ev := waitLive(t, events, "turn")
+		if ev.Data["event"] != "narration_tick" {
+			continue
+		}
+		if !strings.Contains(fmt.Sprint(ev.Data["reply"]), "满99减20") || len(ev.Data["viewers"].([]any)) != 0 {
+			t.Errorf("strategy turn = %v", ev.Data)
+		}
+		break
+	}
+	code, _, metrics := e.call(t, "", "GET", "/metrics", "", "")
+	if code != 200 || !strings.Contains(string(metrics), `livehat_turn_total{outcome="replied",stream="`+e.demoStream+`"}`) {
+		t.Errorf("/metrics has no turn counter of the stream: %d", code)
+	}
 	code, st, _ = e.call(t, e.merchant, "POST", path, "application/json", `{"on_air":false}`)
 	if code != 200 || st["on_air"] != false {
 		t.Fatalf("stop: %d %v", code, st)
