@@ -1,6 +1,7 @@
 package console
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
@@ -105,4 +106,36 @@ func packageProblem(err error) error {
 		return fieldError(fiber.StatusUnprocessableEntity, "manifest", msg)
 	}
 	return fieldError(fiber.StatusUnprocessableEntity, uploadField, msg)
+}
+
+// maxUnpacked bounds what an uploaded archive declares it unpacks to, so
+// that a small zip cannot make the server inflate a large one: a package
+// is a manifest, a module and a signature.
+const (
+	maxUnpacked       = 64 << 20
+	maxArchiveEntries = 3
+)
+
+// checkArchive refuses, before anything is inflated, an archive whose
+// central directory lists more entries than a package has or more bytes
+// than maxUnpacked. A malformed archive passes here and is refused, with
+// its reason, by plugins.ReadPackage.
+func checkArchive(raw []byte) error {
+	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		return nil
+	}
+	if len(zr.File) > maxArchiveEntries {
+		return fieldError(fiber.StatusUnprocessableEntity, uploadField,
+			fmt.Sprintf("the archive holds %d entries; a package holds at most %d (manifest.json, the module, signature.json)", len(zr.File), maxArchiveEntries))
+	}
+	var total uint64
+	for _, f := range zr.File {
+		total += f.UncompressedSize64
+	}
+	if total > maxUnpacked {
+		return fieldError(fiber.StatusRequestEntityTooLarge, uploadField,
+			fmt.Sprintf("the archive unpacks to %d bytes, over the limit of %d bytes (%s)", total, maxUnpacked, mib(maxUnpacked)))
+	}
+	return nil
 }

@@ -295,9 +295,10 @@ func (s *Server) downloadPlugin(c *fiber.Ctx) error {
 	return c.Send(data)
 }
 
-// uploadLimit is the largest package uploadPlugin accepts.
+// uploadLimit is the largest package uploadPlugin accepts: the body
+// limit less room for a multipart envelope.
 func (s *Server) uploadLimit() int {
-	return min(maxPluginUpload, s.cfg.BodyLimit-64<<10)
+	return min(maxPluginUpload, s.cfg.BodyLimit-min(64<<10, s.cfg.BodyLimit/8))
 }
 
 // uploadPlugin accepts a packed plugin (.lhp), checks it as the sandbox
@@ -307,6 +308,9 @@ func (s *Server) uploadPlugin(c *fiber.Ctx) error {
 	ctx, sc := c.UserContext(), scopeOf(c)
 	raw, err := decodeUpload(string(c.Request().Header.ContentType()), c.Body(), s.uploadLimit())
 	if err != nil {
+		return err
+	}
+	if err := checkArchive(raw); err != nil {
 		return err
 	}
 	pkg, err := plugins.ReadPackage(raw)

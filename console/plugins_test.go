@@ -291,6 +291,8 @@ func TestUploadRejectsBadPackages(t *testing.T) {
 		{"not a zip", "this is not a plugin", 422, "package", "not a zip"},
 		{"no manifest", zipOf(map[string][]byte{"shop.wasm": wasm}), 422, "package", "no manifest.json"},
 		{"bad manifest", zipOf(map[string][]byte{"manifest.json": []byte(`{"abi":1,"name":"Shop Tools"}`), "shop.wasm": wasm}), 422, "manifest", "name"},
+		{"too many entries", zipOf(map[string][]byte{"manifest.json": manifest, "shop.wasm": wasm, "a": nil, "b": nil}), 422, "package", "at most 3"},
+		{"zip bomb", zipOf(map[string][]byte{"manifest.json": manifest, "shop.wasm": make([]byte, 65<<20)}), 413, "package", "unpacks to"},
 		{"unpinned", zipOf(map[string][]byte{"manifest.json": manifest, "shop.wasm": wasm}), 422, "sha256", "does not pin"},
 		{"hash mismatch", string(packExample(t, "shop", "1.0.0", func(p *plugins.Package) { p.Wasm = append(p.Wasm, 0) })), 422, "sha256", "does not match"},
 		{"not wasm", string(packExample(t, "shop", "1.0.0", func(p *plugins.Package) { p.Wasm = []byte("not wasm"); p.Pin() })), 422, "package", "shop-tools"},
