@@ -67,16 +67,26 @@ func (h *liveHub) stream(c *fiber.Ctx) (*store.Stream, error) {
 	return st, nil
 }
 
+// open returns the request's stream with its room and session, opening
+// the session on first use.
+func (h *liveHub) open(c *fiber.Ctx) (*store.Stream, *liveRoom, *liveSession, error) {
+	st, err := h.stream(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := h.room(st)
+	ls, err := r.session(c.UserContext(), st)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return st, r, ls, nil
+}
+
 // events streams a room's events to a TTS/avatar renderer or the live
 // view. A client that reconnects with Last-Event-ID gets what it missed
 // (up to the room's backlog).
 func (h *liveHub) events(c *fiber.Ctx) error {
-	st, err := h.stream(c)
-	if err != nil {
-		return err
-	}
-	r := h.room(st)
-	ls, err := r.session(c.UserContext(), st)
+	st, r, ls, err := h.open(c)
 	if err != nil {
 		return err
 	}
@@ -182,12 +192,7 @@ func (h *liveHub) messages(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	st, err := h.stream(c)
-	if err != nil {
-		return err
-	}
-	r := h.room(st)
-	ls, err := r.session(c.UserContext(), st)
+	_, r, ls, err := h.open(c)
 	if err != nil {
 		return err
 	}
