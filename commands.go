@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
@@ -47,7 +48,7 @@ func runTokenizer(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // runBench dispatches "livehat bench model".
 func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return &harness.UsageError{Msg: "missing benchmark (model)"}
+		return &harness.UsageError{Msg: "missing benchmark (model, live or experiment)"}
 	}
 	switch args[0] {
 	case "model":
@@ -58,8 +59,10 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return err
 		}
 		return livebench.Main(ctx, base, dirs, args[1:], stdout, stderr)
+	case "experiment":
+		return experiment.BenchMain(ctx, args[1:], stdin, stdout, stderr)
 	}
-	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model or live)", args[0])}
+	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model, live or experiment)", args[0])}
 }
 
 // demoWithHooks returns the demo harness and the folders of the example

@@ -40,7 +40,7 @@ func commands() map[string]command {
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
-		"bench":     {"measure the model core (bench model) or the live runtime under load (bench live)", runBench},
+		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
 		"train":     {"train a model with HAT (stage sft; --augment=false for fixed-harness SFT)", sft.TrainMain},
 		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", runExport},
