@@ -446,6 +446,9 @@ func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession,
 	if r.live != nil {
 		return r.live, r.live.apply(r, st)
 	}
+	if r.hub.ctx.Err() != nil {
+		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "the console is shutting down")
+	}
 	setup, err := r.hub.setupOf(ctx, st)
 	if err != nil {
 		return nil, err
@@ -638,6 +641,14 @@ func (r *liveRoom) maintain(ctx context.Context) {
 	}
 	if err := ls.apply(r, st); err != nil {
 		r.hub.log.Warn("live session not updated", "stream", r.streamID, "err", err)
+	}
+	// Plugins enabled, disabled or rolled back since reach the session
+	// here (the plugin sets are cached, so this is cheap).
+	ls.mu.Lock()
+	catalog := ls.setup.catalog
+	ls.mu.Unlock()
+	if ps, err := r.hub.s.sessionPlugins(ctx, r.orgID, []byte(catalog)); err == nil {
+		ls.plugins.set(ps)
 	}
 	if idle && !st.OnAir {
 		r.closeSession("idle")
