@@ -22,7 +22,15 @@ import (
 type Sampler struct {
 	model *model.Model
 	stop  []int
+	// cache holds the KV entries of prompts already prefilled, so the
+	// several responses drawn to one prompt (a GRPO group, OPD's samples)
+	// and the harness prefix that tasks share are computed once.
+	cache *model.PrefixCache
 }
+
+// prefixCacheBytes bounds a snapshot's prefix cache; it lives for one
+// step's sampling.
+const prefixCacheBytes = 256 << 20
 
 // Snapshot exports the current weights of m (adapters folded in) to the
 // inference engine on backend. Generation stops after any of the stop
@@ -35,7 +43,7 @@ func Snapshot(m *nn.Model, backend model.Backend, stop []int) (*Sampler, error) 
 	if err != nil {
 		return nil, fmt.Errorf("policy: snapshot: %w", err)
 	}
-	return &Sampler{model: im, stop: slices.Clone(stop)}, nil
+	return &Sampler{model: im, stop: slices.Clone(stop), cache: model.NewPrefixCache(im, prefixCacheBytes)}, nil
 }
 
 // Options choose how a Sampler draws a response.
@@ -111,7 +119,13 @@ func ExtendAll(ctx context.Context, seqs []*Sequence, contexts [][]int, opts []O
 		if samplers[i], err = sample.New(sample.Config{Temperature: float32(opts[i].Temperature), Seed: opts[i].Seed}); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
-		if logits[i], err = m.Prefill(ctx, q.seq, contexts[i], nil); err != nil {
+		// Only a conversation's opening is worth caching: later turns
+		// (tool results) are its own.
+		cache := q.s.cache
+		if q.seq.Len() > 0 {
+			cache = nil
+		}
+		if logits[i], err = m.Prefill(ctx, q.seq, contexts[i], cache); err != nil {
 			return nil, fmt.Errorf("policy: sequence %d: %w", i, err)
 		}
 	}
