@@ -3,28 +3,18 @@ package console
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/livehat/livehat/console/store"
 )
 
 // evalEnv is a run env whose sandbox holds the example plugins the demo
-// harness names (built once, then read from the build cache), as serve
-// loads them.
+// harness names, as serve loads them.
 func evalEnv(t *testing.T) *testEnv {
 	t.Helper()
 	e, _ := newRunEnv(t)
-	sb := e.srv.cfg.Sandbox
-	// Hooks on a busy test machine must not turn into fail-closed denials.
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
-		if _, err := sb.LoadGoDir(context.Background(), filepath.Join("..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	withHookPlugins(t, e)
 	return e
 }
 
