@@ -69,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if _, err := runtime.NewMetrics(reg); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, *dataDir)
+	st, err := console.OpenStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -92,6 +92,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs})
 	if err != nil {
 		return err
+	}
+	// The demo harness's tools and hooks are these plugins: without them
+	// its compliance hook fails closed and every turn ends on the safe line.
+	if err := srv.InstallExamples(ctx); err != nil {
+		log.Warn("example plugins", "err", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
