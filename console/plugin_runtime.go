@@ -177,16 +177,24 @@ func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (
 		}
 		ps = append(ps, p)
 	}
-	built := &streamSet{gen: gen, env: env, set: runtime.NewPluginSet(env, ps...)}
 	r.mu.Lock()
-	if len(r.sets) >= maxSets {
+	defer r.mu.Unlock()
+	cur := r.sets[key]
+	if cur != nil && cur.gen >= gen {
+		// Another turn built this generation meanwhile: one set, one
+		// environment per stream catalog.
+		return cur.set, nil
+	}
+	if cur != nil {
+		env = cur.env // the stream's plugin memory survives the change
+	} else if len(r.sets) >= maxSets {
 		for k := range r.sets {
 			delete(r.sets, k)
 			break
 		}
 	}
+	built := &streamSet{gen: gen, env: env, set: runtime.NewPluginSet(env, ps...)}
 	r.sets[key] = built
-	r.mu.Unlock()
 	return built.set, nil
 }
 
