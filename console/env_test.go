@@ -39,7 +39,7 @@ func newTestEnv(t *testing.T, reg *prometheus.Registry) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, t.TempDir())
+	st, err := OpenStore(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,7 @@ func (s *Server) routes() {
 	s.releaseRoutes(api)
 	s.liveRoutes(api)
 	s.runRoutes(api)
+	s.experimentRoutes(api)
 
 	// Unknown API paths answer JSON, not the UI's HTML.
 	api.Use(func(c *fiber.Ctx) error {

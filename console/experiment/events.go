@@ -248,6 +248,10 @@ type StreamSession struct {
 	End time.Time `json:"end,omitzero"`
 }
 
+// ErrBatchTooLarge is returned (wrapped) by DecodeBatch for a batch of
+// more than MaxBatch events, so that an API can answer 413 rather than 400.
+var ErrBatchTooLarge = errors.New("batch too large")
+
 // DecodeBatch reads a batch of events as the shop side sends it, a JSON
 // object {"events": [...]}, strictly: unknown fields, trailing data and
 // more than MaxBatch events are errors that say where.
@@ -267,7 +271,7 @@ func DecodeBatch(r io.Reader) ([]Event, error) {
 		return nil, errors.New(`events batch: "events" is missing`)
 	}
 	if len(body.Events) > MaxBatch {
-		return nil, fmt.Errorf("events batch: %d events, more than %d", len(body.Events), MaxBatch)
+		return nil, fmt.Errorf("events batch: %d events, more than %d: %w", len(body.Events), MaxBatch, ErrBatchTooLarge)
 	}
 	out := make([]Event, len(body.Events))
 	for i, raw := range body.Events {
