@@ -666,6 +666,7 @@ func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text)})
 		case runtime.EventTurn:
 			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), e.Record)
+			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, e.Record)
 			r.publish("turn", trace)
 		case runtime.EventDropped:
 			r.mu.Lock()
