@@ -55,6 +55,7 @@ func (e *evaluations) routes(r fiber.Router) {
 	r.Get("/:id/items", e.items)
 	r.Get("/:id/items/:item", e.item)
 	r.Post("/:id/stop", e.stop)
+	r.Delete("/:id", e.delete)
 }
 
 // suite returns the committed suite of that name.
@@ -351,4 +352,12 @@ func (e *evaluations) stop(c *fiber.Ctx) error {
 		return storeError(err, "evaluation")
 	}
 	return c.Status(fiber.StatusAccepted).JSON(ev)
+}
+
+// delete removes an evaluation that is not queued or running.
+func (e *evaluations) delete(c *fiber.Ctx) error {
+	if err := e.s.store.DeleteEvaluation(c.UserContext(), scopeOf(c), c.Params("id")); err != nil {
+		return jobStateError(err, "evaluation")
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }

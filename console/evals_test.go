@@ -85,6 +85,13 @@ func TestEvaluationWithTheExpert(t *testing.T) {
 	if len(items) != 1 || strings.Count(items[0]["question"].(string), "\n") < 1 {
 		t.Errorf("strategy item: %v", items)
 	}
+	// A finished evaluation can be deleted, items and all.
+	if code, _, raw := e.call(t, e.admin, "DELETE", "/api/evals/"+id, "", ""); code != 204 {
+		t.Fatalf("delete: %d %s", code, raw)
+	}
+	if code, _, _ := e.call(t, e.admin, "GET", "/api/evals/"+id+"/items/"+first, "", ""); code != 404 {
+		t.Errorf("an item of a deleted evaluation answers %d", code)
+	}
 }
 
 func TestEvaluationOfARunCheckpointAndTheServingModel(t *testing.T) {
@@ -160,7 +167,8 @@ func TestEvaluationBadInputAndIsolation(t *testing.T) {
 	}
 	for _, tok := range []string{e.merchant, e.rival, e.dev} {
 		for _, c := range [][2]string{{"GET", "/api/evals"}, {"POST", "/api/evals"}, {"GET", "/api/evals/" + ev.ID},
-			{"GET", "/api/evals/" + ev.ID + "/items"}, {"POST", "/api/evals/" + ev.ID + "/stop"}, {"GET", "/api/evals/suites"}} {
+			{"GET", "/api/evals/" + ev.ID + "/items"}, {"POST", "/api/evals/" + ev.ID + "/stop"}, {"GET", "/api/evals/suites"},
+			{"DELETE", "/api/evals/" + ev.ID}} {
 			if code, _, _ := e.call(t, tok, c[0], c[1], "application/json", `{"suite":"lsqa","n":1,"model":"expert"}`); code != 403 {
 				t.Errorf("%s %s by a non-operator: %d, want 403", c[0], c[1], code)
 			}
@@ -176,6 +184,12 @@ func TestEvaluationBadInputAndIsolation(t *testing.T) {
 		if code, _, _ := e.call(t, otherTok, "GET", path, "", ""); code != 404 {
 			t.Errorf("GET %s by another org's operator: %d, want 404", path, code)
 		}
+	}
+	if code, _, _ := e.call(t, otherTok, "DELETE", "/api/evals/"+ev.ID, "", ""); code != 404 {
+		t.Errorf("another org's operator deletes the evaluation: %d", code)
+	}
+	if code, m, _ := e.call(t, e.admin, "DELETE", "/api/evals/"+ev.ID, "", ""); code != 409 {
+		t.Errorf("deleting a queued evaluation: %d %v", code, m)
 	}
 	if code, list, _ := e.callList(t, otherTok, "/api/evals"); code != 200 || len(list) != 0 {
 		t.Errorf("another org's history: %d %v", code, list)

@@ -48,6 +48,7 @@ type trainingRuns struct {
 //	POST   /api/runs/:id/stop        cancel; 202 with the run
 //	POST   /api/runs/:id/resume      {"steps": N} optional; 202 queued again
 //	POST   /api/runs/:id/promote     serve a copy of its last checkpoint
+//	DELETE /api/runs/:id             forget a finished run and its folder
 //	GET    /api/serving-model        what the organisation's streams use
 //	DELETE /api/serving-model        back to the configured model
 //	GET    /api/evals[?suite=S]      evaluation history, oldest first
@@ -57,6 +58,7 @@ type trainingRuns struct {
 //	GET    /api/evals/:id/items      its graded items
 //	GET    /api/evals/:id/items/:item one item: question, reply, grade
 //	POST   /api/evals/:id/stop       cancel, keeping the finished items
+//	DELETE /api/evals/:id            forget a finished evaluation
 func (s *Server) runRoutes(api fiber.Router) {
 	t := &trainingRuns{s: s, queue: newJobQueue(2), gauges: newTrainingGauges(s.cfg.Metrics, s.log)}
 	ev := &evaluations{s: s, queue: newJobQueue(1)}
@@ -82,6 +84,7 @@ func (s *Server) runRoutes(api fiber.Router) {
 	r.Post("/:id/stop", t.stop)
 	r.Post("/:id/resume", t.resume)
 	r.Post("/:id/promote", t.promote)
+	r.Delete("/:id", t.delete)
 	api.Get("/serving-model", op, t.serving)
 	api.Delete("/serving-model", op, t.resetServing)
 	ev.routes(api.Group("/evals", op))
@@ -435,6 +438,26 @@ func (t *trainingRuns) resume(c *fiber.Ctx) error {
 	}
 	t.enqueue(sc, r, req, !fresh, steps)
 	return c.Status(fiber.StatusAccepted).JSON(viewRun(r))
+}
+
+// delete removes a run that is not queued or running, and its folder; a
+// checkpoint promoted from it stays served (promotion copied it).
+func (t *trainingRuns) delete(c *fiber.Ctx) error {
+	ctx, sc := c.UserContext(), scopeOf(c)
+	r, err := t.s.store.Run(ctx, sc, c.Params("id"))
+	if err != nil {
+		return storeError(err, "training run")
+	}
+	if t.queue.busy(r.ID) {
+		return fiber.NewError(fiber.StatusConflict, "the run is still stopping: try again in a moment")
+	}
+	if err := t.s.store.DeleteRun(ctx, sc, r.ID); err != nil {
+		return jobStateError(err, "training run")
+	}
+	if err := os.RemoveAll(r.Dir); err != nil {
+		t.s.log.Error("removing a deleted run's folder", "run", r.ID, "dir", r.Dir, "err", err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 // clearRunFolder removes what a run wrote, keeping its copied inputs and

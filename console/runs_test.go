@@ -246,6 +246,9 @@ func TestTrainingRunStopAndResume(t *testing.T) {
 	if code, m, _ := e.call(t, e.admin, "POST", "/api/runs/"+id+"/resume", "", ""); code != 409 {
 		t.Errorf("resuming a live run: %d %v, want 409", code, m)
 	}
+	if code, m, _ := e.call(t, e.admin, "DELETE", "/api/runs/"+id, "", ""); code != 409 {
+		t.Errorf("deleting a live run: %d %v, want 409", code, m)
+	}
 	waitRun(t, e, id, "a checkpoint", func(m map[string]any) bool { return m["checkpoint_step"] != nil })
 	code, run, raw = e.call(t, e.admin, "POST", "/api/runs/"+id+"/stop", "", "")
 	if code != 202 {
@@ -284,6 +287,16 @@ func TestTrainingRunStopAndResume(t *testing.T) {
 	_, _, raw = e.call(t, e.admin, "GET", "/api/runs/"+id+"/log", "", "")
 	if !strings.Contains(string(raw), "starting at step "+fmt.Sprint(ckpt)) {
 		t.Errorf("the log does not show the resume from step %d:\n%s", ckpt, raw)
+	}
+	// A finished run can be deleted with its folder.
+	if code, _, raw := e.call(t, e.admin, "DELETE", "/api/runs/"+id, "", ""); code != 204 {
+		t.Fatalf("delete: %d %s", code, raw)
+	}
+	if _, err := os.Stat(run["dir"].(string)); !os.IsNotExist(err) {
+		t.Errorf("the deleted run's folder remains: %v", err)
+	}
+	if code, _, _ := e.call(t, e.admin, "GET", "/api/runs/"+id, "", ""); code != 404 {
+		t.Errorf("a deleted run answers %d", code)
 	}
 }
 
@@ -365,7 +378,7 @@ func TestTrainingRunsAreForOperatorsOfTheOrg(t *testing.T) {
 	for _, tok := range []string{e.merchant, e.rival, e.dev} {
 		for _, c := range [][2]string{{"GET", "/api/runs"}, {"POST", "/api/runs"}, {"GET", "/api/runs/" + r.ID},
 			{"GET", "/api/runs/" + r.ID + "/events"}, {"POST", "/api/runs/" + r.ID + "/stop"}, {"POST", "/api/runs/" + r.ID + "/promote"},
-			{"GET", "/api/serving-model"}, {"DELETE", "/api/serving-model"}, {"GET", "/api/runs/options"}} {
+			{"GET", "/api/serving-model"}, {"DELETE", "/api/serving-model"}, {"GET", "/api/runs/options"}, {"DELETE", "/api/runs/" + r.ID}} {
 			if code, _, _ := e.call(t, tok, c[0], c[1], "application/json", tinyRun(2)); code != 403 {
 				t.Errorf("%s %s by a non-operator: %d, want 403", c[0], c[1], code)
 			}
@@ -375,7 +388,8 @@ func TestTrainingRunsAreForOperatorsOfTheOrg(t *testing.T) {
 		t.Errorf("another org's operator lists %d runs (%d)", len(list), code)
 	}
 	for _, c := range [][2]string{{"GET", "/api/runs/" + r.ID}, {"GET", "/api/runs/" + r.ID + "/metrics"}, {"GET", "/api/runs/" + r.ID + "/log"},
-		{"POST", "/api/runs/" + r.ID + "/stop"}, {"POST", "/api/runs/" + r.ID + "/resume"}, {"POST", "/api/runs/" + r.ID + "/promote"}} {
+		{"POST", "/api/runs/" + r.ID + "/stop"}, {"POST", "/api/runs/" + r.ID + "/resume"}, {"POST", "/api/runs/" + r.ID + "/promote"},
+		{"DELETE", "/api/runs/" + r.ID}} {
 		if code, _, _ := e.call(t, otherTok, c[0], c[1], "", ""); code != 404 {
 			t.Errorf("%s %s by another org's operator: %d, want 404", c[0], c[1], code)
 		}

@@ -275,6 +275,28 @@ func checkJobState(ctx context.Context, tx *sql.Tx, table string, sc Scope, id s
 	return nil
 }
 
+// DeleteRun removes a run that is not queued or running (its folder is
+// the caller's to remove).
+func (s *Store) DeleteRun(ctx context.Context, sc Scope, id string) error {
+	return s.deleteJob(ctx, "training_runs", sc, id)
+}
+
+// DeleteEvaluation removes an evaluation that is not queued or running,
+// with its items.
+func (s *Store) DeleteEvaluation(ctx context.Context, sc Scope, id string) error {
+	return s.deleteJob(ctx, "evaluations", sc, id)
+}
+
+func (s *Store) deleteJob(ctx context.Context, table string, sc Scope, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkJobState(ctx, tx, table, sc, id, []JobState{JobStopped, JobFailed, JobDone, JobInterrupted}); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, id)
+		return err
+	})
+}
+
 // InterruptJobs marks every run and evaluation left queued or running by
 // a process that ended without finishing them as interrupted, across all
 // organisations: the console calls it once at start, before it runs jobs.

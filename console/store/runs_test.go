@@ -60,6 +60,20 @@ func TestRunStatesAndScope(t *testing.T) {
 	if r.Error != "" || r.StartedAt != nil || r.FinishedAt != nil {
 		t.Errorf("a requeued run keeps its last end: %+v", r)
 	}
+	// Only a run that is over can be deleted, and only by its operators.
+	if err := s.DeleteRun(ctx, a.op, r.ID); !errors.Is(err, ErrJobState) {
+		t.Errorf("deleting a queued run: %v", err)
+	}
+	_ = s.SetRunState(ctx, a.op, r.ID, []JobState{JobQueued}, JobStopped, "")
+	if err := s.DeleteRun(ctx, b.op, r.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another org deletes the run: %v", err)
+	}
+	if err := s.DeleteRun(ctx, a.op, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(ctx, a.op, r.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted run: %v", err)
+	}
 }
 
 func TestInterruptJobs(t *testing.T) {
@@ -163,6 +177,16 @@ func TestEvaluationItemsAndSettings(t *testing.T) {
 	}
 	if list, _ := s.Evaluations(ctx, a.op, "hvqa"); len(list) != 0 {
 		t.Errorf("the suite filter lets lsqa through")
+	}
+	if err := s.DeleteEvaluation(ctx, a.m1, ev.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a merchant deletes an evaluation: %v", err)
+	}
+	if err := s.DeleteEvaluation(ctx, a.op, ev.ID); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM eval_items WHERE eval_id = ?`, ev.ID).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d items of a deleted evaluation remain (%v)", left, err)
 	}
 
 	// Settings belong to one organisation.

@@ -42,6 +42,9 @@ LiveHAT.page(async () => {
     urlField.hidden = remoteField.hidden = model.value !== 'url';
   }
   model.addEventListener('change', showModelFields);
+  // The runs page links here to evaluate one run's checkpoint.
+  const wanted = new URLSearchParams(location.search).get('run');
+  if (wanted && runs.some((r) => r.id === wanted && r.step > 0)) { model.value = 'run'; run.value = wanted; }
   suite.addEventListener('change', () => { n.max = String(suites.find((s) => s.name === suite.value).items); });
   showModelFields();
   form.addEventListener('submit', async (e) => {
@@ -115,7 +118,10 @@ LiveHAT.page(async () => {
       ev.error ? el('p', {class: 'error'}, ev.error) : '',
       live ? el('button', {class: 'danger', id: 'eval-stop', onclick: async () => {
         try { await api('POST', '/api/evals/' + ev.id + '/stop'); toast('Stopped'); await load(); openEval(ev.id); } catch (err) { showError(err); }
-      }}, 'Stop') : '');
+      }}, 'Stop') : el('button', {class: 'link', id: 'eval-delete', onclick: async () => {
+        if (!confirm('Delete this evaluation and its items?')) return;
+        try { await api('DELETE', '/api/evals/' + ev.id); toast('Deleted'); openID = null; location.hash = ''; detail.replaceChildren(); await load(); } catch (err) { showError(err); }
+      }}, 'Delete'));
     const box = el('div', {class: 'card', id: 'eval-detail'}, head);
     if (ev.score != null) {
       box.append(el('div', {class: 'row stats'},

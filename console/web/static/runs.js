@@ -206,7 +206,17 @@ LiveHAT.page(async () => {
       r.error ? el('p', {class: 'error'}, r.error) : '',
       el('div', {class: 'row'},
         live ? act('Stop', 'stop', null, 'danger') : el('span', {class: 'row'}, resumeSteps, act('Resume', 'resume', () => ({steps: Number(resumeSteps.value)}))),
-        r.checkpoint_step != null ? act('Promote', 'promote') : ''));
+        r.checkpoint_step != null ? act('Promote', 'promote') : '',
+        r.checkpoint_step != null ? el('a', {href: '/evals?run=' + encodeURIComponent(r.id), id: 'run-evaluate'}, 'Evaluate this checkpoint') : '',
+        live ? '' : el('button', {class: 'link', id: 'run-delete', onclick: async () => {
+          if (!confirm('Delete run ' + r.name + ' and its folder?')) return;
+          try {
+            await api('DELETE', '/api/runs/' + r.id);
+            toast('Deleted ' + r.name);
+            close(); detail.replaceChildren(); location.hash = '';
+            await loadRuns();
+          } catch (err) { showError(err); }
+        }}, 'Delete')));
   }
 
   async function open(id) {
