@@ -402,6 +402,71 @@ func (e *emulator) run(l emuLaunch) (err error) {
 				}
 			}
 		}
+	case kernels.AttentionPartial:
+		layer, heads, kvHeads, d, scale := I(6), I(7), I(8), I(9), F(10)
+		rows, splits := gy, int(l.g.Grid.Z)
+		q := e.f32(P(1), rows*heads*d)
+		part := e.f32(P(0), rows*heads*splits*(d+2))
+		pos, kc, vc, stride := e.i32(P(2), rows), e.u64(P(3), rows), e.u64(P(4), rows), e.u64(P(5), rows)
+		kvDim := kvHeads * d
+		for r := range rows {
+			n := int(pos[r]) + 1
+			share := (n + splits - 1) / splits
+			base := 4 * int64(layer) * int64(stride[r])
+			keys := e.f32(driver.Ptr(kc[r]).Add(base), n*kvDim)
+			vals := e.f32(driver.Ptr(vc[r]).Add(base), n*kvDim)
+			for h := range gx {
+				kvh := h / (heads / kvHeads)
+				qh := q[(r*heads+h)*d : (r*heads+h+1)*d]
+				for sp := range splits {
+					j0, j1 := sp*share, min(n, sp*share+share)
+					out := part[((r*heads+h)*splits+sp)*(d+2) : ((r*heads+h)*splits+sp+1)*(d+2)]
+					mx := float32(math.Inf(-1))
+					scores := make([]float32, max(j1-j0, 0))
+					for j := j0; j < j1; j++ {
+						var sc float32
+						for t := range d {
+							sc += qh[t] * keys[j*kvDim+kvh*d+t]
+						}
+						scores[j-j0] = sc * scale
+						mx = max(mx, scores[j-j0])
+					}
+					clear(out)
+					out[0] = mx
+					for j := j0; j < j1; j++ {
+						p := float32(math.Exp(float64(scores[j-j0] - mx)))
+						out[1] += p
+						for t := range d {
+							out[2+t] += p * vals[j*kvDim+kvh*d+t]
+						}
+					}
+				}
+			}
+		}
+	case kernels.AttentionCombine:
+		heads, d, splits := I(2), I(3), I(4)
+		rows := gy
+		out, part := e.f32(P(0), rows*heads*d), e.f32(P(1), rows*heads*splits*(d+2))
+		for r := range rows {
+			for h := range gx {
+				p := part[(r*heads+h)*splits*(d+2):]
+				mx := float32(math.Inf(-1))
+				for sp := range splits {
+					mx = max(mx, p[sp*(d+2)])
+				}
+				var total float32
+				for sp := range splits {
+					total += p[sp*(d+2)+1] * float32(math.Exp(float64(p[sp*(d+2)]-mx)))
+				}
+				for t := range d {
+					var v float32
+					for sp := range splits {
+						v += p[sp*(d+2)+2+t] * float32(math.Exp(float64(p[sp*(d+2)]-mx)))
+					}
+					out[(r*heads+h)*d+t] = v / total
+				}
+			}
+		}
 	case kernels.AddBias:
 		n, dim := L(2), I(3)
 		x, b := e.f32(P(0), n), e.f32(P(1), dim)

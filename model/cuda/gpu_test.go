@@ -249,6 +249,7 @@ func kernelCases() []kernelCase {
 		name: "kv_store + attention",
 		buffers: map[string]func(map[string]driver.Ptr) []byte{
 			"q": f(3 * heads * d), "k": f(3 * kvDim), "v": f(3 * kvDim), "out": zero(4 * 3 * heads * d),
+			"split": zero(4 * 3 * heads * d), "part": zero(4 * 3 * heads * 5 * (d + 2)),
 			"k0": f(cache), "v0": f(cache), "k1": f(cache), "v1": f(cache),
 			"pos": ints(0, 4, 5),
 			"kc": func(a map[string]driver.Ptr) []byte {
@@ -266,10 +267,21 @@ func kernelCases() []kernelCase {
 				return err
 			}
 			g, err = kernels.AttentionLaunch(3, heads, kvHeads, d)
-			return one(x, kernels.Attention, g, err, ptrArg(a["out"]), ptrArg(a["q"]), ptrArg(a["pos"]), ptrArg(a["kc"]), ptrArg(a["vc"]),
-				ptrArg(a["stride"]), i32Arg(1), i32Arg(heads), i32Arg(kvHeads), i32Arg(d), f32Arg(float32(1/math.Sqrt(d))))
+			if err := one(x, kernels.Attention, g, err, ptrArg(a["out"]), ptrArg(a["q"]), ptrArg(a["pos"]), ptrArg(a["kc"]), ptrArg(a["vc"]),
+				ptrArg(a["stride"]), i32Arg(1), i32Arg(heads), i32Arg(kvHeads), i32Arg(d), f32Arg(float32(1/math.Sqrt(d)))); err != nil {
+				return err
+			}
+			// The split form, with more shares (5) than the first row
+			// has keys (1), must give the same attention.
+			g, err = kernels.AttentionPartialLaunch(3, heads, kvHeads, d, 5)
+			if err := one(x, kernels.AttentionPartial, g, err, ptrArg(a["part"]), ptrArg(a["q"]), ptrArg(a["pos"]), ptrArg(a["kc"]), ptrArg(a["vc"]),
+				ptrArg(a["stride"]), i32Arg(1), i32Arg(heads), i32Arg(kvHeads), i32Arg(d), f32Arg(float32(1/math.Sqrt(d)))); err != nil {
+				return err
+			}
+			g, err = kernels.AttentionCombineLaunch(3, heads, d)
+			return one(x, kernels.AttentionCombine, g, err, ptrArg(a["split"]), ptrArg(a["part"]), i32Arg(heads), i32Arg(d), i32Arg(5))
 		},
-		outputs: map[string]string{"out": "f32", "k1": "f32", "v1": "f32"},
+		outputs: map[string]string{"out": "f32", "k1": "f32", "v1": "f32", "split": "f32"},
 	})
 	return cases
 }

@@ -72,6 +72,7 @@ type layer struct {
 // buffers are the scratch activations of one pass, sized for maxRows.
 type buffers struct {
 	x, h, q, k, v, att, gate, up, final, logits driver.Ptr
+	partial                                     driver.Ptr // split attention's shares (decode passes)
 	act16                                       driver.Ptr // bf16 activations for cuBLAS; 0 without it
 	meta                                        driver.Ptr
 	layout                                      metaLayout
@@ -237,7 +238,8 @@ func (r *Runner) allocBuffers() error {
 		p *driver.Ptr
 		n int64
 	}{{&b.x, R * H}, {&b.h, R * H}, {&b.q, R * qDim}, {&b.k, R * kvDim}, {&b.v, R * kvDim}, {&b.att, R * qDim},
-		{&b.gate, R * I}, {&b.up, R * I}, {&b.final, R * H}, {&b.logits, R * int64(c.VocabSize)}} {
+		{&b.gate, R * I}, {&b.up, R * I}, {&b.final, R * H}, {&b.logits, R * int64(c.VocabSize)},
+		{&b.partial, int64(min(r.maxRows, kernels.LinearSmallMaxN)) * int64(c.NumHeads) * kernels.AttentionSplits * int64(c.HeadDim+2)}} {
 		var err error
 		if *s.p, err = r.allocOwned(4 * s.n); err != nil {
 			return fmt.Errorf("cuda: scratch buffers for %d rows: %w", R, err)
@@ -779,9 +781,19 @@ func (r *Runner) enqueue(rows, outs int) error {
 		launch(kernels.RoPE, g, err, ptrArg(b.k), ptrArg(positions), i32Arg(c.NumKVHeads), i32Arg(D), f64Arg(c.RopeTheta))
 		g, err = kernels.PerRow(rows, kvDim)
 		launch(kernels.KVStore, g, err, ptrArg(b.k), ptrArg(b.v), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride), i32Arg(li), i32Arg(kvDim))
-		g, err = kernels.AttentionLaunch(rows, c.NumHeads, c.NumKVHeads, D)
-		launch(kernels.Attention, g, err, ptrArg(b.att), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
-			i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), f32Arg(float32(1/math.Sqrt(float64(D)))))
+		scale := f32Arg(float32(1 / math.Sqrt(float64(D))))
+		if rows <= kernels.LinearSmallMaxN {
+			// Few rows: split each (head, row) over several blocks.
+			g, err = kernels.AttentionPartialLaunch(rows, c.NumHeads, c.NumKVHeads, D, kernels.AttentionSplits)
+			launch(kernels.AttentionPartial, g, err, ptrArg(b.partial), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
+				i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
+			g, err = kernels.AttentionCombineLaunch(rows, c.NumHeads, D)
+			launch(kernels.AttentionCombine, g, err, ptrArg(b.att), ptrArg(b.partial), i32Arg(c.NumHeads), i32Arg(D), i32Arg(kernels.AttentionSplits))
+		} else {
+			g, err = kernels.AttentionLaunch(rows, c.NumHeads, c.NumKVHeads, D)
+			launch(kernels.Attention, g, err, ptrArg(b.att), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
+				i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
+		}
 		linear(b.h, b.att, rows, ly.o)
 		bias(b.h, ly.oBias, rows, H)
 		elementwise(kernels.ResidualAdd, b.x, b.h, rows*H)

@@ -94,6 +94,28 @@ func AttentionLaunch(rows, heads, kvHeads, headDim int) (Geometry, error) {
 	return check("attention", Geometry{dim(heads, rows, 1), dim(32*AttentionWarps, 1, 1)}, rows, heads, headDim)
 }
 
+// AttentionSplits is how many blocks share each (head, row) of a decode
+// pass's attention: enough that a batch-1 step over a long context fills
+// an H200's 132 SMs several times with a few heads.
+const AttentionSplits = 16
+
+// AttentionPartialLaunch is attention_partial's geometry: splits blocks
+// per (query head, row).
+func AttentionPartialLaunch(rows, heads, kvHeads, headDim, splits int) (Geometry, error) {
+	g, err := AttentionLaunch(rows, heads, kvHeads, headDim)
+	if err != nil {
+		return Geometry{}, err
+	}
+	g.Grid.Z = uint32(splits)
+	return check("attention_partial", g, rows, heads, headDim, splits)
+}
+
+// AttentionCombineLaunch is attention_combine's geometry: a block per
+// (query head, row), a thread per output element.
+func AttentionCombineLaunch(rows, heads, headDim int) (Geometry, error) {
+	return check("attention_combine", Geometry{dim(heads, rows, 1), dim(warps(headDim, MaxHeadDim), 1, 1)}, rows, heads, headDim)
+}
+
 // Elementwise is the geometry of the grid-stride kernels over n elements.
 func Elementwise(n int64) (Geometry, error) {
 	if n <= 0 {

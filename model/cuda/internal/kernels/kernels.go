@@ -62,6 +62,8 @@ const (
 	RMSNorm
 	RoPE
 	Attention
+	AttentionPartial
+	AttentionCombine
 	KVStore
 	AddBias
 	ResidualAdd
@@ -90,24 +92,26 @@ type Spec struct {
 func Table() []Spec {
 	p, i, l, u, f, d := Ptr, I32, I64, U64, F32, F64
 	return []Spec{
-		EmbedF32:        {"embed.cu", "embed_f32", []Param{p, p, p, i}},
-		EmbedBF16:       {"embed.cu", "embed_bf16", []Param{p, p, p, i}},
-		RMSNorm:         {"norm.cu", "rms_norm", []Param{p, p, p, i, f}},
-		RoPE:            {"rope.cu", "rope", []Param{p, p, i, i, d}},
-		Attention:       {"attention.cu", "attention", []Param{p, p, p, p, p, p, i, i, i, i, f}},
-		KVStore:         {"attention.cu", "kv_store", []Param{p, p, p, p, p, p, i, i}},
-		AddBias:         {"elementwise.cu", "add_bias", []Param{p, p, l, i}},
-		ResidualAdd:     {"elementwise.cu", "residual_add", []Param{p, p, l}},
-		SwiGLU:          {"elementwise.cu", "swiglu", []Param{p, p, l}},
-		GatherRows:      {"elementwise.cu", "gather_rows", []Param{p, p, p, i}},
-		ToBF16:          {"elementwise.cu", "to_bf16", []Param{p, p, l}},
-		LinearSmallF32:  {"gemm.cu", "linear_small_f32", []Param{p, p, p, i, i, i}},
-		LinearSmallBF16: {"gemm.cu", "linear_small_bf16", []Param{p, p, p, i, i, i}},
-		LinearTiledF32:  {"gemm.cu", "linear_tiled_f32", []Param{p, p, p, i, i, i}},
-		LinearTiledBF16: {"gemm.cu", "linear_tiled_bf16", []Param{p, p, p, i, i, i}},
-		Sgemm:           {"gemm.cu", "sgemm", []Param{i, i, i, i, i, f, p, i, p, i, f, p, i}},
-		Argmax:          {"sample.cu", "argmax", []Param{p, p, i}},
-		SampleGumbel:    {"sample.cu", "sample_gumbel", []Param{p, p, i, f, u, p}},
+		EmbedF32:         {"embed.cu", "embed_f32", []Param{p, p, p, i}},
+		EmbedBF16:        {"embed.cu", "embed_bf16", []Param{p, p, p, i}},
+		RMSNorm:          {"norm.cu", "rms_norm", []Param{p, p, p, i, f}},
+		RoPE:             {"rope.cu", "rope", []Param{p, p, i, i, d}},
+		Attention:        {"attention.cu", "attention", []Param{p, p, p, p, p, p, i, i, i, i, f}},
+		AttentionPartial: {"attention.cu", "attention_partial", []Param{p, p, p, p, p, p, i, i, i, i, f}},
+		AttentionCombine: {"attention.cu", "attention_combine", []Param{p, p, i, i, i}},
+		KVStore:          {"attention.cu", "kv_store", []Param{p, p, p, p, p, p, i, i}},
+		AddBias:          {"elementwise.cu", "add_bias", []Param{p, p, l, i}},
+		ResidualAdd:      {"elementwise.cu", "residual_add", []Param{p, p, l}},
+		SwiGLU:           {"elementwise.cu", "swiglu", []Param{p, p, l}},
+		GatherRows:       {"elementwise.cu", "gather_rows", []Param{p, p, p, i}},
+		ToBF16:           {"elementwise.cu", "to_bf16", []Param{p, p, l}},
+		LinearSmallF32:   {"gemm.cu", "linear_small_f32", []Param{p, p, p, i, i, i}},
+		LinearSmallBF16:  {"gemm.cu", "linear_small_bf16", []Param{p, p, p, i, i, i}},
+		LinearTiledF32:   {"gemm.cu", "linear_tiled_f32", []Param{p, p, p, i, i, i}},
+		LinearTiledBF16:  {"gemm.cu", "linear_tiled_bf16", []Param{p, p, p, i, i, i}},
+		Sgemm:            {"gemm.cu", "sgemm", []Param{i, i, i, i, i, f, p, i, p, i, f, p, i}},
+		Argmax:           {"sample.cu", "argmax", []Param{p, p, i}},
+		SampleGumbel:     {"sample.cu", "sample_gumbel", []Param{p, p, i, f, u, p}},
 	}
 }
 

@@ -173,6 +173,19 @@ func TestGeometry(t *testing.T) {
 			t.Errorf("Attention%v = %+v, %v", s, g, err)
 		}
 	}
+	for _, s := range []struct{ rows, heads, d, splits int }{{1, 14, 64, AttentionSplits}, {8, 16, 128, AttentionSplits}, {3, 4, 48, 5}} {
+		g, err := AttentionPartialLaunch(s.rows, s.heads, 2, s.d, s.splits)
+		if err != nil || int(g.Grid.X) != s.heads || int(g.Grid.Y) != s.rows || int(g.Grid.Z) != s.splits || g.Block.X != 32*AttentionWarps {
+			t.Errorf("AttentionPartial%v = %+v, %v", s, g, err)
+		}
+		g, err = AttentionCombineLaunch(s.rows, s.heads, s.d)
+		if err != nil || int(g.Grid.X) != s.heads || int(g.Grid.Y) != s.rows || int(g.Block.X) < min(s.d, MaxHeadDim) || g.Block.X%32 != 0 {
+			t.Errorf("AttentionCombine%v = %+v, %v", s, g, err)
+		}
+	}
+	if _, err := AttentionPartialLaunch(1, 4, 2, 64, 0); err == nil {
+		t.Error("zero splits accepted")
+	}
 	if _, err := Rope(1, 1, 7); err == nil {
 		t.Error("odd head width accepted")
 	}
