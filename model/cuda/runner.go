@@ -391,7 +391,7 @@ func (s *Sequence) Close() error {
 		return nil
 	}
 	s.closed = true
-	if s.k == 0 || s.r.closed {
+	if s.k == 0 {
 		return nil
 	}
 	return s.r.x.do(func() error {

@@ -476,3 +476,26 @@ func TestRunnerConcurrentSequences(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceOutlivesRunner closes the runner first: the sequence's own
+// cache is still freed by its Close.
+func TestSequenceOutlivesRunner(t *testing.T) {
+	emu := newEmulator()
+	r, err := newRunner(emu, tinyModel(t, "tiny", model.F32), RunnerOptions{MaxRows: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewSequence()
+	if _, err := r.Decode(context.Background(), s, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := emu.liveBytes(); n != 0 {
+		t.Errorf("%d bytes left", n)
+	}
+}
