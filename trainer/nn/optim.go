@@ -178,3 +178,16 @@ func (s Schedule) LR(step int) float64 {
 	low := s.Peak * s.MinRatio
 	return low + (s.Peak-low)*0.5*(1+math.Cos(math.Pi*progress))
 }
+
+// ClipAndStep is one optimizer update of m's trainable parameters: the
+// gradients are clipped to the global norm maxNorm (≤ 0: not clipped), a
+// non-finite norm is refused before it can corrupt the weights, and AdamW
+// steps with learning rate lr. It returns the norm before clipping.
+func (o *AdamW) ClipAndStep(m *Model, maxNorm, lr float64) (float64, error) {
+	params := m.Params()
+	norm := ClipGradNorm(params, maxNorm)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return norm, fmt.Errorf("nn: gradient norm %g", norm)
+	}
+	return norm, o.Step(params, lr)
+}

@@ -99,3 +99,22 @@ func TestTokenLossRejectsBadInput(t *testing.T) {
 		t.Error("nil loss accepted by ForwardTokens")
 	}
 }
+
+func TestClipAndStepRefusesNonFiniteGradients(t *testing.T) {
+	_, m := newRandom(t, microConfig(model.Qwen2), 2)
+	opt := NewAdamW(DefaultAdamW())
+	before := slices.Clone(m.Params()[0].Value)
+	m.Params()[0].Grad[0] = float32(math.NaN())
+	if _, err := opt.ClipAndStep(m, 1, 1e-3); err == nil {
+		t.Error("a NaN gradient was stepped")
+	}
+	if !slices.Equal(before, m.Params()[0].Value) || opt.Steps() != 0 {
+		t.Error("the refused step changed the weights or counted")
+	}
+	m.ZeroGrad()
+	m.Params()[0].Grad[0] = 10
+	norm, err := opt.ClipAndStep(m, 1, 1e-3)
+	if err != nil || norm != 10 || opt.Steps() != 1 || slices.Equal(before, m.Params()[0].Value) {
+		t.Errorf("step: norm %g, %v, %d steps", norm, err, opt.Steps())
+	}
+}

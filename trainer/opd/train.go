@@ -146,14 +146,10 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 		if err != nil {
 			return fmt.Errorf("opd: step %d: %w", step+1, err)
 		}
-		params := student.Params()
-		norm := nn.ClipGradNorm(params, cfg.ClipNorm)
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return fmt.Errorf("opd: step %d: gradient norm %g", step+1, norm)
-		}
 		lr := sched.LR(step)
-		if err := opt.Step(params, lr); err != nil {
-			return err
+		norm, err := opt.ClipAndStep(student, cfg.ClipNorm, lr)
+		if err != nil {
+			return fmt.Errorf("opd: step %d: %w", step+1, err)
 		}
 		dt := time.Since(t0).Seconds()
 		mt := runfolder.Metrics{Step: step + 1, Loss: st.KL, LR: lr, GradNorm: norm, Tokens: st.Tokens, TrainedTokens: st.TrainedTokens,

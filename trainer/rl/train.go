@@ -322,12 +322,7 @@ func (a agent) step(ctx context.Context, cfg Config, m, ref *nn.Model, opt *nn.A
 		if st, err = cfg.Loss.update(ctx, m, rolls, adv, old, refLP, cfg.MicroTokens); err != nil {
 			return runfolder.Metrics{}, err
 		}
-		params := m.Params()
-		norm = nn.ClipGradNorm(params, cfg.ClipNorm)
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return runfolder.Metrics{}, fmt.Errorf("gradient norm %g", norm)
-		}
-		if err := opt.Step(params, lr); err != nil {
+		if norm, err = opt.ClipAndStep(m, cfg.ClipNorm, lr); err != nil {
 			return runfolder.Metrics{}, err
 		}
 		tokens += st.Tokens

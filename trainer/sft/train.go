@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -254,14 +253,10 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 			loss.Tokens += l.Tokens
 			loss.Seen += l.Seen
 		}
-		params := m.Params()
-		norm := nn.ClipGradNorm(params, cfg.ClipNorm)
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return fmt.Errorf("sft: step %d: gradient norm %g", step+1, norm)
-		}
 		lr := sched.LR(step)
-		if err := opt.Step(params, lr); err != nil {
-			return err
+		norm, err := opt.ClipAndStep(m, cfg.ClipNorm, lr)
+		if err != nil {
+			return fmt.Errorf("sft: step %d: %w", step+1, err)
 		}
 		dt := time.Since(t0).Seconds()
 		mt := Metrics{Step: step + 1, Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
