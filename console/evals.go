@@ -226,6 +226,12 @@ func (e *evaluations) execute(ctx context.Context, sc store.Scope, id string, re
 			log.Error("recording an evaluation's end", "err", err)
 		}
 	}
+	// The suites run with the plugins loaded in the sandbox; the
+	// organisation's enabled plugins are loaded there when one of its
+	// plugin sets is first built, which may not have happened yet.
+	if _, err := e.s.streamPlugins(bg, sc.OrgID, nil); err != nil {
+		log.Warn("evaluation: the organisation's plugins", "err", err)
+	}
 	m, err := e.openModel(ctx, sc, req)
 	if err != nil {
 		finish(store.JobFailed, nil, json.RawMessage(`{}`), nil, "opening the model: "+err.Error())
