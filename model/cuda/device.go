@@ -240,8 +240,20 @@ func (d *Device) loadKernels(arch nvrtc.Arch, cacheDir string) error {
 			if err != nil {
 				return err
 			}
-			if mod, err = d.drv.LoadModule(ptx); err != nil {
-				return fmt.Errorf("cuda: loading the PTX of %s: %w", file, err)
+			mod, err = d.drv.LoadModule(ptx)
+			if driver.IsCode(err, driver.ErrorUnsupportedPTX) {
+				// NVRTC is newer than the driver (a pip wheel's, say): its
+				// PTX ISA is unknown to the driver, but a cubin of the
+				// same major CUDA version runs.
+				cubin, cerr := compiler.CompileCUBIN(file, src, nvrtc.CUBINOptions(arch))
+				if cerr != nil {
+					return fmt.Errorf("cuda: %s: the driver refuses NVRTC's PTX (%v) and compiling a cubin failed: %w", file, err, cerr)
+				}
+				mod, err = d.drv.LoadModule(cubin)
+				how = "NVRTC " + compilerVersion + " (cubin)"
+			}
+			if err != nil {
+				return fmt.Errorf("cuda: loading the compiled %s: %w", file, err)
 			}
 			sources[how] = true
 		}

@@ -12,6 +12,7 @@
 package driver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -328,9 +329,10 @@ func (d *Driver) LoadModule(image []byte) (Module, error) {
 	if len(image) == 0 {
 		return 0, errors.New("cuda: cuModuleLoadData of an empty image")
 	}
-	// PTX is text that the driver reads up to its NUL.
+	// PTX is text that the driver reads up to its NUL; a cubin is an ELF
+	// image and goes as it is.
 	img := image
-	if img[len(img)-1] != 0 {
+	if !bytes.HasPrefix(img, []byte("\x7fELF")) && img[len(img)-1] != 0 {
 		img = append(append(make([]byte, 0, len(image)+1), image...), 0)
 	}
 	var m uintptr

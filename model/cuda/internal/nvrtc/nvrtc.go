@@ -39,6 +39,8 @@ const (
 	fnGetProgramLog
 	fnDestroyProgram
 	fnGetErrorString
+	fnGetCUBINSize
+	fnGetCUBIN
 	numFns
 )
 
@@ -56,6 +58,9 @@ func symbols() []dl.Symbol {
 		fnGetProgramLog:     one("nvrtcGetProgramLog"),
 		fnDestroyProgram:    one("nvrtcDestroyProgram"),
 		fnGetErrorString:    one("nvrtcGetErrorString"),
+		// CUDA 11.1+: device code (SASS) for a real architecture.
+		fnGetCUBINSize: {Names: []string{"nvrtcGetCUBINSize"}, Optional: true},
+		fnGetCUBIN:     {Names: []string{"nvrtcGetCUBIN"}, Optional: true},
 	}
 }
 
@@ -120,6 +125,32 @@ func (c *Compiler) Version() (string, error) {
 // NVRTC has none) named name with options, and returns its PTX. A
 // compilation error carries the program log.
 func (c *Compiler) Compile(name, src string, options []string) ([]byte, error) {
+	ptx, err := c.compile(name, src, options, fnGetPTXSize, fnGetPTX)
+	if err != nil {
+		return nil, err
+	}
+	// NVRTC counts the terminating NUL in the size.
+	for len(ptx) > 0 && ptx[len(ptx)-1] == 0 {
+		ptx = ptx[:len(ptx)-1]
+	}
+	return ptx, nil
+}
+
+// CompileCUBIN compiles the source to device code for a real architecture
+// (options from CUBINOptions). A driver refuses PTX whose ISA version is
+// newer than it knows (NVRTC newer than the driver, as when NVRTC comes
+// from a pip wheel), but runs a cubin of its major CUDA version, so this is
+// the fallback for CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
+func (c *Compiler) CompileCUBIN(name, src string, options []string) ([]byte, error) {
+	if c.addrs[fnGetCUBIN] == 0 || c.addrs[fnGetCUBINSize] == 0 {
+		return nil, fmt.Errorf("nvrtc: %s has no nvrtcGetCUBIN (CUDA 11.1 or newer is needed)", c.lib.Path)
+	}
+	return c.compile(name, src, options, fnGetCUBINSize, fnGetCUBIN)
+}
+
+// compile runs one compilation and returns the output that the size and
+// get entry points read (PTX or cubin).
+func (c *Compiler) compile(name, src string, options []string, sizeFn, getFn int) ([]byte, error) {
 	csrc, cname := dl.CString(src), dl.CString(name)
 	var prog uintptr
 	if err := c.call(fnCreateProgram, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(&csrc[0])),
@@ -146,21 +177,17 @@ func (c *Compiler) Compile(name, src string, options []string) ([]byte, error) {
 		return nil, fmt.Errorf("%w (program %s)", err, name)
 	}
 	var size uint64
-	if err := c.call(fnGetPTXSize, prog, uintptr(unsafe.Pointer(&size))); err != nil {
+	if err := c.call(sizeFn, prog, uintptr(unsafe.Pointer(&size))); err != nil {
 		return nil, err
 	}
 	if size == 0 {
-		return nil, fmt.Errorf("nvrtc: program %s produced no PTX", name)
+		return nil, fmt.Errorf("nvrtc: program %s produced no output", name)
 	}
-	ptx := make([]byte, size)
-	if err := c.call(fnGetPTX, prog, uintptr(unsafe.Pointer(&ptx[0]))); err != nil {
+	out := make([]byte, size)
+	if err := c.call(getFn, prog, uintptr(unsafe.Pointer(&out[0]))); err != nil {
 		return nil, err
 	}
-	// NVRTC counts the terminating NUL in the size.
-	for len(ptx) > 0 && ptx[len(ptx)-1] == 0 {
-		ptx = ptx[:len(ptx)-1]
-	}
-	return ptx, nil
+	return out, nil
 }
 
 // log returns the program's compilation log.

@@ -15,6 +15,9 @@ func TestOptions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Options(9.0) = %q, want %q", got, want)
 	}
+	if got := CUBINOptions(Arch{9, 0}); got[0] != "--gpu-architecture=sm_90" || !slices.Equal(got[1:], want[1:]) {
+		t.Errorf("CUBINOptions(9.0) = %q", got)
+	}
 	if got := Options(Arch{8, 9})[0]; got != "--gpu-architecture=compute_89" {
 		t.Errorf("arch option for 8.9 = %q", got)
 	}
@@ -129,6 +132,9 @@ func TestSymbolTable(t *testing.T) {
 		if len(s.Names) != 1 || !strings.HasPrefix(s.Names[0], "nvrtc") {
 			t.Errorf("symbol %d: %v", i, s.Names)
 		}
+		if s.Optional != strings.Contains(s.Names[0], "CUBIN") {
+			t.Errorf("%s: only the CUBIN calls (CUDA 11.1+) may be optional", s.Names[0])
+		}
 	}
 }
 
@@ -162,6 +168,10 @@ func TestCompileOnDevice(t *testing.T) {
 	}
 	if !LooksLikePTX(ptx) || !strings.Contains(string(ptx), ".entry k(") {
 		t.Errorf("PTX does not define k:\n%s", ptx)
+	}
+	cubin, err := c.CompileCUBIN("ok.cu", `extern "C" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }`, CUBINOptions(Arch{9, 0}))
+	if err != nil || len(cubin) < 4 || string(cubin[1:4]) != "ELF" {
+		t.Errorf("CompileCUBIN: %d bytes, %v; want an ELF image", len(cubin), err)
 	}
 	_, err = c.Compile("bad.cu", `extern "C" __global__ void k() { undefined_name = 1; }`, Options(Arch{9, 0}))
 	var e *Error

@@ -37,6 +37,16 @@ func Options(arch Arch) []string {
 	}
 }
 
+// Real returns the real architecture name, e.g. "sm_90".
+func (a Arch) Real() string { return fmt.Sprintf("sm_%d%d", a.Major, a.Minor) }
+
+// CUBINOptions are Options for device code of arch itself rather than PTX.
+func CUBINOptions(arch Arch) []string {
+	o := Options(arch)
+	o[0] = "--gpu-architecture=" + arch.Real()
+	return o
+}
+
 // CacheKey identifies the PTX of a source compiled with options by a given
 // NVRTC version: a change to any of them is a different key.
 func CacheKey(src string, options []string, compilerVersion string) string {
