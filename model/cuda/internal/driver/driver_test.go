@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -295,4 +296,10 @@ func TestDriverOnDevice(t *testing.T) {
 		name, _ := d.DeviceName(dev)
 		t.Logf("device %s, driver %d", name, v)
 	}
+}
+
+// lockThread keeps the test on one OS thread, where the context is current.
+func lockThread(t *testing.T) {
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
 }
