@@ -450,7 +450,9 @@ func (r *Runner) reserve(s *Sequence, n int) error {
 // Sampling chooses how Next picks tokens: Temperature 0 takes the most
 // likely token; otherwise tokens are drawn from softmax(logits /
 // Temperature) with noise determined by Seed and the sequence length, so
-// the same seed reproduces the same text.
+// the same seed reproduces the same text (and two sequences of one step at
+// the same length share their noise: give requests their own seeds by
+// stepping them in separate Next calls when that matters).
 type Sampling struct {
 	Temperature float32
 	Seed        uint64
