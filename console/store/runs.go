@@ -197,24 +197,7 @@ func (s *Store) Run(ctx context.Context, sc Scope, id string) (*TrainingRun, err
 func (s *Store) Runs(ctx context.Context, sc Scope) ([]TrainingRun, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM training_runs t LEFT JOIN users u ON u.id = t.created_by
 		WHERE `+operatorFilter+` ORDER BY t.created_at DESC, t.id`, operatorArgs(sc)...)
-	return collect(rows, err, scanRun)
-}
-
-// collect scans every row of a query with scan.
-func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any) error }) (*T, error)) ([]T, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *v)
-	}
-	return out, rows.Err()
+	return collectRows(rows, err, scanRun)
 }
 
 // SetRunState moves a run from one of the states in from to the state to,
@@ -421,7 +404,7 @@ func (s *Store) Evaluations(ctx context.Context, sc Scope, suite string) ([]Eval
 	rows, err := s.db.QueryContext(ctx, `SELECT `+evalColumns+` FROM evaluations t LEFT JOIN users u ON u.id = t.created_by
 		WHERE `+operatorFilter+` AND (? = '' OR t.suite = ?) ORDER BY t.created_at, t.id`,
 		append(operatorArgs(sc), suite, suite)...)
-	return collect(rows, err, scanEvaluation)
+	return collectRows(rows, err, scanEvaluation)
 }
 
 // SetEvaluationState is SetRunState for evaluations.
@@ -514,7 +497,7 @@ func (s *Store) EvalItems(ctx context.Context, sc Scope, evalID string) ([]EvalI
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+evalItemColumns+` FROM eval_items i WHERE i.eval_id = ? ORDER BY i.idx`, evalID)
-	return collect(rows, err, scanEvalItem)
+	return collectRows(rows, err, scanEvalItem)
 }
 
 // EvalItem reads one item of an evaluation the scope sees.
