@@ -62,17 +62,23 @@ func (c TaskConfig) validate() error {
 // the gold mapped to that harness, and the faults its tools are served
 // with.
 type Task struct {
+	// ID names the task by its stream and index.
 	ID string `json:"id"`
 	// RoomSeed and RoomConfig regenerate the room (liveroom.NewRoom).
 	RoomSeed   uint64              `json:"room_seed"`
 	RoomConfig liveroom.RoomConfig `json:"room_config"`
-	Question   liveroom.Question   `json:"question"`
+	// Question is the viewer's message with its canonical gold, adapted
+	// to the faults.
+	Question liveroom.Question `json:"question"`
 	// GoldCalls are the question's gold calls as the variant names them
 	// (the canonical ones under the original harness).
-	GoldCalls      []hsa.Call       `json:"gold_calls"`
-	Faults         []liveroom.Fault `json:"faults,omitempty"`
-	HarnessVersion string           `json:"harness_version"`
-	Record         *hsa.Record      `json:"hsa_record,omitempty"`
+	GoldCalls []hsa.Call `json:"gold_calls"`
+	// Faults are served by the fault injector on the room's tools.
+	Faults []liveroom.Fault `json:"faults,omitempty"`
+	// HarnessVersion is the version of the harness the task runs under,
+	// Record its HSA provenance (nil for the original harness).
+	HarnessVersion string      `json:"harness_version"`
+	Record         *hsa.Record `json:"hsa_record,omitempty"`
 
 	room    *liveroom.Room
 	harness *harness.Harness
@@ -222,7 +228,9 @@ func (t Task) callTool(inj *liveroom.FaultInjector, c chat.ToolCall) string {
 // training example (only the agent's tokens trained), its transcript, and
 // what the grader and the length penalty made of it.
 type Rollout struct {
-	Task    int
+	// Task is the index of the rollout's task in its step.
+	Task int
+	// Example is the whole conversation, the agent's tokens trained.
 	Example nn.Example
 	// Transcript is what the agent did after the question, in the
 	// harness's message types, for the grader.

@@ -269,10 +269,12 @@ func StepIndices(n int, seed uint64, step, batch int) []int {
 
 // Start is what an on-policy stage's run begins with.
 type Start struct {
+	// Tokenizer is the run's tokenizer.json.
 	Tokenizer *tokenizer.Tokenizer
 	// Stop is the chat template's end-of-turn token, where sampled
 	// turns end.
-	Stop      int
+	Stop int
+	// Model and Optimizer are what the run trains with.
 	Model     *nn.Model
 	Optimizer *nn.AdamW
 	// Step is the first step to run (the checkpoint's on resume).
