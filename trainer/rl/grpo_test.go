@@ -188,3 +188,44 @@ func TestAdvantagesNormaliseEachComponent(t *testing.T) {
 		t.Error("8 rollouts in groups of 3 accepted")
 	}
 }
+
+// TestUpdateClipsStaleRatios: when the policy has moved far from the one
+// that sampled (old log-probs 0.5 lower, positive advantages), every token
+// is clipped and no gradient flows; the KL term still pulls.
+func TestUpdateClipsStaleRatios(t *testing.T) {
+	m, _ := microPolicy(t)
+	ctx := context.Background()
+	r := Rollout{}
+	r.add([]int{2, 3}, false)
+	r.add([]int{4, 5, 6, 1}, true)
+	rolls := []Rollout{r, r}
+	cur, err := policy.LogProbs(ctx, m, []nn.Example{r.Example})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := make([]float32, len(cur[0]))
+	for i, v := range cur[0] {
+		stale[i] = v - 0.5
+	}
+	old := [][]float32{stale, stale}
+	loss := LossConfig{ClipLow: 0.2, ClipHigh: 0.28, Aggregation: SeqMeanTokenMean}
+	st, err := loss.update(ctx, m, rolls, []float64{1, 1}, old, nil, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ClipFrac != 1 || nn.ClipGradNorm(m.Params(), 0) != 0 {
+		t.Errorf("clip fraction %g, gradient norm %g; want 1 and 0", st.ClipFrac, nn.ClipGradNorm(m.Params(), 0))
+	}
+	loss.KLCoef = 0.1
+	ref := [][]float32{cur[0], cur[0]}
+	for i := range ref[0] {
+		ref[0][i] -= 1
+	}
+	st, err = loss.update(ctx, m, rolls, []float64{1, 1}, old, ref, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(st.KL > 0) || !(nn.ClipGradNorm(m.Params(), 0) > 0) {
+		t.Errorf("KL %g and gradient norm %g with a reference: want both positive", st.KL, nn.ClipGradNorm(m.Params(), 0))
+	}
+}
