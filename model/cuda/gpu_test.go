@@ -358,32 +358,7 @@ func TestGPURunnerMatchesCPU(t *testing.T) {
 			for i := range prompt {
 				prompt[i] = (i*131 + 7) % cfg.VocabSize
 			}
-			cs, gs := m.NewSequence(), r.NewSequence()
-			defer gs.Close()
-			want, err := m.Forward(ctx, cs, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := r.Forward(ctx, gs, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			closeLogits(t, "prompt", got, want, tol)
-			next := argmaxOf(want[len(want)-cfg.VocabSize:])
-			for step := range 4 {
-				w, _ := m.Decode(ctx, cs, next)
-				g, err := r.Decode(ctx, gs, next)
-				if err != nil {
-					t.Fatal(err)
-				}
-				closeLogits(t, fmt.Sprintf("decode %d", step), g, w, max(tol/10, 1e-3))
-				next = argmaxOf(w)
-			}
-			p, err := r.Next(ctx, []*Sequence{gs}, [][]int{{next}}, Sampling{})
-			w, _ := m.Decode(ctx, cs, next)
-			if err != nil || p[0] != argmaxOf(w) {
-				t.Errorf("Next = %v, %v; the CPU's argmax is %d", p, err, argmaxOf(w))
-			}
+			checkParity(t, m, r, prompt, 4, tol, max(tol/10, 1e-3))
 		})
 	}
 

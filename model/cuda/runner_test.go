@@ -49,6 +49,46 @@ func closeLogits(t *testing.T, what string, got, want []float32, tol float64) {
 	}
 }
 
+// checkParity runs prompt through the CPU model and the Runner and compares
+// the prompt's logits (within tol), then decodes steps tokens comparing
+// logits (within decodeTol), then one greedy Next against the CPU's argmax.
+func checkParity(t *testing.T, m *model.Model, r *Runner, prompt []int, steps int, tol, decodeTol float64) {
+	t.Helper()
+	ctx := context.Background()
+	cs, gs := m.NewSequence(), r.NewSequence()
+	defer gs.Close()
+	want, err := m.Forward(ctx, cs, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Forward(ctx, gs, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeLogits(t, "prompt", got, want, tol)
+	next := argmaxOf(want[len(want)-m.Config.VocabSize:])
+	for step := range steps {
+		w, err := m.Decode(ctx, cs, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := r.Decode(ctx, gs, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeLogits(t, fmt.Sprintf("decode step %d", step), g, w, decodeTol)
+		next = argmaxOf(w)
+	}
+	w, err := m.Decode(ctx, cs, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Next(ctx, []*Sequence{gs}, [][]int{{next}}, Sampling{})
+	if err != nil || p[0] != argmaxOf(w) {
+		t.Errorf("Next = %v, %v; the CPU's argmax is %d", p, err, argmaxOf(w))
+	}
+}
+
 func argmaxOf(v []float32) int {
 	best := 0
 	for i, x := range v {

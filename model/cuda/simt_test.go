@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -272,7 +271,6 @@ func TestKernelSourcesOnCPU(t *testing.T) {
 	bin := buildSIMT(t)
 	x := startSIMT(t, bin)
 	checkKernelCases(t, x, "kernel sources")
-	ctx := context.Background()
 	for _, tc := range []struct {
 		preset string
 		dt     model.DType
@@ -285,29 +283,7 @@ func TestKernelSourcesOnCPU(t *testing.T) {
 			}
 			defer r.Close()
 			prompt := []int{1, 5, 9, 200, 3, 77, 8, 4, 150, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
-			cs, gs := m.NewSequence(), r.NewSequence()
-			defer gs.Close()
-			want, err := m.Forward(ctx, cs, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := r.Forward(ctx, gs, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			closeLogits(t, "prompt", got, want, 2e-4)
-			next := argmaxOf(want[len(want)-m.Config.VocabSize:])
-			for step := range 3 {
-				w, _ := m.Decode(ctx, cs, next)
-				p, err := r.Next(ctx, []*Sequence{gs}, [][]int{{next}}, Sampling{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p[0] != argmaxOf(w) {
-					t.Errorf("step %d: the kernels picked %d, the CPU %d", step, p[0], argmaxOf(w))
-				}
-				next = argmaxOf(w)
-			}
+			checkParity(t, m, r, prompt, 3, 2e-4, 2e-4)
 		})
 	}
 }

@@ -19,57 +19,56 @@
 #define ATT_MAX_HEAD_DIM 256
 #define ATT_PER_LANE (ATT_MAX_HEAD_DIM / 32)
 
-extern "C" __global__ void attention(float* out, const float* q, const int* positions,
-                                     const unsigned long long* kcache, const unsigned long long* vcache,
-                                     const long long* layer_stride, int layer, int heads, int kv_heads,
-                                     int head_dim, float scale) {
-    __shared__ float s_max[ATT_WARPS], s_sum[ATT_WARPS];
-    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HEAD_DIM];
+// AttentionShare is one block's view of one (head, row): the query and the
+// layer's keys and values of its KV head.
+struct AttentionShare {
+    const float* q;
+    const float* keys;
+    const float* vals;
+    long long kv_dim;
+    int head_dim;
+    float scale;
+};
 
-    const int head = blockIdx.x, row = blockIdx.y;
-    const int kvh = head / (heads / kv_heads);
-    const long long kv_dim = (long long)kv_heads * head_dim;
+// attend runs the block's warps over keys j0..j1-1 (each warp a strided
+// subset, with an online softmax) and leaves each warp's running maximum,
+// sum and weighted value sum in shared memory, then waits for the block.
+__device__ void attend(const AttentionShare& a, int j0, int j1, float* s_max, float* s_sum,
+                       float (*s_acc)[ATT_MAX_HEAD_DIM]) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int n = positions[row] + 1;
-    const long long off = (long long)layer * layer_stride[row] + (long long)kvh * head_dim;
-    const float* keys = (const float*)kcache[row] + off;
-    const float* vals = (const float*)vcache[row] + off;
-    const float* qh = q + ((long long)row * heads + head) * head_dim;
-
     float qv[ATT_PER_LANE], acc[ATT_PER_LANE];
 #pragma unroll
     for (int t = 0; t < ATT_PER_LANE; t++) {
         const int d = lane + 32 * t;
-        qv[t] = d < head_dim ? qh[d] : 0.0f;
+        qv[t] = d < a.head_dim ? a.q[d] : 0.0f;
         acc[t] = 0.0f;
     }
     float m = neg_inf(), l = 0.0f;
-    for (int j = warp; j < n; j += ATT_WARPS) {
-        const float* kj = keys + (long long)j * kv_dim;
+    for (int j = j0 + warp; j < j1; j += ATT_WARPS) {
+        const float* kj = a.keys + (long long)j * a.kv_dim;
         float s = 0.0f;
 #pragma unroll
         for (int t = 0; t < ATT_PER_LANE; t++) {
             const int d = lane + 32 * t;
-            if (d < head_dim) {
+            if (d < a.head_dim) {
                 s += qv[t] * kj[d];
             }
         }
-        s = warp_sum(s) * scale;
+        s = warp_sum(s) * a.scale;
         const float m_new = fmaxf(m, s);
-        const float corr = expf(m - m_new); // 0 on the first key (m = -inf)
+        const float corr = expf(m - m_new); // 0 on a warp's first key (m = -inf)
         const float p = expf(s - m_new);
         l = l * corr + p;
-        const float* vj = vals + (long long)j * kv_dim;
+        const float* vj = a.vals + (long long)j * a.kv_dim;
 #pragma unroll
         for (int t = 0; t < ATT_PER_LANE; t++) {
             const int d = lane + 32 * t;
-            if (d < head_dim) {
+            if (d < a.head_dim) {
                 acc[t] = acc[t] * corr + p * vj[d];
             }
         }
         m = m_new;
     }
-
     if (lane == 0) {
         s_max[warp] = m;
         s_sum[warp] = l;
@@ -77,11 +76,38 @@ extern "C" __global__ void attention(float* out, const float* q, const int* posi
 #pragma unroll
     for (int t = 0; t < ATT_PER_LANE; t++) {
         const int d = lane + 32 * t;
-        if (d < head_dim) {
+        if (d < a.head_dim) {
             s_acc[warp][d] = acc[t];
         }
     }
     __syncthreads();
+}
+
+// share_of builds the AttentionShare of (head, row) for layer.
+__device__ AttentionShare share_of(const float* q, const unsigned long long* kcache, const unsigned long long* vcache,
+                                   const long long* layer_stride, int layer, int row, int head, int heads,
+                                   int kv_heads, int head_dim, float scale) {
+    const int kvh = head / (heads / kv_heads);
+    const long long off = (long long)layer * layer_stride[row] + (long long)kvh * head_dim;
+    AttentionShare a;
+    a.q = q + ((long long)row * heads + head) * head_dim;
+    a.keys = (const float*)kcache[row] + off;
+    a.vals = (const float*)vcache[row] + off;
+    a.kv_dim = (long long)kv_heads * head_dim;
+    a.head_dim = head_dim;
+    a.scale = scale;
+    return a;
+}
+
+extern "C" __global__ void attention(float* out, const float* q, const int* positions,
+                                     const unsigned long long* kcache, const unsigned long long* vcache,
+                                     const long long* layer_stride, int layer, int heads, int kv_heads,
+                                     int head_dim, float scale) {
+    __shared__ float s_max[ATT_WARPS], s_sum[ATT_WARPS];
+    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HEAD_DIM];
+    const int head = blockIdx.x, row = blockIdx.y;
+    const AttentionShare a = share_of(q, kcache, vcache, layer_stride, layer, row, head, heads, kv_heads, head_dim, scale);
+    attend(a, 0, positions[row] + 1, s_max, s_sum, s_acc);
     // Warp 0 always saw key 0, so the overall maximum is finite; a warp
     // that saw no key has max -inf and contributes exp(-inf) = 0.
     float mx = neg_inf();
@@ -134,64 +160,12 @@ extern "C" __global__ void attention_partial(float* partial, const float* q, con
                                              int head_dim, float scale) {
     __shared__ float s_max[ATT_WARPS], s_sum[ATT_WARPS];
     __shared__ float s_acc[ATT_WARPS][ATT_MAX_HEAD_DIM];
-
     const int head = blockIdx.x, row = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
-    const int kvh = head / (heads / kv_heads);
-    const long long kv_dim = (long long)kv_heads * head_dim;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int n = positions[row] + 1;
     const int share = (n + splits - 1) / splits;
     const int j0 = split * share, j1 = j0 + share < n ? j0 + share : n;
-    const long long off = (long long)layer * layer_stride[row] + (long long)kvh * head_dim;
-    const float* keys = (const float*)kcache[row] + off;
-    const float* vals = (const float*)vcache[row] + off;
-    const float* qh = q + ((long long)row * heads + head) * head_dim;
-
-    float qv[ATT_PER_LANE], acc[ATT_PER_LANE];
-#pragma unroll
-    for (int t = 0; t < ATT_PER_LANE; t++) {
-        const int d = lane + 32 * t;
-        qv[t] = d < head_dim ? qh[d] : 0.0f;
-        acc[t] = 0.0f;
-    }
-    float m = neg_inf(), l = 0.0f;
-    for (int j = j0 + warp; j < j1; j += ATT_WARPS) {
-        const float* kj = keys + (long long)j * kv_dim;
-        float s = 0.0f;
-#pragma unroll
-        for (int t = 0; t < ATT_PER_LANE; t++) {
-            const int d = lane + 32 * t;
-            if (d < head_dim) {
-                s += qv[t] * kj[d];
-            }
-        }
-        s = warp_sum(s) * scale;
-        const float m_new = fmaxf(m, s);
-        const float corr = expf(m - m_new);
-        const float p = expf(s - m_new);
-        l = l * corr + p;
-        const float* vj = vals + (long long)j * kv_dim;
-#pragma unroll
-        for (int t = 0; t < ATT_PER_LANE; t++) {
-            const int d = lane + 32 * t;
-            if (d < head_dim) {
-                acc[t] = acc[t] * corr + p * vj[d];
-            }
-        }
-        m = m_new;
-    }
-    if (lane == 0) {
-        s_max[warp] = m;
-        s_sum[warp] = l;
-    }
-#pragma unroll
-    for (int t = 0; t < ATT_PER_LANE; t++) {
-        const int d = lane + 32 * t;
-        if (d < head_dim) {
-            s_acc[warp][d] = acc[t];
-        }
-    }
-    __syncthreads();
+    const AttentionShare a = share_of(q, kcache, vcache, layer_stride, layer, row, head, heads, kv_heads, head_dim, scale);
+    attend(a, j0, j1, s_max, s_sum, s_acc);
     float mx = neg_inf();
     for (int w = 0; w < ATT_WARPS; w++) {
         mx = fmaxf(mx, s_max[w]);
