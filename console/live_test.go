@@ -90,9 +90,19 @@ type liveSSE struct {
 // subscribe opens a stream's live events and returns them as they come.
 func (e *liveEnv) subscribe(t *testing.T, token, streamID string) <-chan liveSSE {
 	t.Helper()
+	return e.resubscribe(t, token, streamID, "")
+}
+
+// resubscribe opens a stream's live events as a reconnecting client does,
+// with the id of the last event it saw.
+func (e *liveEnv) resubscribe(t *testing.T, token, streamID, lastID string) <-chan liveSSE {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.base+"/api/streams/"+streamID+"/live/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -196,6 +206,12 @@ func TestLiveMessagesAreAnsweredOverSSE(t *testing.T) {
 	}
 	if timing, _ := d["timing"].(map[string]any); timing["total_ms"].(float64) <= 0 {
 		t.Errorf("timing = %v", d["timing"])
+	}
+
+	// A client that reconnects gets what it missed since its last event.
+	replay := e.resubscribe(t, e.merchant, e.demoStream, msg.ID)
+	if got := waitLive(t, replay, "turn"); got.ID != turn.ID || got.Data["id"] != d["id"] {
+		t.Errorf("replayed turn %s (%v), want %s", got.ID, got.Data["id"], turn.ID)
 	}
 
 	// The turn is stored and counted.
