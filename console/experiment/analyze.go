@@ -469,6 +469,11 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			est := ratioEstimate(samples[m][a])
 			q := normalQuantile(1 - exp.Alpha/2)
 			se := math.Sqrt(est.variance)
+			if math.IsNaN(se) || math.IsInf(se, 0) {
+				// An arm with no units yet has no spread to report; a NaN
+				// would also make the report unencodable as JSON.
+				se = 0
+			}
 			ar.Metrics = append(ar.Metrics, ArmMetric{Metric: m, Value: est.value, CI: Interval{est.value - q*se, est.value + q*se}})
 		}
 		rep.Arms = append(rep.Arms, ar)

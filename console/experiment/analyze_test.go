@@ -246,3 +246,24 @@ func TestStreamUnitRatioMetrics(t *testing.T) {
 		t.Error("a verdict from one treatment stream")
 	}
 }
+
+// TestReportWithAnEmptyArmIsJSON: an arm nobody was assigned to yet (one
+// stream in a stream-unit experiment) reports zeros, not NaN intervals
+// that JSON cannot carry.
+func TestReportWithAnEmptyArmIsJSON(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := Experiment{ID: "one-stream", Name: "one stream", Unit: UnitStream, Arms: []Arm{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}},
+		PlannedUnitsPerArm: 1, State: StateRunning, Started: t0}
+	d := Data{Exposures: []Exposure{{Stream: "s", Unit: "s", Arm: "a", Time: t0}},
+		Events: []Event{{ID: "e", Stream: "s", Viewer: "v", Item: "i", Kind: KindPurchase, AmountMinor: 100, Currency: "CNY", Time: t0.Add(time.Minute)}}}
+	rep, err := Analyze(e, d, AnalyzeOptions{AsOf: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatalf("report with an empty arm: %v", err)
+	}
+	if rep.Verdict.Allowed {
+		t.Errorf("verdict allowed with one unit: %+v", rep.Verdict)
+	}
+}
