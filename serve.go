@@ -17,6 +17,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // stringList is a repeatable string flag.
@@ -65,9 +66,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if _, err := runtime.NewMetrics(reg); err != nil {
-		return err
-	}
 	st, err := console.OpenStore(ctx, *dataDir)
 	if err != nil {
 		return err
@@ -88,7 +86,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("example plugins not installed", "err", err)
 	}
 	srv, err := console.New(console.Config{Logger: log, Store: st, Harnesses: hs, Metrics: reg, InsecureCookies: *insecure,
-		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs})
+		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs,
+		// Until the bundled model ships (issue #10) the live room answers
+		// with the rule-based host, named as such in the console.
+		Model: liveroom.Host{}, ModelName: liveroom.HostModelName})
 	if err != nil {
 		return err
 	}
