@@ -3,10 +3,13 @@ package console
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
 // evalEnv is a run env whose sandbox holds the example plugins the demo
@@ -94,7 +97,10 @@ func TestEvaluationWithTheExpert(t *testing.T) {
 	}
 }
 
-func TestEvaluationOfARunCheckpointAndTheServingModel(t *testing.T) {
+// TestARunCheckpointIsEvaluatedServedAndTrainedOn takes one tiny SFT run
+// through what follows it: evaluation of its checkpoint, promotion to
+// serving, evaluation of the serving model, and OPD and RL from it.
+func TestARunCheckpointIsEvaluatedServedAndTrainedOn(t *testing.T) {
 	e := evalEnv(t)
 	code, run, raw := e.call(t, e.admin, "POST", "/api/runs", "application/json", tinyRun(2))
 	if code != 201 {
@@ -126,6 +132,40 @@ func TestEvaluationOfARunCheckpointAndTheServingModel(t *testing.T) {
 		}
 		if !strings.Contains(ev["model_name"].(string), "step 2") {
 			t.Errorf("%s: model name %v does not say which checkpoint", body, ev["model_name"])
+		}
+	}
+	trainFromRun(t, e, runID)
+}
+
+// trainFromRun distils and reinforces a finished run's checkpoint
+// through the API: each stage's own numbers reach its metrics.
+func trainFromRun(t *testing.T, e *testEnv, sftID string) {
+	t.Helper()
+	for _, c := range []struct{ body, key string }{
+		{fmt.Sprintf(`{"stage":"opd","init_run":%q,"teacher_run":%q,"steps":1,"batch":1,"eval_size":0,"threads":1}`, sftID, sftID), "kl"},
+		{fmt.Sprintf(`{"stage":"rl","init_run":%q,"steps":1,"batch":1,"group":2,"rooms":2,"max_items":2,"eval_size":0,"threads":1}`, sftID), "reward_mean"},
+	} {
+		code, run, raw := e.call(t, e.admin, "POST", "/api/runs", "application/json", c.body)
+		if code != 201 {
+			t.Fatalf("%s: %d %s", c.body, code, raw)
+		}
+		id := run["id"].(string)
+		m := waitRun(t, e, id, "its end", func(m map[string]any) bool { return m["state"] != "queued" && m["state"] != "running" })
+		if m["state"] != "done" {
+			_, _, log := e.call(t, e.admin, "GET", "/api/runs/"+id+"/log", "", "")
+			t.Fatalf("%s ended %v: %v\n%s", m["stage"], m["state"], m["error"], log)
+		}
+		_, lines, _ := e.callList(t, e.admin, "/api/runs/"+id+"/metrics")
+		if len(lines) != 1 || lines[0][c.key] == nil {
+			t.Errorf("%s metrics %v lack %s", m["stage"], lines, c.key)
+		}
+		// The run trains on its own copy of the starting checkpoint.
+		init := filepath.Join(m["dir"].(string), initDir)
+		if _, err := os.Stat(filepath.Join(init, "config.json")); err != nil {
+			t.Errorf("%s: no copy of the starting checkpoint: %v", m["stage"], err)
+		}
+		if _, err := os.Stat(filepath.Join(init, runfolder.OptimizerFile)); err == nil {
+			t.Errorf("%s: the starting checkpoint's copy carries optimizer state", m["stage"])
 		}
 	}
 }
