@@ -3,28 +3,14 @@ package opd
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
-// cliFlags are TrainMain's flags that are not fields of Config.
-type cliFlags struct {
-	stage, out, config *string
-	resume             *bool
-	finish             func()
-}
-
-func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f cliFlags
-	f.stage = fs.String("stage", "opd", "training stage: opd here")
-	f.out = fs.String("out", "", "run folder (required)")
-	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
-	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+// registerFlags adds the configuration's flags to fs.
+func registerFlags(cfg *Config, fs *flag.FlagSet) func() {
 	fs.StringVar(&cfg.Init, "init", cfg.Init, "student checkpoint to start from (with tokenizer.json), e.g. the HSA-SFT run's checkpoint")
 	fs.StringVar(&cfg.Teacher, "teacher", cfg.Teacher, "teacher checkpoint (the base before SFT), same tokenizer")
 	fs.Uint64Var(&cfg.PromptSeed, "prompt-seed", cfg.PromptSeed, "seed of the general prompts")
@@ -35,8 +21,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
 	fs.IntVar(&cfg.MaxNewTokens, "max-new-tokens", cfg.MaxNewTokens, "longest sampled reply")
 	fs.Float64Var(&cfg.Temperature, "temperature", cfg.Temperature, "sampling temperature (1: the student itself)")
 	fs.StringVar((*string)(&cfg.Estimator), "estimator", string(cfg.Estimator), "per-token reverse-KL estimator: full or sampled")
-	f.finish = cfg.Flags(fs)
-	return fs, f
+	return cfg.Flags(fs)
 }
 
 // TrainMain is `livehat train --stage opd`:
@@ -51,25 +36,16 @@ func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
 // With --resume the run folder's run.json is used and only --steps may
 // change.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, fs, f, err := runfolder.ParseCommand(args, DefaultConfig,
-		func(c *Config) (*flag.FlagSet, cliFlags) { return newFlagSet(c, stderr) },
-		func(f cliFlags) string { return *f.config })
+	cfg, cmd, err := runfolder.ParseCommand(args, "opd", DefaultConfig, registerFlags, stderr)
 	if err != nil {
 		return err
 	}
-	f.finish()
-	if *f.stage != "opd" {
-		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q given to the opd stage", *f.stage)}
-	}
-	if *f.out == "" {
-		return &harness.UsageError{Msg: "--out DIR is required"}
-	}
-	if !*f.resume && (cfg.Init == "" || cfg.Teacher == "") {
+	if !cmd.Resume && (cfg.Init == "" || cfg.Teacher == "") {
 		return &harness.UsageError{Msg: "--init CHECKPOINT (the student) and --teacher CHECKPOINT are required"}
 	}
-	if *f.resume {
+	if cmd.Resume {
 		cfg = Config{}
-		cfg.Steps = runfolder.StepsFlag(fs)
+		cfg.Steps = cmd.Steps
 	}
-	return Train(ctx, cfg, *f.out, *f.resume, stdout)
+	return Train(ctx, cfg, cmd.Out, cmd.Resume, stdout)
 }

@@ -2,7 +2,6 @@ package opd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,14 +120,12 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 	fmt.Fprintf(log, "opd: student %s (%d parameters, %d trainable), teacher %s, %d prompts (%d held out), %s estimator, starting at step %d of %d\n",
 		cfg.Init, student.NumParams(), student.NumTrainable(), cfg.Teacher, len(pool), len(held), cfg.Estimator, start, cfg.Steps)
 
-	mf, err := runfolder.OpenMetrics(out, start)
+	steps, err := runfolder.OpenLog(out, start, cfg.Steps, log)
 	if err != nil {
 		return fmt.Errorf("opd: %w", err)
 	}
-	defer mf.Close()
-	menc := json.NewEncoder(mf)
+	defer steps.Close()
 	sched := cfg.Schedule()
-	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -160,12 +157,11 @@ func Train(ctx context.Context, cfg Config, out string, resume bool, log io.Writ
 				return fmt.Errorf("opd: evaluate at step %d: %w", mt.Step, err)
 			}
 			mt.Eval = map[string]float64{"kl": ev.KL, "if_checks": ev.Followed, "if_prompts": ev.Prompts}
-			progress.Note("eval at step %d: reverse KL %.4f, checks passed %.3f, prompts fully followed %.3f", mt.Step, ev.KL, ev.Followed, ev.Prompts)
+			steps.Note("eval at step %d: reverse KL %.4f, checks passed %.3f, prompts fully followed %.3f", mt.Step, ev.KL, ev.Followed, ev.Prompts)
 		}
-		if err := menc.Encode(mt); err != nil {
-			return fmt.Errorf("opd: metrics: %w", err)
+		if err := steps.Step(mt, fmt.Sprintf("kl %.4f  lr %.2e  grad-norm %.3f  %.0f tokens/s", st.KL, lr, norm, mt.TokensPerSec)); err != nil {
+			return fmt.Errorf("opd: %w", err)
 		}
-		progress.Step(mt.Step, fmt.Sprintf("kl %.4f  lr %.2e  grad-norm %.3f  %.0f tokens/s", st.KL, lr, norm, mt.TokensPerSec))
 		if cfg.Saves(mt.Step) {
 			if err := runfolder.SaveCheckpoint(out, student, opt, tok, mt.Step); err != nil {
 				return fmt.Errorf("opd: %w", err)

@@ -3,7 +3,6 @@ package rl
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/livehat/livehat/examples"
@@ -11,22 +10,8 @@ import (
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
-// cliFlags are TrainMain's flags that are not fields of Config.
-type cliFlags struct {
-	stage, out, config, harness *string
-	resume                      *bool
-	finish                      func()
-}
-
-func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f cliFlags
-	f.stage = fs.String("stage", "rl", "training stage: rl here")
-	f.out = fs.String("out", "", "run folder (required)")
-	f.config = fs.String("config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
-	f.resume = fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
-	f.harness = fs.String("harness", "", "base harness file (default: the embedded demo harness)")
+// registerFlags adds the configuration's flags to fs.
+func registerFlags(cfg *Config, fs *flag.FlagSet) func() {
 	fs.StringVar(&cfg.Init, "init", cfg.Init, "policy checkpoint to start from (with tokenizer.json), e.g. the OPD run's checkpoint")
 	fs.StringVar(&cfg.Reference, "reference", cfg.Reference, "reference checkpoint of the KL term (default: --init)")
 	t := &cfg.Tasks
@@ -51,8 +36,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) (*flag.FlagSet, cliFlags) {
 	fs.IntVar(&cfg.Reward.ReasoningBudget, "reasoning-budget", cfg.Reward.ReasoningBudget, "reasoning tokens at which the penalty is full")
 	fs.IntVar(&cfg.EvalTasks, "eval-tasks", cfg.EvalTasks, "held-out tasks of the evaluation")
 	fs.IntVar(&cfg.EvalSamples, "eval-samples", cfg.EvalSamples, "seeded samples per held-out task (0: one greedy)")
-	f.finish = cfg.Flags(fs)
-	return fs, f
+	return cfg.Flags(fs)
 }
 
 // LoadHarness reads the harness file at path, or the embedded demo
@@ -79,29 +63,24 @@ func LoadHarness(path string) (*harness.Harness, error) {
 // With --resume the run folder's run.json is used, only --steps may
 // change, and --harness must name the harness the run started with.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, fs, f, err := runfolder.ParseCommand(args, DefaultConfig,
-		func(c *Config) (*flag.FlagSet, cliFlags) { return newFlagSet(c, stderr) },
-		func(f cliFlags) string { return *f.config })
+	var harnessPath string
+	cfg, cmd, err := runfolder.ParseCommand(args, "rl", DefaultConfig, func(c *Config, fs *flag.FlagSet) func() {
+		fs.StringVar(&harnessPath, "harness", "", "base harness file (default: the embedded demo harness)")
+		return registerFlags(c, fs)
+	}, stderr)
 	if err != nil {
 		return err
 	}
-	f.finish()
-	if *f.stage != "rl" {
-		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q given to the rl stage", *f.stage)}
-	}
-	if *f.out == "" {
-		return &harness.UsageError{Msg: "--out DIR is required"}
-	}
-	if !*f.resume && cfg.Init == "" {
+	if !cmd.Resume && cfg.Init == "" {
 		return &harness.UsageError{Msg: "--init CHECKPOINT (the policy to start from) is required"}
 	}
-	if *f.resume {
+	if cmd.Resume {
 		cfg = Config{}
-		cfg.Steps = runfolder.StepsFlag(fs)
+		cfg.Steps = cmd.Steps
 	}
-	base, err := LoadHarness(*f.harness)
+	base, err := LoadHarness(harnessPath)
 	if err != nil {
 		return err
 	}
-	return Train(ctx, base, cfg, *f.out, *f.resume, stdout)
+	return Train(ctx, base, cfg, cmd.Out, cmd.Resume, stdout)
 }

@@ -2,7 +2,6 @@ package rl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -246,14 +245,12 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 	fmt.Fprintf(log, "rl: policy %s (%d parameters, %d trainable), %d tasks × %d rollouts a step, %.0f%% under fresh HSA variants, %.0f%% with tool faults, starting at step %d of %d\n",
 		cfg.Init, m.NumParams(), m.NumTrainable(), cfg.PromptsPerStep, cfg.Group, 100*cfg.Tasks.VariantShare, 100*cfg.Tasks.FaultShare, start, cfg.Steps)
 
-	mf, err := runfolder.OpenMetrics(out, start)
+	steps, err := runfolder.OpenLog(out, start, cfg.Steps, log)
 	if err != nil {
 		return fmt.Errorf("rl: %w", err)
 	}
-	defer mf.Close()
-	menc := json.NewEncoder(mf)
+	defer steps.Close()
 	sched := cfg.Schedule()
-	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -268,14 +265,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg Config, out string, r
 				return fmt.Errorf("rl: evaluate at step %d: %w", mt.Step, err)
 			}
 			mt.Eval = ev
-			progress.Note("eval at step %d: reward %.3f, score %.3f, accuracy %.3f, effectiveness %.3f, tool rationality %.3f, skill selection %.3f",
+			steps.Note("eval at step %d: reward %.3f, score %.3f, accuracy %.3f, effectiveness %.3f, tool rationality %.3f, skill selection %.3f",
 				mt.Step, ev["reward"], ev["score"], ev[Accuracy], ev[Effectiveness], ev[ToolRationality], ev[SkillSelection])
 		}
-		if err := menc.Encode(mt); err != nil {
-			return fmt.Errorf("rl: metrics: %w", err)
+		if err := steps.Step(mt, fmt.Sprintf("reward %.3f±%.3f  loss %.4f  kl %.4f  clip %.3f  lr %.2e  %.0f tokens/s",
+			*mt.RewardMean, *mt.RewardStd, mt.Loss, valueOr(mt.KL), *mt.ClipFrac, mt.LR, mt.TokensPerSec)); err != nil {
+			return fmt.Errorf("rl: %w", err)
 		}
-		progress.Step(mt.Step, fmt.Sprintf("reward %.3f±%.3f  loss %.4f  kl %.4f  clip %.3f  lr %.2e  %.0f tokens/s",
-			*mt.RewardMean, *mt.RewardStd, mt.Loss, valueOr(mt.KL), *mt.ClipFrac, mt.LR, mt.TokensPerSec))
 		if cfg.Saves(mt.Step) {
 			if err := runfolder.SaveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return fmt.Errorf("rl: %w", err)

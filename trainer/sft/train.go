@@ -2,7 +2,6 @@ package sft
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -223,15 +222,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		tok.VocabSize(), len(examples), len(held), tooLong, maxLen, meanLen(examples))
 
 	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), m.NumTrainable(), start, cfg.Steps)
-	mf, err := runfolder.OpenMetrics(out, start)
+	steps, err := runfolder.OpenLog(out, start, cfg.Steps, log)
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
-	defer mf.Close()
-	menc := json.NewEncoder(mf)
+	defer steps.Close()
 
 	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
-	progress := runfolder.NewProgress(log, start, cfg.Steps)
 	for step := start; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -274,14 +271,13 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 			el := ev.Mean()
 			mt.EvalLoss = &el
 		}
-		if err := menc.Encode(mt); err != nil {
-			return fmt.Errorf("sft: metrics: %w", err)
-		}
 		evalNote := ""
 		if mt.EvalLoss != nil {
 			evalNote = fmt.Sprintf("  eval-loss %.4f", *mt.EvalLoss)
 		}
-		progress.Step(mt.Step, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, lr, norm, mt.TokensPerSec))
+		if err := steps.Step(mt, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, lr, norm, mt.TokensPerSec)); err != nil {
+			return fmt.Errorf("sft: %w", err)
+		}
 		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
 			if err := runfolder.SaveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -126,31 +127,66 @@ func ConfigStage(path string) (string, error) {
 	return head.Stage, nil
 }
 
+// Command is what every stage's `livehat train` command line holds
+// besides the stage's configuration.
+type Command struct {
+	// Out is the run folder; Resume continues the run in it.
+	Out    string
+	Resume bool
+	// Steps is the --steps value when the command line set it (0
+	// otherwise): the one setting a resumed run may change.
+	Steps int
+}
+
 // ParseCommand parses a stage's command line over defaults(): register
-// builds the flag set over a configuration and returns it with the
-// stage's other flags, configPath reads the --config value from those.
-// When a config file is named it replaces the defaults and the command
-// line is parsed again on top of it, so flags override the file.
-func ParseCommand[C, F any](args []string, defaults func() C, register func(*C) (*flag.FlagSet, F), configPath func(F) string) (C, *flag.FlagSet, F, error) {
-	cfg := defaults()
-	fs, f := register(&cfg)
-	if err := fs.Parse(args); err != nil {
-		return cfg, fs, f, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fs, f, &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	if path := configPath(f); path != "" {
-		cfg = defaults()
-		if err := ReadConfig(path, &cfg); err != nil {
-			return cfg, fs, f, fmt.Errorf("train: %w", err)
-		}
-		fs, f = register(&cfg)
+// adds the configuration's flags to a flag set (and returns a function to
+// call after parsing, or nil). The common flags --stage (which must name
+// stage), --out, --config and --resume are added here. When a config file
+// is named it replaces the defaults and the command line is parsed again
+// on top of it, so flags override the file.
+func ParseCommand[C any](args []string, stage string, defaults func() C, register func(*C, *flag.FlagSet) func(), stderr io.Writer) (C, Command, error) {
+	var cmd Command
+	var stageFlag, configPath string
+	parse := func(cfg *C) error {
+		fs := flag.NewFlagSet("train", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.StringVar(&stageFlag, "stage", stage, "training stage: "+stage+" here")
+		fs.StringVar(&cmd.Out, "out", "", "run folder (required)")
+		fs.StringVar(&configPath, "config", "", "run configuration (JSON, the layout of a run folder's run.json); flags override it")
+		fs.BoolVar(&cmd.Resume, "resume", false, "continue the run in --out from its last checkpoint")
+		finish := register(cfg, fs)
 		if err := fs.Parse(args); err != nil {
-			return cfg, fs, f, err
+			return err
+		}
+		if fs.NArg() > 0 {
+			return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		}
+		if finish != nil {
+			finish()
+		}
+		cmd.Steps = StepsFlag(fs)
+		return nil
+	}
+	cfg := defaults()
+	if err := parse(&cfg); err != nil {
+		return cfg, cmd, err
+	}
+	if configPath != "" {
+		cfg = defaults()
+		if err := ReadConfig(configPath, &cfg); err != nil {
+			return cfg, cmd, fmt.Errorf("train: %w", err)
+		}
+		if err := parse(&cfg); err != nil {
+			return cfg, cmd, err
 		}
 	}
-	return cfg, fs, f, nil
+	switch {
+	case stageFlag != stage:
+		return cfg, cmd, &harness.UsageError{Msg: fmt.Sprintf("--stage %q given to the %s stage", stageFlag, stage)}
+	case cmd.Out == "":
+		return cfg, cmd, &harness.UsageError{Msg: "--out DIR is required"}
+	}
+	return cfg, cmd, nil
 }
 
 // StepsFlag returns the --steps value when the command line set it, else

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -174,18 +175,44 @@ func TrimMetrics(out string, step int) error {
 	return nil
 }
 
-// OpenMetrics trims metrics.jsonl to the resumed step and opens it for
-// appending.
-func OpenMetrics(out string, step int) (*os.File, error) {
-	if err := TrimMetrics(out, step); err != nil {
+// Log records a run's steps: a line of metrics.jsonl each (trimmed first
+// to the step the run resumes from, then appended) and the progress
+// report.
+type Log struct {
+	f        *os.File
+	enc      *json.Encoder
+	progress *Progress
+}
+
+// OpenLog opens the run folder's metrics for a run resuming at step start
+// (0 for a new one) and ending at step total; progress goes to w.
+func OpenLog(out string, start, total int, w io.Writer) (*Log, error) {
+	if err := TrimMetrics(out, start); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(out, MetricsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return f, nil
+	return &Log{f: f, enc: json.NewEncoder(f), progress: NewProgress(w, start, total)}, nil
 }
+
+// Step writes a step's metrics line and reports it with summary (the
+// latest numbers for the progress line).
+func (l *Log) Step(m Metrics, summary string) error {
+	if err := l.enc.Encode(m); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	l.progress.Step(m.Step, summary)
+	return nil
+}
+
+// Note reports a line of its own (an evaluation) without breaking the
+// progress line.
+func (l *Log) Note(format string, args ...any) { l.progress.Note(format, args...) }
+
+// Close closes metrics.jsonl.
+func (l *Log) Close() error { return l.f.Close() }
 
 // StartConfig writes cfg as the run folder's run.json for a new run, or,
 // when resuming, reads run.json into cfg. A new run refuses a folder that

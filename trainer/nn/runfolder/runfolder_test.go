@@ -84,13 +84,17 @@ func TestCheckpointRoundTripAndMetricsTrim(t *testing.T) {
 	}
 	lines := "{\"step\":1}\n{\"step\":2}\n{\"step\":3}\n{\"ste"
 	os.WriteFile(filepath.Join(out, MetricsFile), []byte(lines), 0o644)
-	f, err := OpenMetrics(out, 2)
+	var progress bytes.Buffer
+	l, err := OpenLog(out, 2, 3, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := l.Step(Metrics{Step: 3, Loss: 1}, "loss 1"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
 	data, _ := os.ReadFile(filepath.Join(out, MetricsFile))
-	if string(data) != "{\"step\":1}\n{\"step\":2}\n" {
+	if !strings.HasPrefix(string(data), "{\"step\":1}\n{\"step\":2}\n{\"step\":3,") || strings.Count(string(data), "\n") != 3 || !strings.Contains(progress.String(), "step 3/3  loss 1") {
 		t.Errorf("trimmed metrics: %q", data)
 	}
 }
