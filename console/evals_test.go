@@ -12,12 +12,19 @@ import (
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
-// evalEnv is a run env whose sandbox holds the example plugins the demo
-// harness names, as serve loads them.
+// evalEnv is a run env with the example plugins the demo harness names
+// loaded in its sandbox and installed as the organisation's plugins, as
+// serve installs them on first run.
 func evalEnv(t *testing.T) *testEnv {
 	t.Helper()
 	e, _ := newRunEnv(t)
 	withHookPlugins(t, e)
+	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
+	}
+	if err := e.srv.InstallExamples(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 
