@@ -347,10 +347,34 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 			t.Errorf("stream %s runs %s after shipping", sid, st.HarnessVersion)
 		}
 	}
-	// Another organisation's operator sees none of it (same org here, so
-	// check the scoping query directly).
-	if _, err := f.srv.orgExperiment(ctx, "another-org", id); err == nil {
-		t.Error("an experiment is visible to another organisation")
+	// Another organisation's operator sees none of it.
+	org, err := f.store.CreateOrg(ctx, "Other org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := f.store.CreateUser(ctx, store.NewUser{OrgID: org.ID, Username: "other-op", Role: store.RoleOperator, PasswordHash: "unused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherTok, err := f.store.CreateAPIToken(ctx, op.Scope(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, raw := f.call(t, otherTok, "GET", "/api/experiments", "", ""); code != 200 || string(raw) != "[]" {
+		t.Errorf("another organisation's list: %d %s", code, raw)
+	}
+	for _, path := range []string{"", "/report", "/series"} {
+		if code, _, _ := f.call(t, otherTok, "GET", "/api/experiments/"+id+path, "", ""); code != 404 {
+			t.Errorf("another organisation reading %s: %d, want 404", path, code)
+		}
+	}
+	for _, path := range []string{"/stop", "/ship"} {
+		if code, _, _ := f.call(t, otherTok, "POST", "/api/experiments/"+id+path, "", ""); code != 404 {
+			t.Errorf("another organisation posting %s: %d, want 404", path, code)
+		}
+	}
+	if code, _, _ := f.post(t, otherTok, f.demoStream, []map[string]any{{"id": "x", "viewer_id": "v", "item_id": "p-serum", "kind": "item_view", "time": time.Now()}}); code != 404 {
+		t.Errorf("another organisation posting events to the demo stream: %d, want 404", code)
 	}
 }
 
