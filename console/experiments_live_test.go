@@ -28,7 +28,7 @@ func TestLiveTurnsRunAndRecordTheStreamsArm(t *testing.T) {
 	// The treatment's weight makes the hash all but certain to give it the
 	// one stream (the control's share is 1e-12).
 	body, _ := json.Marshal(map[string]any{"name": "live", "unit": "stream", "streams": []string{e.demoStream},
-		"arms": []map[string]any{{"name": "control", "weight": 1e-6}, {"name": "short", "harness_version": v2.Version(), "weight": 1e6}},
+		"arms":                  []map[string]any{{"name": "control", "weight": 1e-6}, {"name": "short", "harness_version": v2.Version(), "weight": 1e6}},
 		"planned_units_per_arm": 1})
 	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
 	if code != 201 {
