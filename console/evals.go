@@ -240,7 +240,7 @@ func (e *evaluations) execute(ctx context.Context, sc store.Scope, id string, re
 	defer m.Close()
 	part := &eval.Suite{Name: suite.Name, Items: suite.Items[:req.N]}
 	var lastWrite time.Time
-	runner := &eval.Runner{Base: base, Sandbox: e.s.cfg.Sandbox, Model: m.Factory, Parallel: 2,
+	runner := &eval.Runner{Base: base, Sandbox: e.s.cfg.Sandbox, Plugins: e.s.orgPlugins(sc.OrgID), Model: m.Factory, Parallel: 2,
 		Logger: slog.New(slog.DiscardHandler),
 		Progress: func(done, total int) {
 			// Called under the runner's lock, item by item: a write at

@@ -386,7 +386,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 			phase := fmt.Sprintf("%s under %s", suite.Name, h.ShortVersion())
 			offset := done
 			run.publish(gateProgress{Done: done, Total: g.Total, Phase: phase})
-			runner := &eval.Runner{Base: h, Sandbox: s.cfg.Sandbox, Model: model.Factory, Parallel: 2, TurnTimeout: 30 * time.Second,
+			runner := &eval.Runner{Base: h, Sandbox: s.cfg.Sandbox, Plugins: s.orgPlugins(sc.OrgID), Model: model.Factory, Parallel: 2, TurnTimeout: 30 * time.Second,
 				Logger: quiet, Progress: func(d, _ int) {
 					run.publish(gateProgress{Done: offset + d, Total: g.Total, Phase: phase})
 					_ = s.store.SetHarnessGateProgress(bg, g.ID, offset+d, g.Total)

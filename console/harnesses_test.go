@@ -63,17 +63,19 @@ func (e *testEnv) expectField(t *testing.T, want int, field, token, method, path
 	}
 }
 
-// withHookPlugins loads the example plugins the demo harness names into
-// the test console's sandbox (built once and cached), as serve does.
+// withHookPlugins installs the example plugins the demo harness names as
+// the organisation's plugins (built once and cached), as serve does on
+// first run: gates and evaluations run the organisation's active versions.
 func withHookPlugins(t *testing.T, e *testEnv) {
 	t.Helper()
-	sb := e.srv.cfg.Sandbox
 	// Hooks on a busy test machine must not turn into fail-closed denials.
-	sb.SetTimeoutFloor(5 * time.Second)
+	e.srv.cfg.Sandbox.SetTimeoutFloor(5 * time.Second)
+	e.srv.cfg.PluginDirs = nil
 	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
-		if _, err := sb.LoadGoDir(context.Background(), filepath.Join("..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
+		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
+	}
+	if err := e.srv.InstallExamples(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -158,24 +158,9 @@ func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (
 		}
 		env = plugins.NewLocalEnv(cat, r.log, nil)
 	}
-	active, err := r.store.ActivePlugins(ctx, orgID)
+	ps, err := r.active(ctx, orgID)
 	if err != nil {
-		return nil, fmt.Errorf("console: plugins of org %s: %w", orgID, err)
-	}
-	ps := make([]*plugins.Plugin, 0, len(active))
-	for _, a := range active {
-		p, err := r.load(ctx, a.VersionID, a.PackageSHA256)
-		if err != nil {
-			// The session runs without it: its tools answer "not
-			// installed" and its hooks apply their failure policy,
-			// which is what a fail_closed compliance hook needs.
-			r.log.Error("plugin not loaded", "plugin", a.Name, "version", a.Version, "err", err)
-			r.mu.Lock()
-			r.failed[a.VersionID] = err.Error()
-			r.mu.Unlock()
-			continue
-		}
-		ps = append(ps, p)
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -196,6 +181,47 @@ func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (
 	built := &streamSet{gen: gen, env: env, set: runtime.NewPluginSet(env, ps...)}
 	r.sets[key] = built
 	return built.set, nil
+}
+
+// isolatedSet is the organisation's enabled active versions bound to
+// catalog in a plugin environment of its own, neither cached nor shared:
+// an evaluation item must not see what earlier items or live streams left
+// in a plugin's memory (a moderation hook's repeat detector, for one).
+func (r *pluginRuntime) isolatedSet(ctx context.Context, orgID string, catalog []byte) (*runtime.PluginSet, error) {
+	cat, err := parseCatalog(catalog)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := r.active(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.NewPluginSet(plugins.NewLocalEnv(cat, r.log, nil), ps...), nil
+}
+
+// active loads the organisation's enabled active plugin versions; one that
+// fails to load is left out and its problem recorded.
+func (r *pluginRuntime) active(ctx context.Context, orgID string) ([]*plugins.Plugin, error) {
+	active, err := r.store.ActivePlugins(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("console: plugins of org %s: %w", orgID, err)
+	}
+	ps := make([]*plugins.Plugin, 0, len(active))
+	for _, a := range active {
+		p, err := r.load(ctx, a.VersionID, a.PackageSHA256)
+		if err != nil {
+			// The session runs without it: its tools answer "not
+			// installed" and its hooks apply their failure policy,
+			// which is what a fail_closed compliance hook needs.
+			r.log.Error("plugin not loaded", "plugin", a.Name, "version", a.Version, "err", err)
+			r.mu.Lock()
+			r.failed[a.VersionID] = err.Error()
+			r.mu.Unlock()
+			continue
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
 }
 
 func parseCatalog(catalog []byte) (*plugins.Catalog, error) {

@@ -615,3 +615,13 @@ func (s *Server) deletePluginKey(c *fiber.Ctx) error {
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
+
+// orgPlugins binds each evaluation item to the organisation's active
+// plugin versions in an environment of its own, so a gate or evaluation
+// runs what the organisation's streams run (not whichever version was
+// loaded last) without sharing plugin memory between items.
+func (s *Server) orgPlugins(orgID string) func(ctx context.Context, catalog []byte) (*runtime.PluginSet, error) {
+	return func(ctx context.Context, catalog []byte) (*runtime.PluginSet, error) {
+		return s.plugins.isolatedSet(ctx, orgID, catalog)
+	}
+}

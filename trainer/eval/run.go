@@ -40,6 +40,10 @@ type Runner struct {
 	Base *harness.Harness
 	// Sandbox holds the hook plugins the harness names.
 	Sandbox *runtime.Sandbox
+	// Plugins, when set, chooses the plugin set an item's catalog is bound
+	// to instead of everything loaded in Sandbox: a console evaluates an
+	// organisation's active plugin versions, not the last one loaded.
+	Plugins func(ctx context.Context, catalog []byte) (*runtime.PluginSet, error)
 	Model   ModelFactory
 	// Parallel is how many items run at once; default 2.
 	Parallel int
@@ -135,7 +139,12 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	if err != nil {
 		return fail(err)
 	}
-	hooks, err := r.Sandbox.Plugins(catalog, nil)
+	var hooks *runtime.PluginSet
+	if r.Plugins != nil {
+		hooks, err = r.Plugins(ctx, catalog)
+	} else {
+		hooks, err = r.Sandbox.Plugins(catalog, nil)
+	}
 	if err != nil {
 		return fail(err)
 	}
