@@ -16,9 +16,10 @@ import (
 // is the harness version the stream was bound to when the turn ran; a turn
 // under another version (the switch at the turn boundary has not happened
 // yet, or a release moved the stream mid-experiment) is not the arm's and
-// is left out. Failures are logged: a turn is never held up by its
-// experiment.
-func (s *Server) experimentTurn(streamID, bound string, t *runtime.Turn) {
+// is left out. shed is how many viewer messages the session's queue dropped
+// since the previous turn (the shed guardrail). Failures are logged: a turn
+// is never held up by its experiment.
+func (s *Server) experimentTurn(streamID, bound string, t *runtime.Turn, shed int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if !s.experimentsReady(ctx) {
@@ -53,7 +54,7 @@ func (s *Server) experimentTurn(streamID, bound string, t *runtime.Turn) {
 	if t.Event == harness.EventNarrationTick {
 		rec.Viewer = ""
 	}
-	rec.Experiment, rec.Stream, rec.Arm, rec.Time = id, streamID, x.Arm, now
+	rec.Experiment, rec.Stream, rec.Arm, rec.Time, rec.Shed = id, streamID, x.Arm, now, shed
 	if err := exps.RecordTurn(ctx, rec); err != nil {
 		s.log.Warn("experiment turn: record", "experiment", id, "stream", streamID, "turn", t.ID, "err", err)
 	}

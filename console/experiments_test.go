@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -248,9 +249,9 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 	// twice as much. A turn under another version is not the arm's.
 	for i, sid := range f.streams {
 		x := armVersion(f, armOf[sid])
-		f.srv.experimentTurn(sid, f.demo.Version()+"-other", liveTurn(fmt.Sprintf("off-%d", i), "s-"+sid, "ghost"))
+		f.srv.experimentTurn(sid, f.demo.Version()+"-other", liveTurn(fmt.Sprintf("off-%d", i), "s-"+sid, "ghost"), 0)
 		for v := range 2 {
-			f.srv.experimentTurn(sid, x, liveTurn(fmt.Sprintf("t%d-%d", i, v), "s-"+sid, fmt.Sprintf("v%d-%d", i, v)))
+			f.srv.experimentTurn(sid, x, liveTurn(fmt.Sprintf("t%d-%d", i, v), "s-"+sid, fmt.Sprintf("v%d-%d", i, v)), v)
 		}
 		now := time.Now().UTC() // after the exposures above
 		var events []map[string]any
@@ -297,6 +298,10 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 	for _, a := range want.Arms {
 		if a.Units != n[a.Arm] || a.Replies != 2*n[a.Arm] {
 			t.Errorf("arm %s: %d units, %d replies; want %d and %d", a.Arm, a.Units, a.Replies, n[a.Arm], 2*n[a.Arm])
+		}
+		// One message shed per two answered in every stream: 1,000/3 per 1,000.
+		if m, _ := a.Metric(experiment.MetricShedPer1000); math.Abs(m.Value-1000.0/3) > 1e-9 {
+			t.Errorf("arm %s: shed per 1,000 messages %v, want 333.33", a.Arm, m.Value)
 		}
 	}
 	if want.Verdict.Decision != experiment.DecisionShip || want.Verdict.Winner != "short" {

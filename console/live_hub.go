@@ -660,15 +660,18 @@ func (r *liveRoom) maintain(ctx context.Context) {
 func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 	defer r.hub.wg.Done()
 	defer close(ls.pumped)
+	shed := 0 // messages dropped since the last turn, for the experiment's guardrail
 	for e := range events {
 		switch e.Kind {
 		case runtime.EventChunk:
 			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text)})
 		case runtime.EventTurn:
 			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), e.Record)
-			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, e.Record)
+			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, e.Record, shed)
+			shed = 0
 			r.publish("turn", trace)
 		case runtime.EventDropped:
+			shed++
 			r.mu.Lock()
 			if r.dropped == nil {
 				r.dropped = map[string]int{}
