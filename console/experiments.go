@@ -26,6 +26,9 @@ const (
 	maxEventBody = 4 << 20
 	// eventClockSkew is how far in the future a shop's event may be dated.
 	eventClockSkew = 2 * time.Minute
+	// maxEventID bounds a shop's event id: the store keeps it behind the
+	// stream id (36 bytes and a slash) within its 128-byte limit.
+	maxEventID = 91
 	// maxSeriesPoints bounds the points of a report over time.
 	maxSeriesPoints = 48
 	// seriesResamples is the bootstrap size of each point of a series: the
@@ -598,8 +601,8 @@ func catalogItems(raw json.RawMessage) []string {
 }
 
 // ingestEvents stores a batch of the stream's commerce events: each is
-// accepted, a duplicate of one stored before (idempotent by event id) or
-// rejected with the reason. An event's stream_id may be left out; it is
+// accepted, a duplicate of one stored before (idempotent by event id
+// within the stream) or rejected with the reason. An event's stream_id may be left out; it is
 // the stream of the path.
 func (s *Server) ingestEvents(c *fiber.Ctx, counter *prometheus.CounterVec) error {
 	if len(c.Body()) > maxEventBody {
@@ -620,8 +623,18 @@ func (s *Server) ingestEvents(c *fiber.Ctx, counter *prometheus.CounterVec) erro
 		return badRequest("events", "the batch is empty")
 	}
 	known := map[string]bool{}
+	ids := make([]string, len(events))
 	for i := range events {
 		ev := &events[i]
+		if len(ev.ID) > maxEventID {
+			return badRequest(fmt.Sprintf("events[%d].id", i), fmt.Sprintf("%d bytes, more than %d", len(ev.ID), maxEventID))
+		}
+		// Event ids are the shop's; stored under the stream, one shop's ids
+		// can never collide with (or block) another's.
+		ids[i] = ev.ID
+		if ev.ID != "" {
+			ev.ID = st.ID + "/" + ev.ID
+		}
 		if ev.Stream == "" {
 			ev.Stream = st.ID
 		}
@@ -638,6 +651,9 @@ func (s *Server) ingestEvents(c *fiber.Ctx, counter *prometheus.CounterVec) erro
 	res, err := s.experiments().Ingest(ctx, events, experiment.NewValidator(catalogItems(st.Catalog), eventClockSkew, s.store.Now))
 	if err != nil {
 		return err
+	}
+	for i := range res.Events {
+		res.Events[i].ID = ids[res.Events[i].Index]
 	}
 	if counter != nil {
 		counter.WithLabelValues(string(experiment.StatusAccepted)).Add(float64(res.Accepted))

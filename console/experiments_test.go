@@ -130,7 +130,7 @@ func (f *experimentFixture) post(t *testing.T, token, stream string, events []ma
 }
 
 func TestExperimentEventsIngestion(t *testing.T) {
-	f := newExperimentFixture(t, 0)
+	f := newExperimentFixture(t, 1)
 	now := time.Now().UTC()
 	good := []map[string]any{
 		{"id": "e1", "viewer_id": "v1", "item_id": "p-serum", "kind": "item_view", "time": now},
@@ -147,6 +147,16 @@ func TestExperimentEventsIngestion(t *testing.T) {
 	}
 	if n, _ := f.srv.experiments().CountEvents(context.Background()); n != 2 {
 		t.Errorf("%d events stored, want 2", n)
+	}
+	// Ids are the shop's per stream: another stream's e1 is its own event,
+	// and results name the ids as they were sent.
+	code, m, raw = f.post(t, f.admin, f.streams[1], good)
+	if code != 200 || m["accepted"] != 2.0 || m["events"].([]any)[0].(map[string]any)["id"] != "e1" {
+		t.Fatalf("the same ids on another stream: %d %s", code, raw)
+	}
+	long := []map[string]any{{"id": strings.Repeat("x", maxEventID+1), "viewer_id": "v1", "item_id": "p-serum", "kind": "item_view", "time": now}}
+	if code, m, _ := f.post(t, f.merchant, f.demoStream, long); code != 400 || m["field"] != "events[0].id" {
+		t.Errorf("an over-long id: %d %v", code, m)
 	}
 	bad := []map[string]any{
 		{"id": "b1", "viewer_id": "v1", "item_id": "p-none", "kind": "item_view", "time": now},
