@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-
-	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/harness"
 )
 
 // TestLiveTurnsRunAndRecordTheStreamsArm runs a stream-unit experiment on
@@ -18,13 +15,7 @@ import (
 func TestLiveTurnsRunAndRecordTheStreamsArm(t *testing.T) {
 	e := newLiveEnv(t)
 	ctx := context.Background()
-	admin, _ := e.store.UserByUsername(ctx, "admin")
-	v2 := e.demo.Clone()
-	v2.Pipeline.ReplyChars.Value = 100
-	doc, _ := harness.Marshal(v2)
-	if _, _, err := e.store.PutHarnessVersion(ctx, systemScope(admin.OrgID), store.HarnessVersion{Version: v2.Version(), Name: v2.Name, Document: doc}); err != nil {
-		t.Fatal(err)
-	}
+	v2 := putShorterVersion(t, e.testEnv)
 	// The treatment's weight makes the hash all but certain to give it the
 	// one stream (the control's share is 1e-12).
 	body, _ := json.Marshal(map[string]any{"name": "live", "unit": "stream", "streams": []string{e.demoStream},

@@ -29,12 +29,7 @@ func newExperimentFixture(t *testing.T, extraStreams int) *experimentFixture {
 	e := newTestEnv(t, nil)
 	ctx := context.Background()
 	admin, _ := e.store.UserByUsername(ctx, "admin")
-	v2 := e.demo.Clone()
-	v2.Pipeline.ReplyChars.Value = 100
-	doc, _ := harness.Marshal(v2)
-	if _, _, err := e.store.PutHarnessVersion(ctx, systemScope(admin.OrgID), store.HarnessVersion{Version: v2.Version(), Name: v2.Name, Document: doc}); err != nil {
-		t.Fatal(err)
-	}
+	v2 := putShorterVersion(t, e)
 	demo, err := e.store.Stream(ctx, admin.Scope(), e.demoStream)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +44,21 @@ func newExperimentFixture(t *testing.T, extraStreams int) *experimentFixture {
 		f.streams = append(f.streams, st.ID)
 	}
 	return f
+}
+
+// putShorterVersion stores the demo harness with shorter replies as a
+// second version of the demo organisation.
+func putShorterVersion(t *testing.T, e *testEnv) *harness.Harness {
+	t.Helper()
+	ctx := context.Background()
+	admin, _ := e.store.UserByUsername(ctx, "admin")
+	v2 := e.demo.Clone()
+	v2.Pipeline.ReplyChars.Value = 100
+	doc, _ := harness.Marshal(v2)
+	if _, _, err := e.store.PutHarnessVersion(ctx, systemScope(admin.OrgID), store.HarnessVersion{Version: v2.Version(), Name: v2.Name, Document: doc}); err != nil {
+		t.Fatal(err)
+	}
+	return v2
 }
 
 // create posts an experiment over the fixture's streams with the demo
