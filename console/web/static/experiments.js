@@ -144,8 +144,23 @@ LiveHAT.page(async () => {
         el('span', {}, v.reason), el('span', {class: 'small muted'}, '(' + fmt.pct(v.progress || 0) + ' of the planned sample)')));
       if (v.decision === 'ship' && x.state === 'stopped') {
         const ship = el('button', {id: 'ship-winner', onclick: async () => {
-          const rel = await act(base + '/ship', {}, 'Shipping ' + v.winner);
-          if (rel) toast('Published ' + fmt.short(rel.version) + ' to ' + rel.streams.length + ' stream(s)');
+          let body = {};
+          for (;;) {
+            try {
+              const rel = await api('POST', base + '/ship', body);
+              toast('Published ' + fmt.short(rel.version) + ' to ' + rel.streams.length + ' stream(s)');
+              await Promise.all([loadList(), loadDetail()]);
+              return;
+            } catch (err) {
+              // A gate that found regressions needs a recorded reason.
+              if (err.field === 'override' && !body.override) {
+                const reason = window.prompt(err.message + '\n\nReason to ship anyway (recorded with the release):');
+                if (reason) { body = {override: reason}; continue; }
+              }
+              showError(err);
+              return;
+            }
+          }
         }}, 'Ship the winner (' + v.winner + ')');
         out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, 'Publishes the winner’s harness version to the experiment’s streams through the release gate.')));
       } else if (v.decision === 'ship') {
