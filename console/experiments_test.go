@@ -410,3 +410,51 @@ func armVersion(f *experimentFixture, arm string) string {
 	}
 	return f.demo.Version()
 }
+
+// TestExperimentStopKeepsALaterRelease: a stream published to while the
+// experiment ran keeps what was published when the experiment stops, and
+// its turns under that version are not the arm's.
+func TestExperimentStopKeepsALaterRelease(t *testing.T) {
+	f := newExperimentFixture(t, 0)
+	ctx := context.Background()
+	body, _ := json.Marshal(map[string]any{"name": "one stream", "unit": "stream", "streams": f.streams,
+		"arms": []map[string]any{{"name": "control", "weight": 1e-6}, {"name": "short", "harness_version": f.candidate, "weight": 1e6}}})
+	code, m, raw := f.call(t, f.admin, "POST", "/api/experiments", "application/json", string(body))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	id := m["id"].(string)
+	if code, _, raw := f.call(t, f.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
+		t.Fatalf("start: %d %s", code, raw)
+	}
+	sc := f.adminUser.Scope()
+	if st, _ := f.store.Stream(ctx, sc, f.demoStream); st.HarnessVersion != f.candidate {
+		t.Fatalf("the stream runs %s, not the arm's version", st.HarnessVersion)
+	}
+	// A release moves the stream back to the demo version mid-experiment.
+	if err := f.store.SetStreamHarness(ctx, sc, f.demoStream, f.demo.Version()); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.experimentTurn(f.demoStream, f.demo.Version(), liveTurn("after-release", "s1", "v1"), 0)
+	if _, data, _ := f.srv.experiments().Data(ctx, id); len(data.Turns) != 0 {
+		t.Errorf("a turn under the released version was recorded for the arm: %+v", data.Turns)
+	}
+	v3 := f.demo.Clone()
+	v3.Pipeline.ReplyChars.Value = 90
+	doc, _ := harness.Marshal(v3)
+	if _, _, err := f.store.PutHarnessVersion(ctx, systemScope(f.adminUser.OrgID), store.HarnessVersion{Version: v3.Version(), Name: v3.Name, Document: doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.SetStreamHarness(ctx, sc, f.demoStream, v3.Version()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, raw := f.call(t, f.admin, "POST", "/api/experiments/"+id+"/stop", "", ""); code != 200 {
+		t.Fatalf("stop: %d %s", code, raw)
+	}
+	if st, _ := f.store.Stream(ctx, sc, f.demoStream); st.HarnessVersion != v3.Version() {
+		t.Errorf("after the stop the stream runs %s, not the version released to it", st.HarnessVersion)
+	}
+	if code, _, _ := f.call(t, f.admin, "POST", "/api/experiments/"+id+"/stop", "", ""); code != 409 {
+		t.Errorf("second stop: %d, want 409", code)
+	}
+}
