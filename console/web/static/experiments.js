@@ -259,7 +259,7 @@ LiveHAT.page(async () => {
       el('h2', {}, 'New experiment'),
       el('div', {class: 'form-grid'},
         field('Name', el('input', {name: 'name', required: true, placeholder: 'e.g. coupon skill on the beauty streams'})),
-        field('Unit of assignment', el('select', {name: 'unit'}, el('option', {value: 'stream'}, 'stream (live sessions)'), el('option', {value: 'viewer'}, 'viewer (events only)'))),
+        field('Unit of assignment', el('select', {name: 'unit'}, el('option', {value: 'stream'}, 'stream (live sessions)'), el('option', {value: 'viewer'}, 'viewer (cannot start: live sessions serve one version per stream)'))),
         field('Primary metric', el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, m)))),
         field('Analysis', el('select', {name: 'analysis'}, el('option', {value: 'fixed_horizon'}, 'fixed horizon'), el('option', {value: 'sequential'}, 'sequential (mSPRT)'))),
         field('Attribution window (minutes, 0 = all)', el('input', {name: 'attribution_window_minutes', type: 'number', min: '0', step: 'any', value: '30'})),
