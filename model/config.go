@@ -36,7 +36,11 @@ type Config struct {
 	AttentionBias bool
 	// QKNorm is true when queries and keys are RMS-normalised per head before
 	// RoPE (Qwen3).
-	QKNorm     bool
+	QKNorm bool
+	// MTPHeads is the number of multi-token-prediction heads
+	// (num_nextn_predict_layers, as DeepSeek-V3 names it); head i drafts
+	// the token i+2 positions ahead for speculative decoding. 0: none.
+	MTPHeads   int
 	BOSTokenID int // -1 when the config names none
 	EOSTokenID int // -1 when the config names none
 }
@@ -65,6 +69,7 @@ type hfConfig struct {
 	BOSTokenID            json.RawMessage `json:"bos_token_id,omitempty"`
 	EOSTokenID            json.RawMessage `json:"eos_token_id,omitempty"`
 	QuantizationConfig    *quantConfig    `json:"quantization_config,omitempty"`
+	NumNextNPredictLayers *int            `json:"num_nextn_predict_layers,omitempty"`
 }
 
 // quantConfig records how a checkpoint of ours stores Q8 weights.
@@ -147,6 +152,9 @@ func parseConfig(data []byte) (Config, *quantConfig, error) {
 	if h.RopeTheta != nil {
 		c.RopeTheta = *h.RopeTheta
 	}
+	if h.NumNextNPredictLayers != nil {
+		c.MTPHeads = *h.NumNextNPredictLayers
+	}
 	c.RMSNormEps = 1e-6
 	if h.RMSNormEps != nil {
 		c.RMSNormEps = *h.RMSNormEps
@@ -224,6 +232,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s = %d out of range", p.name, p.v)
 		}
 	}
+	if c.MTPHeads < 0 || c.MTPHeads > MaxMTPHeads {
+		return fmt.Errorf("config: num_nextn_predict_layers = %d out of range [0, %d]", c.MTPHeads, MaxMTPHeads)
+	}
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return fmt.Errorf("config: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumHeads, c.NumKVHeads)
 	}
@@ -279,6 +290,9 @@ func (c Config) marshal(q *quantConfig) ([]byte, error) {
 	if c.Architecture == Qwen3 {
 		h.HeadDim = &c.HeadDim
 		h.AttentionBias = &c.AttentionBias
+	}
+	if c.MTPHeads > 0 {
+		h.NumNextNPredictLayers = &c.MTPHeads
 	}
 	if c.BOSTokenID >= 0 {
 		h.BOSTokenID, _ = json.Marshal(c.BOSTokenID)

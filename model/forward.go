@@ -17,21 +17,21 @@ import (
 // len(tokens)×VocabSize floats, so prompts go through Prefill). The tokens
 // are appended to the sequence.
 func (m *Model) Forward(ctx context.Context, seq *Sequence, tokens []int) ([]float32, error) {
-	out, err := m.step(ctx, []*Sequence{seq}, [][]int{tokens}, true)
+	out, err := m.step(ctx, []*Sequence{seq}, [][]int{tokens}, []bool{true})
 	if err != nil {
 		return nil, err
 	}
-	return out[0], nil
+	return out[0].Logits, nil
 }
 
 // Decode appends one token to the sequence and returns the logits that
 // predict the next one.
 func (m *Model) Decode(ctx context.Context, seq *Sequence, token int) ([]float32, error) {
-	out, err := m.step(ctx, []*Sequence{seq}, [][]int{{token}}, false)
+	out, err := m.step(ctx, []*Sequence{seq}, [][]int{{token}}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return out[0], nil
+	return out[0].Logits, nil
 }
 
 // Batch advances several sequences by one token each in a single step, the
@@ -47,7 +47,7 @@ func (m *Model) Batch(ctx context.Context, seqs []*Sequence, tokens []int) ([][]
 	for i := range tokens {
 		in[i] = tokens[i : i+1]
 	}
-	return m.step(ctx, seqs, in, false)
+	return logitsOf(m.step(ctx, seqs, in, nil))
 }
 
 // Step is the general continuous-batching step: each sequence appends its
@@ -58,7 +58,40 @@ func (m *Model) Step(ctx context.Context, seqs []*Sequence, tokens [][]int) ([][
 	if len(seqs) != len(tokens) {
 		return nil, fmt.Errorf("model: step of %d sequences with %d token lists", len(seqs), len(tokens))
 	}
-	return m.step(ctx, seqs, tokens, false)
+	return logitsOf(m.step(ctx, seqs, tokens, nil))
+}
+
+// StepOutput is one sequence's result of StepOutputs.
+type StepOutput struct {
+	// Logits holds rows×VocabSize scores: one row per token of the step
+	// when the sequence's all flag was set, else one for its last token.
+	Logits []float32
+	// Hidden holds the same rows' hidden states (rows×HiddenSize): the
+	// last layer's output before the final norm, which the MTP heads read.
+	Hidden []float32
+}
+
+// StepOutputs is Step returning hidden states too, and the logits of every
+// token of the sequences whose all flag is set (nil: none), as verifying a
+// speculative draft needs: the k drafted tokens and the token before them
+// go through the model in one pass, and the logits at each position say
+// whether the next draft is accepted.
+func (m *Model) StepOutputs(ctx context.Context, seqs []*Sequence, tokens [][]int, all []bool) ([]StepOutput, error) {
+	if len(seqs) != len(tokens) || (all != nil && len(all) != len(seqs)) {
+		return nil, fmt.Errorf("model: step of %d sequences with %d token lists and %d flags", len(seqs), len(tokens), len(all))
+	}
+	return m.step(ctx, seqs, tokens, all)
+}
+
+func logitsOf(out []StepOutput, err error) ([][]float32, error) {
+	if err != nil {
+		return nil, err
+	}
+	logits := make([][]float32, len(out))
+	for i, o := range out {
+		logits[i] = o.Logits
+	}
+	return logits, nil
 }
 
 // item is one sequence's part of a step.
@@ -69,10 +102,11 @@ type item struct {
 	row    int // first row of the step's activations
 }
 
-// step runs the forward pass. With all, it returns the logits of every
-// token of each sequence, else only of each sequence's last token. On error
-// or cancellation the sequences are left as they were.
-func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all bool) ([][]float32, error) {
+// step runs the forward pass. It returns the logits and hidden states of
+// every token of sequence i when all[i] is set (all may be nil), else only
+// of its last token. On error or cancellation the sequences are left as
+// they were.
+func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all []bool) ([]StepOutput, error) {
 	c := m.Config
 	if len(seqs) == 0 {
 		return nil, errors.New("model: step without sequences")
@@ -184,11 +218,12 @@ func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all 
 		return nil, err
 	}
 
-	// The LM head is the largest matrix; with all == false only each
+	// The LM head is the largest matrix; without the all flag only each
 	// sequence's last row goes through it.
+	every := func(i int) bool { return all != nil && all[i] }
 	var outRows []int
-	for _, it := range items {
-		if all {
+	for i, it := range items {
+		if every(i) {
 			for j := range it.tokens {
 				outRows = append(outRows, it.row+j)
 			}
@@ -200,18 +235,22 @@ func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all 
 	for i, r := range outRows {
 		copy(final[i*H:(i+1)*H], x[r*H:(r+1)*H])
 	}
+	hidden := slices.Clone(final)
 	rmsNormRows(b, final, final, m.Norm, len(outRows), H, c.RMSNormEps)
 	logits := make([]float32, len(outRows)*c.VocabSize)
 	b.Linear(logits, final, len(outRows), m.LMHead)
 
-	out := make([][]float32, len(items))
+	out := make([]StepOutput, len(items))
 	next := 0
 	for i, it := range items {
 		n := 1
-		if all {
+		if every(i) {
 			n = len(it.tokens)
 		}
-		out[i] = logits[next*c.VocabSize : (next+n)*c.VocabSize : (next+n)*c.VocabSize]
+		out[i] = StepOutput{
+			Logits: logits[next*c.VocabSize : (next+n)*c.VocabSize : (next+n)*c.VocabSize],
+			Hidden: hidden[next*H : (next+n)*H : (next+n)*H],
+		}
 		next += n
 		it.seq.tokens = append(it.seq.tokens, it.tokens...)
 	}

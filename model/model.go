@@ -33,6 +33,9 @@ type Model struct {
 	// LMHead maps hidden states to logits; it is Embed itself when the
 	// config ties the embeddings.
 	LMHead *Weight
+	// MTP holds the multi-token-prediction heads (Config.MTPHeads of them)
+	// that draft tokens for speculative decoding.
+	MTP []MTPHead
 
 	backend    Backend
 	maxContext int
@@ -132,7 +135,7 @@ func (m *Model) tensors() []tensorShape {
 	if !c.TieWordEmbeddings {
 		ts = append(ts, tensorShape{"lm_head.weight", c.VocabSize, c.HiddenSize, true, &m.LMHead})
 	}
-	return ts
+	return append(ts, m.mtpTensors()...)
 }
 
 // newEmpty validates cfg and opts and returns a model without weights.
@@ -148,7 +151,7 @@ func newEmpty(cfg Config, opts Options) (*Model, error) {
 	if opts.MaxContext < 0 {
 		return nil, fmt.Errorf("model: negative MaxContext %d", opts.MaxContext)
 	}
-	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers), prefillChunk: 512, gemmAttentionKeys: 256}
+	m := &Model{Config: cfg, DType: opts.DType, Layers: make([]Layer, cfg.NumLayers), MTP: make([]MTPHead, cfg.MTPHeads), prefillChunk: 512, gemmAttentionKeys: 256}
 	m.maxContext = cfg.MaxPositionEmbeddings
 	if opts.MaxContext > 0 {
 		m.maxContext = min(opts.MaxContext, m.maxContext)
@@ -168,9 +171,17 @@ func NewRandom(cfg Config, seed uint64, opts Options) (*Model, error) {
 	if m.DType == "" {
 		m.DType = F32
 	}
+	if err := m.randomize(m.tensors(), seed); err != nil {
+		return nil, err
+	}
+	m.finish(opts)
+	return m, nil
+}
+
+// randomize fills the tensors ts with random values as NewRandom describes.
+func (m *Model) randomize(ts []tensorShape, seed uint64) error {
 	// Each tensor draws from its own stream, so tensors can be generated in
 	// parallel and the weights do not depend on the scheduling.
-	ts := m.tensors()
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -205,11 +216,7 @@ func NewRandom(cfg Config, seed uint64, opts Options) (*Model, error) {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	m.finish(opts)
-	return m, nil
+	return errors.Join(errs...)
 }
 
 func isNorm(name string) bool { return strings.HasSuffix(name, "norm.weight") }

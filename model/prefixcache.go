@@ -228,11 +228,11 @@ func (m *Model) Prefill(ctx context.Context, seq *Sequence, tokens []int, cache 
 	}
 	// Long prompts run in chunks so that activation memory stays bounded
 	// (a 32k-token prompt in one step would need gigabytes for the MLP).
-	var out [][]float32
+	var out []StepOutput
 	for len(rest) > 0 {
 		n := min(len(rest), m.prefillChunk)
 		var err error
-		if out, err = m.step(ctx, []*Sequence{seq}, [][]int{rest[:n]}, false); err != nil {
+		if out, err = m.step(ctx, []*Sequence{seq}, [][]int{rest[:n]}, nil); err != nil {
 			seq.Truncate(before) // the prompt was not consumed
 			return nil, err
 		}
@@ -241,5 +241,5 @@ func (m *Model) Prefill(ctx context.Context, seq *Sequence, tokens []int, cache 
 	if cache != nil {
 		cache.Store(seq)
 	}
-	return out[0], nil
+	return out[0].Logits, nil
 }
