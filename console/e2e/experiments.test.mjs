@@ -19,11 +19,11 @@ test('the operator runs an experiment and sees the shop events per arm', async (
   await form.locator('input[name=planned_units_per_arm]').fill('1');
   await form.locator('select[name="arms[1].harness_version"]').selectOption({index: 1});
   await form.locator('button[type=submit]').click();
-  await page.locator('#experiment-card >> text=draft').waitFor();
+  await page.locator('#experiment-card span.badge:text-is("draft")').waitFor();
   assert.equal(await page.locator('#experiment-card h2').textContent(), name);
 
   await page.click('#start-experiment');
-  await page.locator('#experiment-card >> text=running').waitFor();
+  await page.locator('#experiment-card span.badge:text-is("running")').waitFor();
   await page.locator('#arm-table').waitFor();
 
   // The shop side posts events with an API token, as a script would.
@@ -65,7 +65,7 @@ test('the operator runs an experiment and sees the shop events per arm', async (
   await shot(page, 'experiments');
 
   await page.click('#stop-experiment');
-  await page.locator('#experiment-card >> text=stopped').waitFor();
+  await page.locator('#experiment-card span.badge:text-is("stopped")').waitFor();
   assert.equal(await page.evaluate(() => window.pwned), undefined);
   assert.deepEqual(page.problems, []);
   await page.context().close();
