@@ -32,6 +32,7 @@ import (
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/constrain"
+	"github.com/livehat/livehat/model/cuda"
 	"github.com/livehat/livehat/model/sample"
 	"github.com/livehat/livehat/model/tokenizer"
 )
@@ -78,6 +79,21 @@ type Options struct {
 	// PrefixCacheBytes bounds the prefix cache's keys and values. 0 means
 	// DefaultPrefixCacheBytes; a negative value disables the cache.
 	PrefixCacheBytes int64
+	// Speculative is how many tokens the model's multi-token-prediction
+	// heads draft per step for each decoding request, at most the model's
+	// Config.MTPHeads; the request's next step verifies them in the same
+	// pass that feeds its next token. 0 turns speculative decoding off.
+	// Replies keep their distribution (greedy replies are unchanged); only
+	// the number of steps falls, by the mean accepted length, which
+	// Usage.Speculation and Stats.Speculation report.
+	Speculative int
+	// Backend names the backend Load computes on when Model.Backend is
+	// nil: "cpu" or "cuda". Empty means the LIVEHAT_BACKEND environment
+	// variable (cpu when unset). Load fails when "cuda" is chosen and no
+	// device opens, rather than falling back to the CPU: a deployment that
+	// asked for the GPU would otherwise serve many times slower without
+	// anyone noticing.
+	Backend string
 }
 
 // Request is one chat completion.
@@ -165,6 +181,9 @@ type Usage struct {
 	Prefill time.Duration
 	// Decode is the time from the first generated token to the end.
 	Decode time.Duration
+	// Speculation counts the request's verification steps and its drafted
+	// and accepted tokens (zero without speculative decoding).
+	Speculation model.SpecStats
 }
 
 // Engine serves chat completions from one model to any number of
@@ -174,8 +193,12 @@ type Engine struct {
 	tok   *tokenizer.Tokenizer
 	opts  Options
 	cache *model.PrefixCache
-	// owned is the backend Load created, stopped by Close.
-	owned *model.CPU
+	// owned releases what Load created (the backend, a GPU device); Close
+	// calls it.
+	owned func()
+	// headDraft runs MTP head d over the rows of the requests given
+	// (model.Draft; tests substitute drafts of known quality).
+	headDraft func(d int, rs []*request, hidden []float32, tokens []int) (next, logits []float32, err error)
 
 	special      []bool   // by token id: added tokens marked special
 	specialTexts []string // their contents
@@ -197,18 +220,21 @@ type Engine struct {
 }
 
 // Load builds an engine from a Hugging Face checkpoint directory:
-// config.json, model.safetensors (or its shards) and tokenizer.json.
+// config.json, model.safetensors (or its shards) and tokenizer.json. Without
+// Options.Model.Backend it computes on the backend Options.Backend names
+// and stops it (and closes its GPU device) on Close.
 func Load(dir string, opts Options) (*Engine, error) {
 	mopts := opts.Model
-	var owned *model.CPU
+	owned := func() {}
 	if mopts.Backend == nil {
-		owned = model.NewCPU(0)
-		mopts.Backend = owned
+		b, release, err := openBackend(opts.Backend)
+		if err != nil {
+			return nil, fmt.Errorf("engine: load %s: %w", dir, err)
+		}
+		mopts.Backend, owned = b, release
 	}
 	fail := func(err error) (*Engine, error) {
-		if owned != nil {
-			owned.Close()
-		}
+		owned()
 		return nil, fmt.Errorf("engine: load %s: %w", dir, err)
 	}
 	m, err := model.Load(dir, mopts)
@@ -226,13 +252,40 @@ func Load(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// openBackend creates the backend name selects ("" reads LIVEHAT_BACKEND)
+// and the function that releases it.
+func openBackend(name string) (model.Backend, func(), error) {
+	if name == "" {
+		var err error
+		if name, err = cuda.BackendName(); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch name {
+	case "cpu":
+		cpu := model.NewCPU(0)
+		return cpu, cpu.Close, nil
+	case "cuda":
+		d, err := cuda.Open(cuda.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("backend cuda (LIVEHAT_BACKEND=cpu computes on the CPU instead): %w", err)
+		}
+		b := cuda.NewBackend(d, 0)
+		return b, func() {
+			b.Close()
+			d.Close()
+		}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown backend %q (want cpu or cuda)", name)
+}
+
 // New builds an engine over a model and its tokenizer. The engine does not
 // own the model's backend; the caller stops it after Close.
 func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error) {
-	return newEngine(m, tok, opts, nil)
+	return newEngine(m, tok, opts, func() {})
 }
 
-func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned *model.CPU) (*Engine, error) {
+func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned func()) (*Engine, error) {
 	if m == nil || tok == nil {
 		return nil, errors.New("engine: a model and a tokenizer are required")
 	}
@@ -255,6 +308,9 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned *mo
 	if opts.PrefixCacheBytes == 0 {
 		opts.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
+	if opts.Speculative < 0 || opts.Speculative > len(m.MTP) {
+		return nil, fmt.Errorf("engine: Speculative %d: the model has %d MTP heads", opts.Speculative, len(m.MTP))
+	}
 	e := &Engine{
 		model:   m,
 		tok:     tok,
@@ -265,6 +321,9 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned *mo
 		submit:  make(chan *request),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
+	}
+	e.headDraft = func(d int, _ []*request, hidden []float32, tokens []int) ([]float32, []float32, error) {
+		return m.Draft(d, hidden, tokens)
 	}
 	if opts.PrefixCacheBytes > 0 {
 		e.cache = model.NewPrefixCache(m, opts.PrefixCacheBytes)
@@ -296,9 +355,7 @@ func (e *Engine) Close() error {
 		close(e.quit)
 		e.stopSteps()
 		<-e.stopped
-		if e.owned != nil {
-			e.owned.Close()
-		}
+		e.owned()
 	})
 	return nil
 }
@@ -322,6 +379,8 @@ type Stats struct {
 	MaxStepSequences int
 	// PrefixCache holds the prefix cache's counters (zero when disabled).
 	PrefixCache model.PrefixCacheStats
+	// Speculation sums the requests' speculative-decoding counts.
+	Speculation model.SpecStats
 }
 
 // Stats returns the engine's counters.

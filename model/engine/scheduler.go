@@ -29,11 +29,19 @@ type request struct {
 	fed       int             // prompt tokens in seq
 	generated int
 	next      int // sampled token to feed in the next step
-	usage     Usage
-	submitted time.Time
-	admitted  time.Time
-	firstTok  time.Time
-	finished  bool
+	// hidden is the trunk's hidden state at the last token in seq (the one
+	// that predicted next), which the MTP heads draft from; nil until the
+	// prompt is read.
+	hidden []float32
+	// drafts are the tokens drafted after next for this step, and
+	// draftDists the distributions they were drawn from.
+	drafts     []int
+	draftDists []sample.Dist
+	usage      Usage
+	submitted  time.Time
+	admitted   time.Time
+	firstTok   time.Time
+	finished   bool
 
 	mu      sync.Mutex
 	pending []Delta
@@ -219,13 +227,16 @@ func commonPrefix(a, b []int) int {
 }
 
 // step runs one model step over the active requests and advances each by
-// its result.
+// its result. With speculative decoding, each decoding request first drafts
+// tokens with the MTP heads and feeds them after its next token, and the
+// step's logits at those positions verify them.
 func (e *Engine) step(active []*request) error {
 	seqs := make([]*model.Sequence, 0, len(active))
 	tokens := make([][]int, 0, len(active))
 	stepped := make([]*request, 0, len(active))
 	budget := e.opts.PrefillChunk
 	for i, r := range active {
+		r.drafts, r.draftDists = r.drafts[:0], r.draftDists[:0]
 		if r.prefilling() {
 			if budget == 0 {
 				continue
@@ -251,6 +262,16 @@ func (e *Engine) step(active []*request) error {
 	if len(seqs) == 0 {
 		return nil
 	}
+	if err := e.draft(stepped); err != nil {
+		return err
+	}
+	all := make([]bool, len(stepped))
+	for i, r := range stepped {
+		if len(r.drafts) > 0 {
+			tokens[i] = append(tokens[i], r.drafts...)
+			all[i] = true
+		}
+	}
 	e.statsMu.Lock()
 	e.stats.Steps++
 	e.stats.StepSequences += int64(len(seqs))
@@ -270,7 +291,11 @@ func (e *Engine) step(active []*request) error {
 		})
 		defer stop()
 	}
-	logits, err := e.model.Step(ctx, seqs, tokens)
+	starts := make([]int, len(seqs))
+	for i, s := range seqs {
+		starts[i] = s.Len()
+	}
+	out, err := e.model.StepOutputs(ctx, seqs, tokens, all)
 	if err != nil {
 		switch {
 		case e.stepCtx.Err() != nil:
@@ -294,14 +319,167 @@ func (e *Engine) step(active []*request) error {
 				continue
 			}
 		}
-		e.advance(r, logits[i])
+		if len(r.drafts) > 0 {
+			e.verify(r, out[i], starts[i])
+			continue
+		}
+		r.hidden = out[i].Hidden
+		e.advance(r, out[i].Logits)
 	}
 	return nil
+}
+
+// draftLimit is how many tokens r may draft this step: the engine's
+// setting, cut so that the verified tokens fit the context and do not run
+// past MaxTokens.
+func (e *Engine) draftLimit(r *request) int {
+	if e.opts.Speculative == 0 || r.prefilling() || r.hidden == nil {
+		return 0
+	}
+	k := min(e.opts.Speculative, e.model.MaxContext()-r.seq.Len()-1)
+	if r.maxTokens > 0 {
+		k = min(k, r.maxTokens-r.generated-1)
+	}
+	return max(k, 0)
+}
+
+// draft lets the MTP heads propose each decoding request's drafts, head by
+// head over all drafting requests at once so that a head's matrices are
+// read once per step. A draft is drawn from the head's distribution under
+// the request's own sampler (its most likely token when greedy) and that
+// distribution is kept for verification.
+func (e *Engine) draft(stepped []*request) error {
+	var rs []*request
+	var limits []int
+	for _, r := range stepped {
+		if k := e.draftLimit(r); k > 0 {
+			rs = append(rs, r)
+			limits = append(limits, k)
+		}
+	}
+	H, V := e.model.Config.HiddenSize, e.model.Config.VocabSize
+	hidden := make([][]float32, len(rs))
+	for i, r := range rs {
+		hidden[i] = r.hidden
+	}
+	history := make([][]int, len(rs))
+	for d := 0; len(rs) > 0; d++ {
+		var rows []int
+		for i := range rs {
+			if limits[i] > d {
+				rows = append(rows, i)
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		in := make([]float32, 0, len(rows)*H)
+		last := make([]int, len(rows))
+		group := make([]*request, len(rows))
+		for j, i := range rows {
+			r := rs[i]
+			in = append(in, hidden[i]...)
+			last[j] = r.next
+			if d > 0 {
+				last[j] = r.drafts[d-1]
+			}
+			group[j] = r
+		}
+		next, logits, err := e.headDraft(d, group, in, last)
+		if err != nil {
+			return fmt.Errorf("engine: draft: %w", err)
+		}
+		for j, i := range rows {
+			r := rs[i]
+			hidden[i] = next[j*H : (j+1)*H]
+			if d == 0 {
+				// The history already ends with next; clipped, so that
+				// appending drafts copies it.
+				history[i] = slices.Clip(r.history)
+			}
+			q, err := r.sampler.Dist(logits[j*V:(j+1)*V], history[i], nil)
+			if err != nil {
+				// A head that yields no usable draft only costs this
+				// request its speculation for the step.
+				limits[i] = d
+				continue
+			}
+			tok := r.sampler.Draw(q)
+			r.drafts = append(r.drafts, tok)
+			r.draftDists = append(r.draftDists, q)
+			history[i] = append(history[i], tok)
+		}
+	}
+	return nil
+}
+
+// verify advances a request that fed its next token and drafts: position
+// by position, the drafted token stands or is replaced under the
+// speculative-sampling rule (for greedy sampling: it stands when it is the
+// model's own choice), and each token chosen goes through the reply, stop
+// strings and the tool-call constraint exactly as in plain decoding, so a
+// draft inside a constrained call is checked by the constraint. The first
+// replaced draft ends the step, and the cache of the positions after it is
+// dropped. start is the sequence's length before the step.
+func (e *Engine) verify(r *request, out model.StepOutput, start int) {
+	V, H := e.model.Config.VocabSize, e.model.Config.HiddenSize
+	// The counts are updated before each token goes out, since the token
+	// that finishes the request also freezes its Usage.
+	e.count(r, model.SpecStats{Steps: 1, Drafted: len(r.drafts)})
+	accepted := 0
+	for j := 0; j <= len(r.drafts) && !r.finished; j++ {
+		var mask []uint64
+		if r.guard != nil {
+			mask = r.guard.allowed()
+		}
+		logits := out.Logits[j*V : (j+1)*V]
+		if j == len(r.drafts) {
+			e.advanceAt(r, logits, start+1+j)
+			break
+		}
+		p, err := r.sampler.Dist(logits, r.history, mask)
+		if err != nil {
+			r.finish(FinishStop, fmt.Errorf("engine: sample: %w", err))
+			break
+		}
+		id, ok := r.sampler.Verify(p, r.draftDists[j], r.drafts[j])
+		if ok {
+			accepted++
+			e.count(r, model.SpecStats{Accepted: 1})
+		}
+		e.emit(r, id, start+1+j)
+		if !ok {
+			break
+		}
+	}
+	if r.finished {
+		return
+	}
+	if err := r.seq.Truncate(start + 1 + accepted); err != nil {
+		r.finish(FinishStop, fmt.Errorf("engine: roll back drafts: %w", err))
+		return
+	}
+	r.hidden = out.Hidden[accepted*H : (accepted+1)*H]
+}
+
+// count adds speculation counts to the request's usage and the engine's
+// stats.
+func (e *Engine) count(r *request, st model.SpecStats) {
+	r.usage.Speculation = r.usage.Speculation.Add(st)
+	e.statsMu.Lock()
+	e.stats.Speculation = e.stats.Speculation.Add(st)
+	e.statsMu.Unlock()
 }
 
 // advance samples the request's next token from logits and passes it
 // through the reply's text, finishing the request when it is complete.
 func (e *Engine) advance(r *request, logits []float32) {
+	e.advanceAt(r, logits, r.seq.Len())
+}
+
+// advanceAt is advance for a sequence whose first seqLen tokens are the
+// ones the logits follow.
+func (e *Engine) advanceAt(r *request, logits []float32, seqLen int) {
 	var mask []uint64
 	if r.guard != nil {
 		mask = r.guard.allowed()
@@ -311,6 +489,12 @@ func (e *Engine) advance(r *request, logits []float32) {
 		r.finish(FinishStop, fmt.Errorf("engine: sample: %w", err))
 		return
 	}
+	e.emit(r, id, seqLen)
+}
+
+// emit appends a chosen token to the reply, finishing the request when it
+// is complete; seqLen is the number of sequence tokens before it.
+func (e *Engine) emit(r *request, id, seqLen int) {
 	if r.generated == 0 {
 		r.firstTok = time.Now()
 	}
@@ -332,7 +516,7 @@ func (e *Engine) advance(r *request, logits []float32) {
 	case stopped:
 		e.complete(r, FinishStop)
 	case r.maxTokens > 0 && r.generated >= r.maxTokens,
-		r.seq.Len() >= e.model.MaxContext():
+		seqLen >= e.model.MaxContext():
 		e.complete(r, FinishLength)
 	default:
 		r.next = id
