@@ -217,7 +217,7 @@ func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 	}
 	// A session of its own: the turn runs the stream's harness, plugins
 	// and catalog without queueing behind (or merging with) live viewers.
-	sess, _, err := h.newSession(h.ctx, st, setup, runtime.Config{MaxTokens: maxTokens,
+	sess, _, modelName, err := h.newSession(h.ctx, st, setup, runtime.Config{MaxTokens: maxTokens,
 		Context: func() []harness.ContextItem { return setup.context }})
 	if err != nil {
 		<-sem
@@ -236,7 +236,7 @@ func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 	model := streamModelPrefix + st.ID
 	created := time.Now().Unix()
 	finish := func(t *runtime.Turn) (turnTrace, string) {
-		trace := h.record(st.ID, store.TurnSourceAPI, setup.bound, t)
+		trace := h.record(st.ID, store.TurnSourceAPI, setup.bound, modelName, t)
 		if r := h.existing(st.ID); r != nil {
 			r.publish("turn", trace)
 		}

@@ -230,8 +230,8 @@ func (h *liveHub) air(c *fiber.Ctx) error {
 		if _, err := h.setupOf(c.UserContext(), st); err != nil {
 			return err
 		}
-		if h.s.cfg.Model == nil {
-			return errNoModel
+		if _, _, err := h.s.liveModel(c.UserContext(), st.OrgID); err != nil {
+			return err
 		}
 	}
 	st, err = h.s.store.SetStreamOnAir(c.UserContext(), scopeOf(c), st.ID, *req.OnAir)
@@ -315,7 +315,7 @@ func (h *liveHub) stats(c *fiber.Ctx) error {
 	}
 	recent := total[:min(len(total), 200)]
 	out := fiber.Map{
-		"stream": st.ID, "on_air": st.OnAir, "model": h.modelName(), "harness_version": st.HarnessVersion,
+		"stream": st.ID, "on_air": st.OnAir, "model": h.s.liveModelName(c.UserContext(), st.OrgID), "harness_version": st.HarnessVersion,
 		"turns": len(lat), "window": statsWindow, "outcomes": outcomes,
 		"total": percentilesOf(total), "first_chunk": percentilesOf(first),
 		"histogram": buckets, "values_ms": orEmpty(recent),

@@ -80,17 +80,6 @@ func (h *liveHub) close() {
 	h.wg.Wait()
 }
 
-// modelName is how turns and the UI name the configured model.
-func (h *liveHub) modelName() string {
-	switch {
-	case h.s.cfg.ModelName != "":
-		return h.s.cfg.ModelName
-	case h.s.cfg.Model == nil:
-		return ""
-	}
-	return fmt.Sprintf("%T", h.s.cfg.Model)
-}
-
 // room returns the stream's room, creating it (without a session).
 func (h *liveHub) room(st *store.Stream) *liveRoom {
 	h.mu.Lock()
@@ -316,6 +305,7 @@ func (p *switchablePlugins) Skill(ctx context.Context, plugin, export string, in
 type liveSession struct {
 	sess    *runtime.Session
 	plugins *switchablePlugins
+	model   string // the serving model's name, fixed for the session
 	context atomic.Pointer[[]harness.ContextItem]
 
 	mu       sync.Mutex
@@ -327,23 +317,26 @@ type liveSession struct {
 }
 
 // newSession builds a runtime session for a stream setup.
-func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, cfg runtime.Config) (*runtime.Session, *switchablePlugins, error) {
-	if h.s.cfg.Model == nil {
-		return nil, nil, errNoModel
+// The model is the organisation's serving model when the session opens;
+// a promotion reaches sessions opened after it.
+func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, cfg runtime.Config) (*runtime.Session, *switchablePlugins, string, error) {
+	model, modelName, err := h.s.liveModel(ctx, st.OrgID)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	ps, err := h.s.sessionPlugins(ctx, st.OrgID, []byte(setup.catalog))
 	if err != nil {
-		return nil, nil, fmt.Errorf("stream %s: plugins: %w", st.ID, err)
+		return nil, nil, "", fmt.Errorf("stream %s: plugins: %w", st.ID, err)
 	}
 	sp := &switchablePlugins{}
 	sp.set(ps)
-	cfg.Stream, cfg.Harness, cfg.Model, cfg.Plugins, cfg.Metrics = st.ID, setup.harness, h.s.cfg.Model, sp, h.metrics
+	cfg.Stream, cfg.Harness, cfg.Model, cfg.Plugins, cfg.Metrics = st.ID, setup.harness, model, sp, h.metrics
 	cfg.Logger = h.log
 	sess, err := runtime.NewSession(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return sess, sp, nil
+	return sess, sp, modelName, nil
 }
 
 // liveRoom is one stream in the live view: its event feed (with a backlog
@@ -455,13 +448,13 @@ func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession,
 	}
 	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pumped: make(chan struct{})}
 	ls.context.Store(&setup.context)
-	sess, sp, err := r.hub.newSession(r.hub.ctx, st, setup, runtime.Config{
+	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, runtime.Config{
 		Context: func() []harness.ContextItem { return *ls.context.Load() },
 	})
 	if err != nil {
 		return nil, err
 	}
-	ls.sess, ls.plugins = sess, sp
+	ls.sess, ls.plugins, ls.model = sess, sp, modelName
 	r.live = ls
 	r.hub.wg.Add(2)
 	go r.pump(ls, sess.Listen(512))
@@ -500,7 +493,7 @@ func (ls *liveSession) state(h *liveHub, streamID string) fiber.Map {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return fiber.Map{"stream": streamID, "session": ls.sess.ID(), "harness_version": ls.setup.bound,
-		"effective_version": ls.setup.effective, "on_air": ls.setup.onAir, "model": h.modelName()}
+		"effective_version": ls.setup.effective, "on_air": ls.setup.onAir, "model": ls.model}
 }
 
 // apply brings a session to a newer revision of its stream: a new harness
@@ -666,7 +659,7 @@ func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 		case runtime.EventChunk:
 			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text)})
 		case runtime.EventTurn:
-			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), e.Record)
+			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), ls.model, e.Record)
 			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, e.Record, shed)
 			shed = 0
 			r.publish("turn", trace)
@@ -685,9 +678,9 @@ func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 }
 
 // record stores a finished turn and returns its trace.
-func (h *liveHub) record(streamID, source, bound string, t *runtime.Turn) turnTrace {
+func (h *liveHub) record(streamID, source, bound, model string, t *runtime.Turn) turnTrace {
 	trace := traceOf(t)
-	trace.Source, trace.HarnessVersion, trace.Model = source, bound, h.modelName()
+	trace.Source, trace.HarnessVersion, trace.Model = source, bound, model
 	steps, _ := json.Marshal(t.Steps)
 	msgs, _ := json.Marshal(t.Messages)
 	actions, _ := json.Marshal(orEmpty(t.Actions))

@@ -8,11 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/model/engine"
+	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
@@ -67,6 +70,69 @@ func (s *Server) servingView(ctx context.Context, orgID string) servingView {
 		v.Promotion = &p
 	}
 	return v
+}
+
+// servedModels keeps one engine per promoted checkpoint folder: every live
+// session of every organisation serving it shares the engine, which
+// batches their generations.
+type servedModels struct {
+	mu      sync.Mutex
+	engines map[string]*engine.Engine
+}
+
+func (m *servedModels) get(spec string) (*engine.Engine, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if eng, ok := m.engines[spec]; ok {
+		return eng, nil
+	}
+	eng, err := engine.Load(spec, engine.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("serving model %s: %w", spec, err)
+	}
+	if m.engines == nil {
+		m.engines = map[string]*engine.Engine{}
+	}
+	m.engines[spec] = eng
+	return eng, nil
+}
+
+func (m *servedModels) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for spec, eng := range m.engines {
+		eng.Close()
+		delete(m.engines, spec)
+	}
+}
+
+// liveModel is the model an organisation's new live sessions answer with,
+// and its name: the promoted checkpoint, or Config.Model.
+func (s *Server) liveModel(ctx context.Context, orgID string) (runtime.Model, string, error) {
+	v := s.servingView(ctx, orgID)
+	if v.Default || v.Spec == "" {
+		if s.cfg.Model == nil {
+			return nil, "", errNoModel
+		}
+		return s.cfg.Model, s.liveModelName(ctx, orgID), nil
+	}
+	eng, err := s.served.get(v.Spec)
+	if err != nil {
+		return nil, "", err
+	}
+	return runtime.LocalModel{Engine: eng, Constrain: true}, v.Spec, nil
+}
+
+// liveModelName is how turns and the live view name an organisation's
+// serving model.
+func (s *Server) liveModelName(ctx context.Context, orgID string) string {
+	if v := s.servingView(ctx, orgID); !v.Default && v.Spec != "" {
+		return v.Spec
+	}
+	if s.cfg.ModelName != "" || s.cfg.Model == nil {
+		return s.cfg.ModelName
+	}
+	return fmt.Sprintf("%T", s.cfg.Model)
 }
 
 func (t *trainingRuns) serving(c *fiber.Ctx) error {

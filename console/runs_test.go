@@ -216,6 +216,12 @@ func TestTrainingRunStreamsMetricsAndPromotes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(spec, runfolder.OptimizerFile)); err == nil {
 		t.Error("the promoted folder carries optimizer state it does not need")
 	}
+	// A session opened after the promotion answers with the checkpoint.
+	code, _, raw = e.call(t, e.admin, "POST", "/v1/chat/completions", "application/json",
+		`{"model":"stream:`+e.demoStream+`","messages":[{"role":"user","content":"hello"}],"max_tokens":8}`)
+	if code != 200 || !strings.Contains(string(raw), `"model":"`+spec+`"`) {
+		t.Errorf("a turn after the promotion: %d %s, want the trace to name %s", code, raw, spec)
+	}
 	if code, sv, _ = e.call(t, e.admin, "GET", "/api/serving-model", "", ""); code != 200 || sv["spec"] != spec {
 		t.Errorf("GET serving model: %d %v", code, sv)
 	}

@@ -70,6 +70,9 @@ type Server struct {
 	// plugins holds loaded plugin versions, cached plugin sets and call
 	// statistics (plugin_runtime.go); pluginRoutes sets it up.
 	plugins *pluginRuntime
+	// served holds the engines of promoted checkpoints that live sessions
+	// answer with (run_serving.go).
+	served servedModels
 }
 
 // New builds a server from cfg.
@@ -165,7 +168,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 		s.log.Info("console shutting down")
-		if err := s.app.ShutdownWithTimeout(10 * time.Second); err != nil {
+		err := s.app.ShutdownWithTimeout(10 * time.Second)
+		s.served.close()
+		if err != nil {
 			return fmt.Errorf("console: shutdown: %w", err)
 		}
 		return nil
