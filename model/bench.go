@@ -17,9 +17,15 @@ import (
 // BenchModelMain is `livehat bench model`: it measures prefill and decode
 // tokens/s at the requested batch sizes, and the time to first token for a
 // question after a long shared prefix with and without the prefix cache.
+// With --speculative K it also decodes greedily with K tokens drafted per
+// step by the model's MTP heads (random heads are added to a model without
+// them, which measures the cost of drafting at no acceptance), against
+// plain decoding in the same run, and reports the speed ratio, the
+// acceptance rate and the mean accepted length.
 //
 //	livehat bench model [--random qwen2.5-0.5b | --checkpoint DIR] [--dtype f32|bf16|q8]
 //	    [--batch 1,8] [--prompt 128] [--gen 32] [--prefix 1000] [--question 16] [--threads N] [--repeat 3]
+//	    [--speculative K]
 func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench model", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -33,6 +39,7 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	question := fs.Int("question", 16, "question tokens after the shared prefix")
 	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
 	repeat := fs.Int("repeat", 3, "runs per phase; the fastest is reported")
+	speculative := fs.Int("speculative", 0, "also decode with this many tokens drafted per step by the MTP heads (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,6 +68,9 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if *prompt <= 0 || *gen <= 0 || *prefix < 0 || *question <= 0 || *repeat <= 0 {
 		return errors.New("bench model: --prompt, --gen, --question and --repeat must be positive, --prefix not negative")
 	}
+	if *speculative < 0 || *speculative > MaxMTPHeads {
+		return fmt.Errorf("bench model: --speculative %d: want 0 to %d", *speculative, MaxMTPHeads)
+	}
 
 	cpu := NewCPU(*threads)
 	defer cpu.Close()
@@ -83,6 +93,12 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	fmt.Fprintf(stdout, "model: %s, %s weights, %.1f M parameters, %.0f MiB; %d threads, GOMAXPROCS %d; built in %.1fs\n",
 		source, dt, float64(m.NumParams())/1e6, float64(m.WeightBytes())/(1<<20), cpu.Threads(), runtime.GOMAXPROCS(0), time.Since(start).Seconds())
+	if *speculative > len(m.MTP) {
+		fmt.Fprintf(stdout, "the model has %d MTP heads: %d random ones replace them (drafts will almost never be accepted)\n", len(m.MTP), *speculative)
+		if err := m.InitMTP(*speculative, 1); err != nil {
+			return err
+		}
+	}
 	need := max(*prompt+*gen, *prefix+*question)
 	if need > m.MaxContext() {
 		return fmt.Errorf("bench model: %d tokens exceed the model's context of %d", need, m.MaxContext())
@@ -168,6 +184,11 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 			return err
 		}
 		fmt.Fprintf(stdout, "%-6d %-8s %12d %s\n", b, "decode", b**gen, rate(b**gen, wall, cpu))
+		if *speculative > 0 {
+			if err := benchSpeculative(ctx, m, seqs, prompts, *gen, *speculative, best, rate, stdout); err != nil {
+				return err
+			}
+		}
 	}
 
 	if *prefix > 0 {
@@ -199,6 +220,57 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 			fmt.Fprintf(stdout, "  CPU time per request: uncached %.3fs, cached %.3fs\n", uncachedCPU.Seconds(), cachedCPU.Seconds())
 		}
 	}
+	return nil
+}
+
+// benchSpeculative times greedy decoding of gen tokens per sequence from
+// the end of its prompt, plain and with k drafts per step (the same
+// GenerateGreedy loop, so the ratio isolates speculation), and reports the
+// acceptance.
+func benchSpeculative(ctx context.Context, m *Model, seqs []*Sequence, prompts [][]int, gen, k int,
+	best func(func() error) (time.Duration, time.Duration, error), rate func(int, time.Duration, time.Duration) string, stdout io.Writer) error {
+	b := len(seqs)
+	tails := make([][]int, b)
+	for i, p := range prompts {
+		tails[i] = p[len(p)-1:]
+	}
+	var plainOut, specOut [][]int
+	var st SpecStats
+	run := func(draft int, out *[][]int, stats *SpecStats) func() error {
+		return func() error {
+			for i, s := range seqs {
+				if err := s.Truncate(len(prompts[i]) - 1); err != nil {
+					return err
+				}
+			}
+			var err error
+			*out, *stats, err = m.GenerateGreedy(ctx, seqs, tails, gen, draft)
+			return err
+		}
+	}
+	var none SpecStats
+	plainWall, plainCPU, err := best(run(0, &plainOut, &none))
+	if err != nil {
+		return err
+	}
+	specWall, specCPU, err := best(run(k, &specOut, &st))
+	if err != nil {
+		return err
+	}
+	same := "identical to plain greedy"
+	for i := range plainOut {
+		if !slices.Equal(plainOut[i], specOut[i]) {
+			same = "DIFFERENT from plain greedy"
+		}
+	}
+	n := 0
+	for _, o := range specOut {
+		n += len(o)
+	}
+	fmt.Fprintf(stdout, "%-6d %-8s %12d %s\n", b, "greedy", n, rate(n, plainWall, plainCPU))
+	fmt.Fprintf(stdout, "%-6d %-8s %12d %s\n", b, fmt.Sprintf("spec-%d", k), n, rate(n, specWall, specCPU))
+	fmt.Fprintf(stdout, "       speculative, %d drafts per step: %.2f× the plain greedy tokens/s; acceptance %.2f, mean accepted length %.2f (%d steps for %d tokens); output %s\n",
+		k, plainWall.Seconds()/specWall.Seconds(), st.AcceptanceRate(), st.MeanAcceptedLength(), st.Steps, n, same)
 	return nil
 }
 

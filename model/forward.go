@@ -267,41 +267,56 @@ func (m *Model) attention(out, q []float32, li int, items []item) {
 	// query heads of a KV head against the keys at the kernel's speed
 	// (BenchmarkDecodeAttention, 2,000 keys: decode steps 1.2× faster at
 	// batch 1 and 1.8× at batch 8; no clear difference up to 512 keys).
-	var single []item
+	type row struct {
+		it item
+		j  int // token of the item
+	}
+	var dots []row
 	for _, it := range items {
-		if len(it.tokens) == 1 && it.start+1 < m.gemmAttentionKeys {
-			single = append(single, it)
+		// A verification step of speculative decoding feeds a few tokens;
+		// they go through the dot products too, so that they compute
+		// exactly as the one-token steps they stand for.
+		if len(it.tokens) <= maxDotRows && it.start+len(it.tokens) < m.gemmAttentionKeys {
+			for j := range it.tokens {
+				dots = append(dots, row{it, j})
+			}
 		} else {
 			m.attentionGEMM(out, q, li, it)
 		}
 	}
-	if len(single) == 0 {
+	if len(dots) == 0 {
 		return
 	}
-	// Decoding rows: one task per (sequence, query head), dot products
-	// against the cached keys.
+	// Decoding rows: one task per (row, query head), dot products against
+	// the cached keys the row may see.
 	d, qDim, kvDim := c.HeadDim, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
 	group := c.NumHeads / c.NumKVHeads
 	scale := 1 / math.Sqrt(float64(d))
-	m.backend.Parallel(len(single)*c.NumHeads, func(task int) {
-		it := single[task/c.NumHeads]
+	m.backend.Parallel(len(dots)*c.NumHeads, func(task int) {
+		rw := dots[task/c.NumHeads]
+		it := rw.it
 		head := task % c.NumHeads
 		kvh := head / group
 		keys, vals := it.seq.k[li], it.seq.v[li]
-		n := it.start + 1
-		qh := q[it.row*qDim+head*d : it.row*qDim+(head+1)*d]
+		n := it.start + rw.j + 1
+		r := it.row + rw.j
+		qh := q[r*qDim+head*d : r*qDim+(head+1)*d]
 		scores := make([]float32, n)
 		for j := range n {
 			scores[j] = kernel.Dot(qh, keys[j*kvDim+kvh*d:j*kvDim+(kvh+1)*d]) * float32(scale)
 		}
 		softmax(scores)
-		o := out[it.row*qDim+head*d : it.row*qDim+(head+1)*d]
+		o := out[r*qDim+head*d : r*qDim+(head+1)*d]
 		clear(o)
 		for j, p := range scores {
 			axpy(o, p, vals[j*kvDim+kvh*d:j*kvDim+(kvh+1)*d])
 		}
 	})
 }
+
+// maxDotRows is the most tokens of one sequence whose attention runs as dot
+// products (the drafts of a speculative step and the token before them).
+const maxDotRows = MaxMTPHeads + 1
 
 // attentionScoreBudget bounds the score matrix of one GEMM attention chunk
 // (in floats) so that long prompts do not need quadratic memory.

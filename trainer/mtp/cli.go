@@ -199,9 +199,28 @@ func train(ctx context.Context, cfg Config, out string, stdout io.Writer) error 
 }
 
 // promptLine is the part of a conversation line that makes a prompt.
+// Tools come as chat.Tool objects or in OpenAI's {"type": "function",
+// "function": {…}} wrapping, as the exported datasets write them.
 type promptLine struct {
-	Messages []chat.Message `json:"messages"`
-	Tools    []chat.Tool    `json:"tools"`
+	Messages []chat.Message   `json:"messages"`
+	Tools    []toolDefinition `json:"tools"`
+}
+
+type toolDefinition struct {
+	chat.Tool
+	Function *chat.Tool `json:"function"`
+}
+
+func (p promptLine) tools() []chat.Tool {
+	var out []chat.Tool
+	for _, t := range p.Tools {
+		if t.Function != nil {
+			out = append(out, *t.Function)
+		} else {
+			out = append(out, t.Tool)
+		}
+	}
+	return out
 }
 
 // readPrompts renders each line's turns before its first assistant turn
@@ -233,7 +252,7 @@ func readPrompts(path string, encode func(string) []int) ([][]int, error) {
 		if len(msgs) == 0 {
 			return nil, fmt.Errorf("mtp: %s:%d: no turns before the first assistant turn", path, line)
 		}
-		text, err := chat.Render(msgs, p.Tools, chat.RenderOptions{AddGenerationPrompt: true})
+		text, err := chat.Render(msgs, p.tools(), chat.RenderOptions{AddGenerationPrompt: true})
 		if err != nil {
 			return nil, fmt.Errorf("mtp: %s:%d: %w", path, line, err)
 		}
