@@ -37,6 +37,11 @@ type DataConfig struct {
 	Room          liveroom.RoomConfig     `json:"room"`
 	QuestionTypes []liveroom.QuestionType `json:"question_types,omitempty"`
 	Langs         []liveroom.Lang         `json:"langs,omitempty"`
+	// General and Retrieval add that many conversations of the general
+	// corpus and of the copy and retrieval warm-up (see General and
+	// Retrieval); a base model is trained on them alone (Rooms 0).
+	General   int `json:"general,omitempty"`
+	Retrieval int `json:"retrieval,omitempty"`
 	// Augment turns on Harness-State Augmentation; false is Fixed-Harness
 	// SFT.
 	Augment bool `json:"augment"`
@@ -68,8 +73,12 @@ func DefaultDataConfig() DataConfig {
 
 func (c DataConfig) validate() error {
 	switch {
-	case c.Rooms <= 0 || c.Questions <= 0:
-		return fmt.Errorf("sft: data needs rooms and questions, got %d rooms × %d questions", c.Rooms, c.Questions)
+	case c.Rooms < 0 || c.General < 0 || c.Retrieval < 0:
+		return fmt.Errorf("sft: negative data counts: %d rooms, %d general, %d retrieval", c.Rooms, c.General, c.Retrieval)
+	case c.Rooms == 0 && c.General+c.Retrieval == 0:
+		return errors.New("sft: data needs rooms, general or retrieval conversations")
+	case c.Rooms > 0 && c.Questions <= 0:
+		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1:
 		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g and retry %g", c.VariantShare, c.RetryShare)
 	case c.Augment && c.Transforms <= 0:
@@ -137,7 +146,10 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 		return nil, st, err
 	}
 	qcfg := liveroom.QuestionConfig{Types: cfg.QuestionTypes, Langs: cfg.Langs}
-	var out []Trajectory
+	// The warm-up comes first: the held-out examples are the last built,
+	// and they should be live-room trajectories when there are any.
+	out := append(General(cfg.Seed*1_000_033+1, cfg.General), Retrieval(cfg.Seed*1_000_033+2, cfg.Retrieval)...)
+	st.Kept = len(out)
 	for r := range cfg.Rooms {
 		if err := ctx.Err(); err != nil {
 			return nil, st, err

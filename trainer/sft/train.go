@@ -15,6 +15,7 @@ import (
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/opd"
 )
 
 // Files and folders of a run directory: the layout of package runfolder,
@@ -45,6 +46,10 @@ type TrainConfig struct {
 	// VocabSize is the size of the BPE vocabulary trained on the room
 	// corpus when starting from scratch.
 	VocabSize int `json:"vocab_size"`
+	// Phrases, when positive, makes that tokenizer compact: up to this
+	// many repeated phrases of the corpus become single tokens (see
+	// TrainCompactTokenizer), and the general prompts join its corpus.
+	Phrases int `json:"phrases,omitempty"`
 	// MaxLen is the model context; longer trajectories are dropped.
 	MaxLen int `json:"max_len"`
 	// Seed seeds the initial weights, adapters and the example order.
@@ -309,11 +314,47 @@ func runTokenizer(ctx context.Context, cfg TrainConfig, out string, trajs []Traj
 		}
 		return tok, saveTokenizer(tok, filepath.Join(out, tokenizerFile))
 	}
-	tok, err := TrainTokenizer(ctx, trajs, cfg.Template, cfg.VocabSize)
+	var tok *tokenizer.Tokenizer
+	var err error
+	if cfg.Phrases > 0 {
+		tok, err = trainRunCompact(ctx, trajs, cfg)
+	} else {
+		tok, err = TrainTokenizer(ctx, trajs, cfg.Template, cfg.VocabSize)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return tok, saveTokenizer(tok, filepath.Join(out, tokenizerFile))
+}
+
+// generalCorpusPrompts is how many general prompts (and their reference
+// replies) join a compact tokenizer's corpus, so that general chat and
+// the Mini-IF instructions are not spelled byte by byte.
+const generalCorpusPrompts = 2000
+
+// trainRunCompact trains a run's compact tokenizer on its rendered
+// trajectories and the general prompts, keeping every tool identifier the
+// trajectories list spelled out.
+func trainRunCompact(ctx context.Context, trajs []Trajectory, cfg TrainConfig) (*tokenizer.Tokenizer, error) {
+	texts := make([]string, 0, len(trajs)+generalCorpusPrompts)
+	var tools []chat.Tool
+	for _, t := range trajs {
+		text, err := Render(t, cfg.Template)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, text)
+		_, ts := t.ChatMessages()
+		tools = append(tools, ts...)
+	}
+	for _, p := range opd.Prompts(cfg.Seed, generalCorpusPrompts) {
+		text, err := chat.Render([]chat.Message{{Role: chat.RoleUser, Content: p.Text}, {Role: chat.RoleAssistant, Content: p.Reference}}, nil, chat.RenderOptions{Template: cfg.Template})
+		if err != nil {
+			return nil, fmt.Errorf("sft: render general prompt %s: %w", p.ID, err)
+		}
+		texts = append(texts, text)
+	}
+	return TrainCompactTokenizer(ctx, texts, ToolIdentifiers(tools), CompactConfig{VocabSize: cfg.VocabSize, Phrases: cfg.Phrases})
 }
 
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
