@@ -19,6 +19,7 @@ import (
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
+	"github.com/livehat/livehat/trainer/opd"
 )
 
 // Config is what the eval command needs from the binary that wires it.
@@ -40,7 +41,7 @@ type UsageError = harness.UsageError
 func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, ifeval, all, or a comma-separated list")
+	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, miniif, ifeval, all, or a comma-separated list")
 	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), a checkpoint folder, or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
@@ -98,8 +99,34 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	var reports []*SuiteReport
 	var extra []any
 	var ifevalReports []ifeval.Report
+	var miniIFReports []*MiniIFReport
 	var notes []string
 	for _, name := range names {
+		if name == SuiteMiniIF {
+			if generate == nil {
+				notes = append(notes, "miniif: the expert policy only plays the live room; pass a checkpoint or a served model")
+				continue
+			}
+			prompts, err := miniIFPrompts(*suitesDir)
+			if err != nil {
+				return err
+			}
+			if *limit > 0 && *limit < len(prompts) {
+				prompts = prompts[:*limit]
+			}
+			rep, err := RunMiniIF(ctx, prompts, generate, *parallel, progress)
+			if err != nil {
+				return err
+			}
+			extra = append(extra, rep)
+			miniIFReports = append(miniIFReports, rep)
+			if *out != "" {
+				if err := saveMiniIF(*out, rep); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if name == SuiteIFEval {
 			if generate == nil {
 				notes = append(notes, "ifeval: the expert policy only plays the live room; pass a served model, or --suite ifeval --responses FILE")
@@ -150,6 +177,12 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	if err := writeReport(stdout, reports, extra, notes, *asJSON); err != nil || *asJSON {
 		return err
 	}
+	for _, rep := range miniIFReports {
+		fmt.Fprintln(stdout)
+		if err := writeMiniIF(stdout, rep); err != nil {
+			return err
+		}
+	}
 	for _, rep := range ifevalReports {
 		fmt.Fprintln(stdout)
 		if err := ifeval.WriteTable(stdout, rep); err != nil {
@@ -159,12 +192,12 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	return nil
 }
 
-// remoteGenerator answers IFEval prompts with a served model: the prompt
-// as the only user turn, greedy, at most 1280 tokens.
+// remoteGenerator answers plain prompts with a served model: the prompt
+// as the only user turn, greedy.
 func remoteGenerator(client *remote.Client) Generator {
 	zero := 0.0
-	return func(ctx context.Context, prompt string) (string, error) {
-		resp, err := client.Complete(ctx, remote.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, Temperature: &zero, MaxTokens: 1280})
+	return func(ctx context.Context, prompt string, maxTokens int) (string, error) {
+		resp, err := client.Complete(ctx, remote.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, Temperature: &zero, MaxTokens: maxTokens})
 		if err != nil {
 			return "", err
 		}
@@ -173,7 +206,7 @@ func remoteGenerator(client *remote.Client) Generator {
 }
 
 func suiteNames(arg string) ([]string, error) {
-	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteIFEval}
+	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteMiniIF, SuiteIFEval}
 	if arg == "all" {
 		return all, nil
 	}
@@ -216,10 +249,10 @@ func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []strin
 		}{suites, notes})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\terrors\ttime")
+	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\ttool-name\targs\tfacts\terrors\ttime")
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
-			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.Errors, r.Took.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
+			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.ToolNames, r.CallArgs, r.Facts, r.Errors, r.Took.Round(time.Millisecond))
 	}
 	tw.Flush()
 	for _, r := range reports {
@@ -242,6 +275,42 @@ func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []strin
 		fmt.Fprintln(w, "\nnote:", n)
 	}
 	return nil
+}
+
+// miniIFPrompts reads Mini-IF from dir, or the committed suite.
+func miniIFPrompts(dir string) ([]opd.Prompt, error) {
+	if dir == "" {
+		return OpenMiniIF()
+	}
+	f, err := os.Open(filepath.Join(dir, SuiteMiniIF+".jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	return ReadMiniIF(f)
+}
+
+// saveMiniIF writes the Mini-IF report and its replies into dir.
+func saveMiniIF(dir string, rep *MiniIFReport) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, it := range rep.Items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, rep.Name+"-items.jsonl"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, rep.Name+".json"), data, 0o644)
 }
 
 func saveReports(dir string, reports []*SuiteReport) error {

@@ -10,7 +10,11 @@ import (
 
 // Generator answers one prompt as a plain chat turn, without a harness:
 // IFEval measures general instruction following, which HAT must keep.
-type Generator func(ctx context.Context, prompt string) (string, error)
+// maxTokens bounds the reply (IFEval's protocol allows 1280).
+type Generator func(ctx context.Context, prompt string, maxTokens int) (string, error)
+
+// ifevalMaxTokens is the official protocol's reply budget.
+const ifevalMaxTokens = 1280
 
 // RunIFEval generates a response to each IFEval prompt (the official
 // protocol: the prompt as the single user turn, greedy, up to 1280 tokens
@@ -40,7 +44,7 @@ func RunIFEval(ctx context.Context, dataDir string, gen Generator, limit, parall
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			text, err := gen(ctx, p.Prompt)
+			text, err := gen(ctx, p.Prompt, ifevalMaxTokens)
 			responses[i] = ifeval.Response{Prompt: p.Prompt, Response: text}
 			errs[i] = err
 			mu.Lock()

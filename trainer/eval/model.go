@@ -61,8 +61,8 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 	return &Model{
 		Name:    spec,
 		Factory: func(Case) (runtime.Model, error) { return local, nil },
-		Generate: func(ctx context.Context, prompt string) (string, error) {
-			res, err := eng.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, MaxTokens: 1280}, nil)
+		Generate: func(ctx context.Context, prompt string, maxTokens int) (string, error) {
+			res, err := eng.Generate(ctx, engine.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: prompt}}, MaxTokens: maxTokens}, nil)
 			return res.Content, err
 		},
 		close: func() { eng.Close() },

@@ -258,6 +258,11 @@ func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <
 		g.ToolRationality += sg.ToolRationality
 		g.SkillSelection += sg.SkillSelection
 		g.Score += sg.Score
+		g.GoldCalls += sg.GoldCalls
+		g.NamedCalls += sg.NamedCalls
+		g.ExactCalls += sg.ExactCalls
+		g.Facts += sg.Facts
+		g.FactsStated += sg.FactsStated
 		for _, d := range sg.Deductions {
 			g.Deductions = append(g.Deductions, fmt.Sprintf("step %d (%s): %s", i+1, st.Question.Type, d))
 		}
@@ -343,20 +348,27 @@ func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.
 
 // SuiteReport is a suite's result.
 type SuiteReport struct {
-	Name            string             `json:"name"`
-	Score           float64            `json:"score"`
-	N               int                `json:"n"`
-	CI95            [2]float64         `json:"ci95"`
-	Accuracy        float64            `json:"accuracy"`
-	Effectiveness   float64            `json:"effectiveness"`
-	ToolRationality float64            `json:"tool_rationality"`
-	SkillSelection  float64            `json:"skill_selection"`
-	Errors          int                `json:"errors"`
-	Categories      map[string]Summary `json:"categories"`
-	Took            time.Duration      `json:"took_ns"`
-	Worst           []ItemResult       `json:"worst,omitempty"`
-	Slowest         []ItemResult       `json:"slowest,omitempty"`
-	Items           []ItemResult       `json:"-"`
+	Name            string     `json:"name"`
+	Score           float64    `json:"score"`
+	N               int        `json:"n"`
+	CI95            [2]float64 `json:"ci95"`
+	Accuracy        float64    `json:"accuracy"`
+	Effectiveness   float64    `json:"effectiveness"`
+	ToolRationality float64    `json:"tool_rationality"`
+	SkillSelection  float64    `json:"skill_selection"`
+	// ToolNames, CallArgs and Facts are the learning-curve diagnostics,
+	// pooled over the suite's gold calls and facts (percent): calls made
+	// with the right tool, calls made with the right arguments too, and
+	// facts the replies state.
+	ToolNames  float64            `json:"tool_names"`
+	CallArgs   float64            `json:"call_args"`
+	Facts      float64            `json:"facts"`
+	Errors     int                `json:"errors"`
+	Categories map[string]Summary `json:"categories"`
+	Took       time.Duration      `json:"took_ns"`
+	Worst      []ItemResult       `json:"worst,omitempty"`
+	Slowest    []ItemResult       `json:"slowest,omitempty"`
+	Items      []ItemResult       `json:"-"`
 }
 
 // Summary is the score of a group of items.
@@ -372,6 +384,7 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 	}
 	scores := make([]float64, len(results))
 	cat := map[string][]float64{}
+	var gold, named, exact, facts, stated int
 	for i, r := range results {
 		scores[i] = r.Grade.Score
 		rep.Accuracy += r.Grade.Accuracy
@@ -382,7 +395,13 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 			rep.Errors++
 		}
 		cat[r.Category] = append(cat[r.Category], r.Grade.Score)
+		gold += r.Grade.GoldCalls
+		named += r.Grade.NamedCalls
+		exact += r.Grade.ExactCalls
+		facts += r.Grade.Facts
+		stated += r.Grade.FactsStated
 	}
+	rep.ToolNames, rep.CallArgs, rep.Facts = percent(named, gold), percent(exact, gold), percent(stated, facts)
 	n := float64(len(results))
 	rep.Accuracy, rep.Effectiveness = 100*rep.Accuracy/n, 100*rep.Effectiveness/n
 	rep.ToolRationality, rep.SkillSelection = 100*rep.ToolRationality/n, 100*rep.SkillSelection/n
@@ -404,6 +423,14 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 	sort.SliceStable(slow, func(i, j int) bool { return slow[i].Took > slow[j].Took })
 	rep.Slowest = slow[:min(3, len(slow))]
 	return rep
+}
+
+// percent is 100·n/of, or 0 when there is nothing to count.
+func percent(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
 }
 
 // meanCI returns the mean and a 95% confidence interval from the normal

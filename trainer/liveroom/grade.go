@@ -28,6 +28,16 @@ type Grade struct {
 	SkillSelection float64 `json:"skill_selection"`
 	// Score is Accuracy × Effectiveness, the number suites average.
 	Score float64 `json:"score"`
+	// Counts for learning curves, which show the call format, the
+	// argument copying and the fact copying arrive separately: of the
+	// GoldCalls, NamedCalls were called with the right tool (any
+	// arguments) and ExactCalls with the right arguments too; of the Facts
+	// the reply must state, FactsStated are stated.
+	GoldCalls   int `json:"gold_calls,omitempty"`
+	NamedCalls  int `json:"named_calls,omitempty"`
+	ExactCalls  int `json:"exact_calls,omitempty"`
+	Facts       int `json:"facts,omitempty"`
+	FactsStated int `json:"facts_stated,omitempty"`
 	// Deductions explain every point taken off.
 	Deductions []string `json:"deductions,omitempty"`
 }
@@ -66,7 +76,14 @@ func (r *Room) GradeTranscript(q Question, msgs []harness.Message, opts GradeOpt
 		} else {
 			deduct("missing call %s", showCall(want))
 		}
+		for _, c := range calls {
+			if c.Name == want.Name {
+				g.NamedCalls++
+				break
+			}
+		}
 	}
+	g.GoldCalls, g.ExactCalls = len(q.Gold.Calls), made
 	needless := 0
 	for i, c := range calls {
 		if !matched[i] {
@@ -129,6 +146,7 @@ func (r *Room) GradeTranscript(q Question, msgs []harness.Message, opts GradeOpt
 				deduct("does not state %s", f.What)
 			}
 		}
+		g.Facts, g.FactsStated = len(q.Gold.MustState), stated
 		switch {
 		case stated == len(q.Gold.MustState):
 			g.Effectiveness = 1
