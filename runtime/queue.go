@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/livehat/livehat/harness"
@@ -90,6 +89,13 @@ type QueueConfig struct {
 	// MergeWindow collects messages for this long before a turn starts,
 	// so near-duplicates merge into one answer; default 0 (no wait).
 	MergeWindow time.Duration
+	// Batch is how many distinct questions of the most urgent class one
+	// turn may answer together, addressed to their viewers, as the report
+	// merges one time window's danmaku into one request: a burst of
+	// distinct questions then waits about one turn instead of one turn
+	// each. Default 1 (a turn answers one question); see BENCHMARKS.md for
+	// what larger values buy.
+	Batch int
 	// MaxBytes rejects longer messages; default 2000.
 	MaxBytes int
 }
@@ -102,25 +108,31 @@ func (c QueueConfig) maxBytes() int {
 }
 
 // QueueStats counts what happened to every submitted message: each is
-// answered, merged into another, or dropped with a reason.
+// taken up by a turn, merged into another, or dropped with a reason, so
+// Submitted = Started + Batched + Merged + Shed + Stale + Queued.
 type QueueStats struct {
 	Submitted int `json:"submitted"`
 	Rejected  int `json:"rejected"`
 	Merged    int `json:"merged"`
 	Shed      int `json:"shed"`
 	Stale     int `json:"stale"`
-	Started   int `json:"started"`
-	Queued    int `json:"queued"`
+	// Started counts turns; Batched counts the further questions a turn
+	// answered together with its first (QueueConfig.Batch).
+	Started int `json:"started"`
+	Batched int `json:"batched"`
+	Queued  int `json:"queued"`
 }
 
-// input is what one turn answers: a message, or several merged ones.
+// input is one question a turn answers: a message, with the
+// near-duplicates merged into it.
 type input struct {
 	text     string
 	viewers  []string
+	asks     []Message // every message merged here, the first one's text is text
 	at       time.Time
 	priority Priority
 	event    harness.HookEvent
-	key      string
+	shape    questionShape
 }
 
 type dropped struct {
@@ -145,22 +157,10 @@ func newMessageQueue(cfg QueueConfig, now func() time.Time) *messageQueue {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = 30 * time.Second
 	}
-	return &messageQueue{cfg: cfg, now: now, wake: make(chan struct{}, 1)}
-}
-
-// dedupeKey normalises a message so that near-duplicates ("多少钱？？",
-// "多少钱") share a key: case, spaces, punctuation and repeats removed.
-func dedupeKey(s string) string {
-	var b strings.Builder
-	var last rune
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) || r == last {
-			continue
-		}
-		b.WriteRune(r)
-		last = r
+	if cfg.Batch <= 0 {
+		cfg.Batch = 1
 	}
-	return b.String()
+	return &messageQueue{cfg: cfg, now: now, wake: make(chan struct{}, 1)}
 }
 
 func (q *messageQueue) countRejected() {
@@ -176,14 +176,15 @@ func (q *messageQueue) push(m Message) []dropped {
 	if q.closed {
 		return []dropped{{m, "session closed"}}
 	}
-	in := &input{text: m.Text, viewers: []string{m.Viewer}, at: m.At, priority: Classify(m.Text), event: harness.EventViewerMessage, key: dedupeKey(m.Text)}
+	in := &input{text: m.Text, viewers: []string{m.Viewer}, asks: []Message{m}, at: m.At, priority: Classify(m.Text), event: harness.EventViewerMessage}
 	if m.narration {
-		in.priority, in.event, in.key = PriorityProduct, harness.EventNarrationTick, ""
-	}
-	if in.key != "" {
+		in.priority, in.event = PriorityProduct, harness.EventNarrationTick
+	} else {
+		in.shape = shapeOf(m.Text)
 		for _, other := range q.items {
-			if other.key == in.key {
+			if other.event == in.event && other.priority == in.priority && sameQuestion(other.shape, in.shape) {
 				other.viewers = append(other.viewers, m.Viewer)
+				other.asks = append(other.asks, m)
 				q.st.Merged++
 				return nil
 			}
@@ -202,8 +203,8 @@ func (q *messageQueue) push(m Message) []dropped {
 		d := q.items[worst]
 		q.items = append(q.items[:worst], q.items[worst+1:]...)
 		q.st.Shed++
-		for _, v := range d.viewers {
-			out = append(out, dropped{Message{Viewer: v, Text: d.text, At: d.at}, fmt.Sprintf("shed: queue over %d messages (%s)", q.cfg.Capacity, d.priority)})
+		for _, m := range d.asks {
+			out = append(out, dropped{Message{Viewer: m.Viewer, Text: m.Text, At: m.At}, fmt.Sprintf("shed: queue over %d messages (%s)", q.cfg.Capacity, d.priority)})
 		}
 	}
 	select {
@@ -213,32 +214,36 @@ func (q *messageQueue) push(m Message) []dropped {
 	return out
 }
 
-// pop waits for the most urgent message, first dropping stale ones. It
-// returns false when ctx is done or the queue is closed.
-func (q *messageQueue) pop(ctx context.Context) (input, []dropped, bool) {
+// pop waits for the most urgent question, first dropping stale ones, and
+// takes with it up to cfg.Batch-1 more questions of the same class (oldest
+// first) for one turn. It returns false when ctx is done or the queue is
+// closed.
+func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 	var out []dropped
 	for {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
-			return input{}, out, false
+			return nil, out, false
 		}
 		now := q.now()
 		kept := q.items[:0]
 		for _, it := range q.items {
 			if now.Sub(it.at) > q.cfg.StaleAfter {
 				q.st.Stale++
-				for _, v := range it.viewers {
-					out = append(out, dropped{Message{Viewer: v, Text: it.text, At: it.at}, fmt.Sprintf("stale: not started within %s", q.cfg.StaleAfter)})
+				for _, m := range it.asks {
+					out = append(out, dropped{Message{Viewer: m.Viewer, Text: m.Text, At: m.At}, fmt.Sprintf("stale: not started within %s", q.cfg.StaleAfter)})
 				}
 				continue
 			}
 			kept = append(kept, it)
 		}
+		clear(q.items[len(kept):])
 		q.items = kept
+		ready := func(it *input) bool { return q.cfg.MergeWindow <= 0 || now.Sub(it.at) >= q.cfg.MergeWindow }
 		best := -1
 		for i, it := range q.items {
-			if q.cfg.MergeWindow > 0 && now.Sub(it.at) < q.cfg.MergeWindow {
+			if !ready(it) {
 				continue // still collecting duplicates
 			}
 			if best < 0 || it.priority < q.items[best].priority {
@@ -246,9 +251,23 @@ func (q *messageQueue) pop(ctx context.Context) (input, []dropped, bool) {
 			}
 		}
 		if best >= 0 {
-			it := q.items[best]
-			q.items = append(q.items[:best], q.items[best+1:]...)
+			lead := q.items[best]
+			batch := []input{*lead}
+			rest := q.items[:0]
+			for i, it := range q.items {
+				switch {
+				case i == best:
+				case i > best && len(batch) < q.cfg.Batch && it.event == harness.EventViewerMessage &&
+					lead.event == harness.EventViewerMessage && it.priority == lead.priority && ready(it):
+					batch = append(batch, *it)
+				default:
+					rest = append(rest, it)
+				}
+			}
+			clear(q.items[len(rest):])
+			q.items = rest
 			q.st.Started++
+			q.st.Batched += len(batch) - 1
 			if len(q.items) > 0 {
 				// Another worker may be idle while messages remain.
 				select {
@@ -257,7 +276,7 @@ func (q *messageQueue) pop(ctx context.Context) (input, []dropped, bool) {
 				}
 			}
 			q.mu.Unlock()
-			return *it, out, true
+			return batch, out, true
 		}
 		wait := time.Duration(-1)
 		if len(q.items) > 0 && q.cfg.MergeWindow > 0 {
@@ -272,7 +291,7 @@ func (q *messageQueue) pop(ctx context.Context) (input, []dropped, bool) {
 		}
 		select {
 		case <-ctx.Done():
-			return input{}, out, false
+			return nil, out, false
 		case <-q.wake:
 		case <-fire:
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -333,25 +334,34 @@ func (s *Session) context() []harness.ContextItem {
 	return s.cfg.Context()
 }
 
-func (s *Session) runTurn(in input) *Turn {
+// runTurn answers the questions of one turn: one, or several of one
+// class when QueueConfig.Batch allows. The first is the oldest.
+func (s *Session) runTurn(batch []input) *Turn {
 	cur := s.harness.Load() // the whole turn runs on this version
 	h := cur.h
+	now := s.cfg.Now()
 	t := &Turn{
 		ID:             uuid.NewString(),
 		Session:        s.id,
 		HarnessVersion: cur.version,
-		Event:          in.event,
-		Viewers:        in.viewers,
-		Input:          in.text,
+		Event:          batch[0].event,
 	}
-	t.Timing.Queue = s.cfg.Now().Sub(in.at)
+	var texts []string
+	for i, in := range batch {
+		texts = append(texts, in.text)
+		for _, m := range in.asks {
+			t.Asked = append(t.Asked, Asked{Viewer: m.Viewer, Text: m.Text, Question: i, Waited: now.Sub(m.At)})
+		}
+	}
+	t.Input = strings.Join(texts, "\n")
+	t.Timing.Queue = now.Sub(batch[0].at)
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.TurnTimeout)
 	defer cancel()
 	r := &turnRunner{s: s, h: h, turn: t, start: time.Now()}
 	s.mu.Lock()
 	history := append([]harness.Message(nil), s.history...)
 	s.mu.Unlock()
-	r.run(ctx, in, history)
+	r.run(ctx, batch, history)
 	t.Timing.Total = time.Since(r.start) + t.Timing.Queue
 	if t.Outcome == OutcomeReplied || t.Outcome == OutcomeSafeLine {
 		s.remember(t)

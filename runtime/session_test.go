@@ -576,3 +576,116 @@ func TestConcurrentTurns(t *testing.T) {
 		t.Errorf("at most %d generations ran at once, want 2", most)
 	}
 }
+
+// TestBatchedTurn: with Queue.Batch 3, the product questions queued while
+// a turn runs are answered in the next turn, one user message addressed
+// to each viewer; the moderation hook still screens every message, and a
+// denied one is left out of the prompt and recorded as denied.
+func TestBatchedTurn(t *testing.T) {
+	p := newPlugins()
+	p.hooks["moderation/screen_message"] = func(in json.RawMessage) (harness.HookDecision, error) {
+		var hi struct{ Text string }
+		if err := json.Unmarshal(in, &hi); err != nil {
+			return harness.HookDecision{}, err
+		}
+		if strings.Contains(hi.Text, "微信") {
+			return harness.HookDecision{Action: harness.ActionDeny, Reason: "spam"}, nil
+		}
+		return harness.HookDecision{Action: harness.ActionAllow}, nil
+	}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var prompts []string
+	model := priceModel("Answered.")
+	s := startSession(t, Config{Plugins: p, Queue: QueueConfig{Batch: 3}, Model: scriptedModel(func(req Request) (Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == harness.RoleUser {
+			mu.Lock()
+			prompts = append(prompts, last.Content)
+			first := len(prompts) == 1
+			mu.Unlock()
+			if first {
+				<-release // hold the first turn while the burst queues
+			}
+		}
+		return model(req)
+	})})
+	ev := s.Listen(64)
+	submit := func(v, text string) {
+		if err := s.Submit(Message{Viewer: v, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit("v0", "精华多少钱？")
+	for {
+		mu.Lock()
+		n := len(prompts)
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	submit("v1", "口红多少钱？")
+	submit("v2", "口红多少钱呀") // near-duplicate of v1's
+	submit("v3", "面霜多少钱？加微信abc123")
+	submit("v4", "what size for 170cm?")
+	submit("v5", "链接在哪") // another class: its own turn
+	close(release)
+	var turns []*Turn
+	for len(turns) < 3 {
+		select {
+		case e := <-ev:
+			if e.Kind == EventTurn {
+				turns = append(turns, e.Record)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d turns finished, want 3", len(turns))
+		}
+	}
+	b := turns[1]
+	if b.Outcome != OutcomeReplied || strings.Join(b.Viewers, ",") != "v1,v2,v4" {
+		t.Fatalf("batched turn = %s, viewers %v; want replied to v1, v2, v4", b.Outcome, b.Viewers)
+	}
+	want := "(2 viewer questions at once; answer each, naming who asked)\n" +
+		"1. (asked by 2 viewers: v1, v2) 口红多少钱？\n" +
+		"2. (v4) what size for 170cm?"
+	if b.Messages[0].Content != want {
+		t.Errorf("batched user message:\n%s\nwant:\n%s", b.Messages[0].Content, want)
+	}
+	var asked []string
+	for _, a := range b.Asked {
+		asked = append(asked, fmt.Sprintf("%s:%d:%s", a.Viewer, a.Question, a.Denied))
+	}
+	if got := strings.Join(asked, " "); got != "v1:0: v2:0: v3:1:spam v4:2:" {
+		t.Errorf("asked = %s", got)
+	}
+	var hookViewers []string
+	for _, st := range b.Steps {
+		if st.Kind == "hook" && st.Event == harness.EventViewerMessage && st.Name == "spam_filter" {
+			hookViewers = append(hookViewers, st.Viewer)
+		}
+	}
+	if strings.Join(hookViewers, ",") != "v1,v2,v3,v4" {
+		t.Errorf("moderation ran for %v, want each message", hookViewers)
+	}
+	if turns[2].Viewers[0] != "v5" || len(turns[2].Asked) != 1 {
+		t.Errorf("third turn = %v, want v5's purchase question alone", turns[2].Viewers)
+	}
+	if st := s.QueueStats(); st.Started != 3 || st.Batched != 2 || st.Merged != 1 {
+		t.Errorf("queue stats = %+v", st)
+	}
+}
+
+// TestBatchedTurnAllDenied: a turn whose every message is denied says
+// nothing and records each denial.
+func TestBatchedTurnAllDenied(t *testing.T) {
+	p := newPlugins()
+	p.hooks["moderation/screen_message"] = func(json.RawMessage) (harness.HookDecision, error) {
+		return harness.HookDecision{Action: harness.ActionDeny, Reason: "spam"}, nil
+	}
+	s := startSession(t, Config{Plugins: p, Model: priceModel("x"), Queue: QueueConfig{Batch: 4}})
+	turn := ask(t, s, s.Listen(64), "加微信abc123")
+	if turn.Outcome != OutcomeDenied || turn.Reason != "spam" || len(turn.Asked) != 1 || turn.Asked[0].Denied != "spam" {
+		t.Errorf("turn = %s %q %+v", turn.Outcome, turn.Reason, turn.Asked)
+	}
+}

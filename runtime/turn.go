@@ -36,8 +36,11 @@ type Step struct {
 	// Kind is "hook", "model", "tool", "skill", "retry" or "limit".
 	Kind string `json:"kind"`
 	// Name is the hook, tool or skill name, or the event.
-	Name     string                `json:"name,omitempty"`
-	Event    harness.HookEvent     `json:"event,omitempty"`
+	Name  string            `json:"name,omitempty"`
+	Event harness.HookEvent `json:"event,omitempty"`
+	// Viewer is whose message a viewer_message hook screened, in a turn
+	// that took up several.
+	Viewer   string                `json:"viewer,omitempty"`
 	Decision *harness.HookDecision `json:"decision,omitempty"`
 	Input    json.RawMessage       `json:"input,omitempty"`
 	Output   string                `json:"output,omitempty"`
@@ -69,10 +72,17 @@ type Turn struct {
 	Session        string            `json:"session"`
 	HarnessVersion string            `json:"harness_version"`
 	Event          harness.HookEvent `json:"event"`
-	Viewers        []string          `json:"viewers,omitempty"`
-	Input          string            `json:"input"`
-	Reply          string            `json:"reply"`
-	Chunks         []string          `json:"chunks,omitempty"`
+	// Viewers are the viewers the reply addresses (those whose message no
+	// hook denied; all of them when the whole turn was denied).
+	Viewers []string `json:"viewers,omitempty"`
+	// Input is the text of each question the turn took up, one a line.
+	Input string `json:"input"`
+	// Asked is every message the turn took up, near-duplicates and
+	// batched questions included, with what the viewer_message hooks made
+	// of each.
+	Asked  []Asked  `json:"asked,omitempty"`
+	Reply  string   `json:"reply"`
+	Chunks []string `json:"chunks,omitempty"`
 	// Actions are what the avatar does while it speaks the reply.
 	Actions  []AvatarAction    `json:"actions,omitempty"`
 	Outcome  Outcome           `json:"outcome"`
@@ -80,6 +90,20 @@ type Turn struct {
 	Messages []harness.Message `json:"messages"`
 	Steps    []Step            `json:"steps"`
 	Timing   Timing            `json:"timing"`
+}
+
+// Asked is one viewer message a turn took up.
+type Asked struct {
+	Viewer string `json:"viewer"`
+	Text   string `json:"text"`
+	// Question numbers the turn's distinct questions from 0: messages
+	// merged as near-duplicates share one, batched questions do not.
+	Question int `json:"question"`
+	// Waited is how long the message was queued before the turn started.
+	Waited time.Duration `json:"waited_ns"`
+	// Denied is why a viewer_message hook refused the message; the turn
+	// answers the others. Empty when it was allowed.
+	Denied string `json:"denied,omitempty"`
 }
 
 // AvatarAction is something the avatar does while it speaks: show an
@@ -166,6 +190,9 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 		raw, _ := json.Marshal(in)
 		t0 := time.Now()
 		st := Step{Kind: "hook", Name: k.Name, Event: e, Start: r.since()}
+		if e == harness.EventViewerMessage && len(r.turn.Asked) > 1 && in.Viewer != nil {
+			st.Viewer = in.Viewer.ID
+		}
 		d, err := r.s.cfg.Plugins.Hook(ctx, k.Plugin, k.Export, raw)
 		if err == nil {
 			err = d.Validate()
@@ -197,7 +224,10 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 				res.arguments = d.Arguments
 			}
 		case harness.ActionInject:
-			r.injected = append(r.injected, harness.InjectedContext{Source: k.Name, Text: d.Context})
+			ic := harness.InjectedContext{Source: k.Name, Text: d.Context}
+			if !slices.Contains(r.injected, ic) { // screening several messages may inject the same twice
+				r.injected = append(r.injected, ic)
+			}
 		}
 	}
 	return res
@@ -206,24 +236,13 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 // errTurnCancelled marks a turn stopped by its context.
 var errTurnCancelled = errors.New("turn cancelled")
 
-// run executes the turn loop for one input. history is the session's
-// conversation memory; the returned turn holds the new messages.
-func (r *turnRunner) run(ctx context.Context, in input, history []harness.Message) {
+// run executes the turn loop for one turn's questions. history is the
+// session's conversation memory; the returned turn holds the new messages.
+func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.Message) {
 	t := r.turn
-	viewer := &plugins.Viewer{ID: in.viewers[0]}
-	// viewer_message (or narration_tick) hooks may drop, rewrite or enrich.
-	res := r.runHooks(ctx, in.event, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer, Text: in.text})
-	if res.denied {
-		t.Outcome, t.Reason = OutcomeDenied, res.reason
+	userText, viewer := r.screen(ctx, batch)
+	if viewer == nil {
 		return
-	}
-	userText := res.text
-	if in.event == harness.EventNarrationTick {
-		// Nobody asked: the model must know it speaks on its own initiative.
-		userText = "(host strategy, no viewer asked) " + userText
-	}
-	if len(in.viewers) > 1 {
-		userText = fmt.Sprintf("(asked by %d viewers: %s) %s", len(in.viewers), strings.Join(in.viewers, ", "), userText)
 	}
 	msgs := append([]harness.Message(nil), history...)
 	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: userText})
@@ -332,6 +351,73 @@ func (r *turnRunner) run(ctx context.Context, in input, history []harness.Messag
 		r.step(Step{Kind: "retry", Start: r.since(), Output: feedback})
 		msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: r.h.RetryMessage(feedback)})
 	}
+}
+
+// screen runs the viewer_message (or narration_tick) hooks on every
+// message of the turn, each as its own viewer's, and renders what they
+// allowed as the turn's user message. It returns the viewer the later
+// hooks see (the first allowed), or nil when every message was denied.
+func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugins.Viewer) {
+	t := r.turn
+	type question struct {
+		text    string
+		viewers []string
+	}
+	qs := make([]question, len(batch))
+	var first *plugins.Viewer
+	for i := range t.Asked {
+		a := &t.Asked[i]
+		v := &plugins.Viewer{ID: a.Viewer}
+		// Each message is screened as written: a near-duplicate may carry
+		// what its question's first message did not.
+		res := r.runHooks(ctx, batch[a.Question].event, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: v, Text: a.Text})
+		if res.denied {
+			a.Denied = res.reason
+			if a.Denied == "" {
+				a.Denied = "denied by a viewer_message hook"
+			}
+			continue
+		}
+		q := &qs[a.Question]
+		if q.text == "" {
+			q.text = res.text
+		}
+		q.viewers = append(q.viewers, a.Viewer)
+		t.Viewers = append(t.Viewers, a.Viewer)
+		if first == nil {
+			first = v
+		}
+	}
+	if first == nil {
+		t.Outcome, t.Reason = OutcomeDenied, t.Asked[0].Denied
+		for _, a := range t.Asked {
+			t.Viewers = append(t.Viewers, a.Viewer)
+		}
+		return "", nil
+	}
+	if batch[0].event == harness.EventNarrationTick {
+		// Nobody asked: the model must know it speaks on its own initiative.
+		return "(host strategy, no viewer asked) " + qs[0].text, first
+	}
+	var lines []string
+	for _, q := range qs {
+		switch {
+		case len(q.viewers) == 0: // every message of this question was denied
+		case len(q.viewers) == 1 && len(batch) == 1:
+			lines = append(lines, q.text)
+		case len(q.viewers) == 1:
+			lines = append(lines, fmt.Sprintf("(%s) %s", q.viewers[0], q.text))
+		default:
+			lines = append(lines, fmt.Sprintf("(asked by %d viewers: %s) %s", len(q.viewers), strings.Join(q.viewers, ", "), q.text))
+		}
+	}
+	if len(lines) == 1 {
+		return lines[0], first
+	}
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%d. %s", i+1, lines[i])
+	}
+	return fmt.Sprintf("(%d viewer questions at once; answer each, naming who asked)\n%s", len(lines), strings.Join(lines, "\n")), first
 }
 
 func hasReplySkill(h *harness.Harness) bool {
