@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	duration := fs.Duration("duration", 20*time.Second, "how long viewers send messages")
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
+	batch := fs.Int("batch", 1, "questions of one class a turn answers together (1: one at a time)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,9 +56,9 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room\n", *streams, *rate, *duration, *modelArg, *concurrency)
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, up to %d question(s) a turn\n", *streams, *rate, *duration, *modelArg, *concurrency, *batch)
 	rep, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
-		MaxTokens: *maxTokens, Concurrency: *concurrency, Seed: 1, Logger: log})
+		MaxTokens: *maxTokens, Concurrency: *concurrency, Batch: *batch, Seed: 1, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -66,8 +68,10 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		return enc.Encode(rep)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(stdout, "messages: %d sent, %d answered, %d safe lines, %d denied (spam), %d merged, %d shed, %d stale\n",
-		rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Merged, rep.Shed, rep.Stale)
+	fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale; %d merged as near-duplicates, %d batched, in %d turns\n",
+		rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Merged, rep.Batched, rep.Turns)
+	fmt.Fprintf(stdout, "machine busy: %.0f%% (process CPU over %d cores × %s wall)\n", 100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second))
+	fmt.Fprintf(stdout, "per question (a message with its near-duplicates, from its arrival):\n")
 	fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
 	fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
 		float64(rep.Total.P95)/float64(max(rep.Total.P50, 1)))

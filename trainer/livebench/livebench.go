@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	goruntime "runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/livehat/livehat/harness"
@@ -38,24 +41,45 @@ type Config struct {
 	// Concurrency is the turns each room generates at once (see
 	// runtime.Config.Concurrency); default 1.
 	Concurrency int
-	Seed        uint64
-	Logger      *slog.Logger
+	// Batch is the most questions of one class a turn answers together
+	// (runtime.QueueConfig.Batch); default 1.
+	Batch  int
+	Seed   uint64
+	Logger *slog.Logger
 }
 
-// Report is the outcome of a run.
+// Report is the outcome of a run. Every message sent ends in exactly one
+// of Answered, SafeLines, Denied, Shed and Stale; Merged and Batched say
+// how many of the answered (or safe-lined, or denied) ones shared a turn.
 type Report struct {
-	Streams      int                 `json:"streams"`
-	Sent         int                 `json:"sent"`
-	Answered     int                 `json:"answered"`
-	SafeLines    int                 `json:"safe_lines"`
-	Denied       int                 `json:"denied"`
-	Merged       int                 `json:"merged"`
-	Shed         int                 `json:"shed"`
-	Stale        int                 `json:"stale"`
+	Streams int `json:"streams"`
+	Sent    int `json:"sent"`
+	// Turns is the number of turns that spoke (a reply or the safe line).
+	Turns int `json:"turns"`
+	// Answered counts messages a spoken reply addressed, SafeLines those
+	// whose turn ended with the safe line, Denied those a hook refused.
+	Answered  int `json:"answered"`
+	SafeLines int `json:"safe_lines"`
+	Denied    int `json:"denied"`
+	// Merged counts messages answered as a near-duplicate of another;
+	// Batched counts questions answered in a turn with other questions.
+	Merged  int `json:"merged"`
+	Batched int `json:"batched"`
+	Shed    int `json:"shed"`
+	Stale   int `json:"stale"`
+	// Closed counts messages still queued when a room closed (the drain
+	// limit ran out).
+	Closed int `json:"closed"`
+	// FirstChunk and Total are per question (a message with its merged
+	// near-duplicates), from its own arrival: with one question a turn,
+	// per turn.
 	FirstChunk   runtime.Percentiles `json:"first_chunk"`
 	Total        runtime.Percentiles `json:"total"`
 	Model        runtime.Percentiles `json:"model"`
 	OutsideModel float64             `json:"outside_model"`
+	// Busy is the process's CPU time (user + system) over the machine's
+	// capacity for the run (cores × wall).
+	Busy float64 `json:"busy"`
 	// OutsideModelP50 is the median time a turn spent outside the model
 	// and its queue (hooks, tools, rendering, scheduling).
 	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
@@ -74,7 +98,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	stats := runtime.NewLatencyStats(1 << 16)
+	stats := runtime.NewLatencyStats(1 << 16)     // per turn
+	questions := runtime.NewLatencyStats(1 << 16) // per question
+	cpu0 := processCPU()
 	var mu sync.Mutex
 	rep := Report{Streams: cfg.Streams}
 	var outside []time.Duration
@@ -96,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
 			Plugins: hooks, Logger: log, Concurrency: cfg.Concurrency,
-			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond},
+			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond, Batch: cfg.Batch},
 		})
 		if err != nil {
 			return rep, err
@@ -115,17 +141,24 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				case runtime.EventTurn:
 					turns.Add(1)
 					t := e.Record
-					switch t.Outcome {
-					case runtime.OutcomeReplied:
-						rep.Answered++
-					case runtime.OutcomeSafeLine:
-						rep.SafeLines++
-					case runtime.OutcomeDenied:
-						rep.Denied++
-					}
-					if t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine {
+					spoke := t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine
+					count(&rep, t)
+					if spoke {
+						rep.Turns++
 						stats.Add(t.Timing)
 						outside = append(outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
+						for _, tm := range questionTimings(t) {
+							questions.Add(tm)
+						}
+					}
+				case runtime.EventDropped: // one event per message
+					switch {
+					case strings.HasPrefix(e.Reason, "shed"):
+						rep.Shed++
+					case strings.HasPrefix(e.Reason, "stale"):
+						rep.Stale++
+					default:
+						rep.Closed++
 					}
 				}
 				mu.Unlock()
@@ -143,19 +176,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				return
 			}
 			drain(ctx, sess, &turns, cfg.Drain)
-			q := sess.QueueStats()
-			mu.Lock()
-			rep.Merged += q.Merged
-			rep.Shed += q.Shed
-			rep.Stale += q.Stale
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	close(errs)
 	rep.Wall = time.Since(start)
-	snap := stats.Snapshot()
-	rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = snap.FirstChunk, snap.Total, snap.Model, snap.OutsideModel
+	rep.Busy = (processCPU() - cpu0).Seconds() / (float64(goruntime.NumCPU()) * rep.Wall.Seconds())
+	snap, qsnap := stats.Snapshot(), questions.Snapshot()
+	rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
 	if len(outside) > 0 {
 		sort.Slice(outside, func(i, j int) bool { return outside[i] < outside[j] })
 		rep.OutsideModelP50 = outside[len(outside)/2]
@@ -164,6 +192,54 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// count files each message of a finished turn under what became of it.
+func count(rep *Report, t *runtime.Turn) {
+	seen := map[int]bool{}
+	for _, a := range t.Asked {
+		switch {
+		case a.Denied != "" || t.Outcome == runtime.OutcomeDenied:
+			rep.Denied++
+		case t.Outcome == runtime.OutcomeReplied:
+			rep.Answered++
+		case t.Outcome == runtime.OutcomeSafeLine:
+			rep.SafeLines++
+		}
+		if seen[a.Question] {
+			rep.Merged++
+		} else if seen[a.Question] = true; a.Question > 0 {
+			rep.Batched++
+		}
+	}
+}
+
+// questionTimings returns one timing per question of a spoken turn, from
+// that question's first message's arrival: a question batched behind
+// another waited less than the turn's first.
+func questionTimings(t *runtime.Turn) []runtime.Timing {
+	var out []runtime.Timing
+	seen := map[int]bool{}
+	for _, a := range t.Asked {
+		if seen[a.Question] {
+			continue
+		}
+		seen[a.Question] = true
+		tm := t.Timing
+		shift := tm.Queue - a.Waited
+		tm.Queue, tm.Total, tm.FirstChunk = a.Waited, tm.Total-shift, tm.FirstChunk-shift
+		out = append(out, tm)
+	}
+	return out
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // play sends one stream's viewer messages: Poisson arrivals with bursts

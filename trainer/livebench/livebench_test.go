@@ -13,9 +13,10 @@ import (
 )
 
 // TestRunAccountsForEveryMessage plays two rooms for a few seconds with a
-// random tiny model and the example hooks: every message sent must be
-// answered (or given the safe line), denied as spam, merged, shed or
-// dropped as stale, and latencies must be measured.
+// random tiny model and the example hooks, one question a turn and then
+// up to four: every message sent must be answered (or given the safe
+// line), denied as spam, shed or dropped as stale, and latencies and load
+// must be measured.
 func TestRunAccountsForEveryMessage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds WASM plugins; skipped with -short")
@@ -41,18 +42,23 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeModel()
-	rep, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Sent == 0 {
-		t.Fatal("no messages sent")
-	}
-	accounted := rep.Answered + rep.SafeLines + rep.Denied + rep.Merged + rep.Shed + rep.Stale
-	if accounted != rep.Sent {
-		t.Errorf("%d messages sent but %d accounted for: %+v", rep.Sent, accounted, rep)
-	}
-	if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 {
-		t.Errorf("latencies not measured: %+v", rep)
+	for _, batch := range []int{1, 4} {
+		rep, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent == 0 {
+			t.Fatal("no messages sent")
+		}
+		accounted := rep.Answered + rep.SafeLines + rep.Denied + rep.Shed + rep.Stale + rep.Closed
+		if accounted != rep.Sent {
+			t.Errorf("batch %d: %d messages sent but %d accounted for: %+v", batch, rep.Sent, accounted, rep)
+		}
+		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 {
+			t.Errorf("batch %d: latencies or load not measured: %+v", batch, rep)
+		}
+		if batch == 1 && rep.Batched != 0 {
+			t.Errorf("batch 1: %d questions batched", rep.Batched)
+		}
 	}
 }
