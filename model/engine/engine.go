@@ -18,6 +18,14 @@
 // Message text is tokenized so that it cannot inject special tokens, and
 // with Request.Constrain every tool call the model writes is valid JSON
 // matching its tool's schema.
+//
+// With Options.Speculative and a model that has multi-token-prediction
+// heads, each decoding request drafts a few tokens with the heads before a
+// step and feeds them after its next token; the step's logits verify them
+// (greedy: a draft stands when it is the model's own choice; sampling: the
+// speculative-sampling rule, so replies keep their distribution), each
+// chosen token passes the stop strings and the tool-call constraint as in
+// plain decoding, and the cache of rejected positions is dropped.
 package engine
 
 import (

@@ -32,10 +32,26 @@ func progression(rng *rand.Rand, n int) []int {
 // trainedPolicy fits a tiny model to progressions with the trainer's own
 // backward pass and AdamW, and returns the inference model with k fresh
 // heads, and prompts (the first 4 tokens of new progressions).
-func trainedPolicy(t *testing.T, k int) (*model.Model, [][]int) {
+func trainedPolicy(t testing.TB, k int) (*model.Model, [][]int) {
+	t.Helper()
+	cfg, err := model.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trainedPolicyOf(t, cfg, k, 150, 0)
+}
+
+// trainedPolicyOf is trainedPolicy for a model of shape cfg trained for
+// steps steps, computing on threads threads (0: one per core).
+func trainedPolicyOf(t testing.TB, cfg model.Config, k, steps, threads int) (*model.Model, [][]int) {
 	t.Helper()
 	ctx := context.Background()
-	base := tinyModel(t, 0, 11)
+	cpu := model.NewCPU(threads)
+	t.Cleanup(cpu.Close)
+	base, err := model.NewRandom(cfg, 11, model.Options{Backend: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
 	net, err := nn.New(base, base.Backend())
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +59,7 @@ func trainedPolicy(t *testing.T, k int) (*model.Model, [][]int) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	opt := nn.NewAdamW(nn.DefaultAdamW())
 	var loss nn.Loss
-	for range 150 {
+	for range steps {
 		batch := make([]nn.Example, 16)
 		n := 0
 		for i := range batch {
