@@ -71,6 +71,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	fs.StringVar(&cfg.Model, "model", cfg.Model, "model shape trained from scratch: tiny, small or 5m")
 	fs.StringVar(&cfg.Init, "init", cfg.Init, "start from this checkpoint folder (with its tokenizer.json) instead")
 	fs.IntVar(&cfg.VocabSize, "vocab", cfg.VocabSize, "BPE vocabulary trained on the room corpus")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", cfg.Tokenizer, "use this tokenizer.json instead of training one")
 	fs.IntVar(&cfg.Phrases, "phrases", cfg.Phrases, "compact tokenizer: add up to N repeated phrases of the corpus as single tokens (0: plain BPE)")
 	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
@@ -92,7 +93,8 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	return fs, f
 }
 
-// TrainMain is `livehat train`. --stage (or the "stage" of the --config
+// TrainMain is `livehat train`. --recipe runs a whole pipeline (see
+// RecipeMain). Otherwise --stage (or the "stage" of the --config
 // file, or of the run folder's run.json with --resume) picks the stage:
 // sft here, opd and rl in packages opd and rl (see their TrainMain for
 // their flags). The SFT stage:
@@ -108,6 +110,9 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 // With --resume the run folder's run.json is used and only --steps may
 // change (the cosine schedule follows the new total).
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if _, ok := flagValue(args, "recipe"); ok {
+		return RecipeMain(ctx, args, stdout, stderr)
+	}
 	stage, err := stageOf(args)
 	if err != nil {
 		return err

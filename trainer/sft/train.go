@@ -50,6 +50,9 @@ type TrainConfig struct {
 	// many repeated phrases of the corpus become single tokens (see
 	// TrainCompactTokenizer), and the general prompts join its corpus.
 	Phrases int `json:"phrases,omitempty"`
+	// Tokenizer, when set, is a tokenizer.json used as it is instead of
+	// training one (a recipe trains one for all its stages).
+	Tokenizer string `json:"tokenizer,omitempty"`
 	// MaxLen is the model context; longer trajectories are dropped.
 	MaxLen int `json:"max_len"`
 	// Seed seeds the initial weights, adapters and the example order.
@@ -307,8 +310,12 @@ func runTokenizer(ctx context.Context, cfg TrainConfig, out string, trajs []Traj
 	switch {
 	case resume:
 		return loadTokenizer(filepath.Join(out, tokenizerFile))
-	case cfg.Init != "":
-		tok, err := loadTokenizer(filepath.Join(cfg.Init, tokenizerFile))
+	case cfg.Init != "" || cfg.Tokenizer != "":
+		path := cfg.Tokenizer
+		if cfg.Init != "" {
+			path = filepath.Join(cfg.Init, tokenizerFile)
+		}
+		tok, err := loadTokenizer(path)
 		if err != nil {
 			return nil, err
 		}
@@ -331,6 +338,26 @@ func runTokenizer(ctx context.Context, cfg TrainConfig, out string, trajs []Traj
 // replies) join a compact tokenizer's corpus, so that general chat and
 // the Mini-IF instructions are not spelled byte by byte.
 const generalCorpusPrompts = 2000
+
+// TrainRunTokenizer trains the tokenizer a run of cfg would train from
+// scratch (compact when cfg.Phrases > 0), on the trajectories cfg.Data
+// builds under base, and writes it to path.
+func TrainRunTokenizer(ctx context.Context, base *harness.Harness, cfg TrainConfig, path string) (*tokenizer.Tokenizer, error) {
+	trajs, _, err := Build(ctx, base, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	var tok *tokenizer.Tokenizer
+	if cfg.Phrases > 0 {
+		tok, err = trainRunCompact(ctx, trajs, cfg)
+	} else {
+		tok, err = TrainTokenizer(ctx, trajs, cfg.Template, cfg.VocabSize)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tok, saveTokenizer(tok, path)
+}
 
 // trainRunCompact trains a run's compact tokenizer on its rendered
 // trajectories and the general prompts, keeping every tool identifier the

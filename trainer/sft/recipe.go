@@ -1,0 +1,267 @@
+package sft
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/opd"
+	"github.com/livehat/livehat/trainer/rl"
+)
+
+// RecipeStage is one run of a recipe: a stage of `livehat train` with its
+// own flags. The recipe adds --out, --init, --teacher, --tokenizer,
+// --seed and --threads itself.
+type RecipeStage struct {
+	// Name is the stage's run folder under the recipe's folder.
+	Name string `json:"name"`
+	// Stage is the trainer stage: sft, opd or rl.
+	Stage string `json:"stage"`
+	// Row is the table row the stage completes ("" for an intermediate
+	// stage): base, sft, opd or hat.
+	Row   string   `json:"row,omitempty"`
+	Steps int      `json:"steps"`
+	Args  []string `json:"args"`
+}
+
+// Recipe is the whole Harness-Aware Training pipeline as a list of runs:
+// a compact tokenizer, a general base (general corpus plus the copy and
+// retrieval warm-up), HSA-SFT in two curriculum phases (rooms of one or two
+// items, then three to six), General On-Policy Distillation with the base
+// as teacher, and HSA-RL in the live room.
+type Recipe struct {
+	Name string `json:"name"`
+	// Tokenizer holds the flags of the SFT run whose data and settings
+	// train the recipe's tokenizer (--vocab, --phrases and the data).
+	Tokenizer []string      `json:"tokenizer"`
+	Stages    []RecipeStage `json:"stages"`
+}
+
+// Recipes returns the named recipes: "bundled", the compact model of the
+// repository on this machine's budget (a 1.5M-parameter Qwen2 decoder,
+// hours on one core), and "smoke", the same pipeline at test size.
+func Recipes() map[string]Recipe {
+	data := func(rooms, minItems, maxItems, general, retrieval int, seed string) []string {
+		return []string{"--rooms", strconv.Itoa(rooms), "--questions", "12", "--min-items", strconv.Itoa(minItems), "--max-items", strconv.Itoa(maxItems),
+			"--general", strconv.Itoa(general), "--retrieval", strconv.Itoa(retrieval), "--data-seed", seed}
+	}
+	bundled := Recipe{
+		Name:      "bundled",
+		Tokenizer: append([]string{"--vocab", "4096", "--phrases", "2048"}, data(600, 1, 2, 3000, 6000, "1")...),
+		Stages: []RecipeStage{
+			{Name: "base", Stage: "sft", Row: "base", Steps: 1500, Args: append([]string{"--model", "small", "--batch", "16", "--lr", "2e-3", "--warmup", "50",
+				"--max-len", "1024", "--save-every", "250", "--eval-every", "250", "--eval-examples", "64"}, data(0, 1, 2, 6000, 12000, "11")...)},
+			{Name: "sft1", Stage: "sft", Steps: 2500, Args: append([]string{"--batch", "16", "--lr", "1.5e-3", "--warmup", "30",
+				"--max-len", "1024", "--save-every", "250", "--eval-every", "250"}, data(600, 1, 2, 1500, 3000, "1")...)},
+			{Name: "sft2", Stage: "sft", Row: "sft", Steps: 2500, Args: append([]string{"--batch", "16", "--lr", "1e-3", "--warmup", "30",
+				"--max-len", "1024", "--save-every", "250", "--eval-every", "250"}, data(600, 3, 6, 1500, 3000, "2")...)},
+			{Name: "opd", Stage: "opd", Row: "opd", Steps: 200, Args: []string{"--prompts", "2000", "--prompts-per-step", "8", "--samples", "4",
+				"--max-new-tokens", "64", "--lr", "3e-4", "--save-every", "50", "--eval-every", "50"}},
+			{Name: "rl", Stage: "rl", Row: "hat", Steps: 150, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "1e-4",
+				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
+		},
+	}
+	smoke := Recipe{
+		Name:      "smoke",
+		Tokenizer: append([]string{"--vocab", "1024", "--phrases", "256"}, data(6, 1, 2, 40, 40, "1")...),
+		Stages: []RecipeStage{
+			{Name: "base", Stage: "sft", Row: "base", Steps: 4, Args: append([]string{"--model", "tiny", "--batch", "4", "--max-len", "1024",
+				"--eval-examples", "4", "--save-every", "4"}, data(0, 1, 2, 40, 40, "11")...)},
+			{Name: "sft1", Stage: "sft", Steps: 3, Args: append([]string{"--batch", "4", "--max-len", "1024", "--eval-examples", "4", "--save-every", "3"}, data(3, 1, 2, 8, 8, "1")...)},
+			{Name: "sft2", Stage: "sft", Row: "sft", Steps: 3, Args: append([]string{"--batch", "4", "--max-len", "1024", "--eval-examples", "4", "--save-every", "3"}, data(3, 3, 6, 8, 8, "2")...)},
+			{Name: "opd", Stage: "opd", Row: "opd", Steps: 2, Args: []string{"--prompts", "16", "--eval-prompts", "4", "--prompts-per-step", "2", "--samples", "2",
+				"--max-new-tokens", "8", "--save-every", "2"}},
+			{Name: "rl", Stage: "rl", Row: "hat", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
+				"--rooms", "4", "--eval-tasks", "1", "--save-every", "1"}},
+		},
+	}
+	return map[string]Recipe{bundled.Name: bundled, smoke.Name: smoke}
+}
+
+// Table rows a recipe can stop after, in pipeline order.
+var recipeRows = []string{"base", "sft", "opd", "hat"}
+
+// recipeTimes is the file a recipe appends each finished stage's wall time to.
+const recipeTimes = "recipe-times.jsonl"
+
+// RecipeMain is `livehat train --recipe NAME`: it runs the recipe's stages
+// in order, each in its own run folder under --out (tokenizer.json, base/,
+// sft1/, sft2/, opd/, rl/), and copies the last stage's model, config and
+// tokenizer to --out/model. A stage that already reached its steps is
+// skipped and an interrupted one resumed, so running the same command
+// again continues a killed recipe. --until stops after a table row (base,
+// sft, opd or hat); --augment=false trains the SFT stages on the fixed
+// harness instead (Fixed-Harness SFT, folders sft1-fixed and sft2-fixed);
+// --seed changes the weights and example order of every stage, not the
+// data, for the table's second seed; --steps-scale multiplies every
+// stage's steps.
+//
+//	livehat train --recipe bundled|smoke --out DIR [--until base|sft|opd|hat] [--augment=false]
+//	    [--seed 1] [--threads 1] [--steps-scale 1] [--harness FILE]
+func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train --recipe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("recipe", "bundled", "recipe: bundled or smoke")
+	out := fs.String("out", "", "the recipe's folder (required)")
+	until := fs.String("until", "hat", "last table row to train: base, sft, opd or hat")
+	augment := fs.Bool("augment", true, "harness-state augmentation in the SFT stages (false: Fixed-Harness SFT)")
+	seed := fs.Uint64("seed", 1, "seed of the weights and the example order of every stage")
+	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
+	scale := fs.Float64("steps-scale", 1, "multiply every stage's steps")
+	harnessPath := fs.String("harness", "", "base harness file (default: the embedded demo harness)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	r, ok := Recipes()[*name]
+	if !ok {
+		return &harness.UsageError{Msg: fmt.Sprintf("--recipe %q: want bundled or smoke", *name)}
+	}
+	last := slices.Index(recipeRows, *until)
+	switch {
+	case *out == "":
+		return &harness.UsageError{Msg: "--out DIR is required"}
+	case last < 0:
+		return &harness.UsageError{Msg: fmt.Sprintf("--until %q: want base, sft, opd or hat", *until)}
+	case !(*scale > 0):
+		return &harness.UsageError{Msg: fmt.Sprintf("--steps-scale %g must be positive", *scale)}
+	}
+	base, err := loadBase(*harnessPath)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	if err := runfolder.WriteJSON(filepath.Join(*out, "recipe.json"), r); err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	tokPath := filepath.Join(*out, tokenizerFile)
+	if _, err := os.Stat(tokPath); err != nil {
+		cfg := DefaultTrainConfig()
+		tfs, _ := newTrainFlagSet(&cfg, io.Discard)
+		if err := tfs.Parse(r.Tokenizer); err != nil {
+			return fmt.Errorf("recipe %s: tokenizer flags: %w", r.Name, err)
+		}
+		t0 := time.Now()
+		tok, err := TrainRunTokenizer(ctx, base, cfg, tokPath)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "recipe: tokenizer of %d tokens in %s\n", tok.VocabSize(), time.Since(t0).Round(time.Second))
+		if err := logStageTime(*out, "tokenizer", 0, time.Since(t0)); err != nil {
+			return err
+		}
+	}
+	folder := func(st RecipeStage) string {
+		if !*augment && st.Name != "base" {
+			return filepath.Join(*out, st.Name+"-fixed")
+		}
+		return filepath.Join(*out, st.Name)
+	}
+	final := ""
+	prev := ""
+	for _, st := range r.Stages {
+		dir := folder(st)
+		steps := max(1, int(float64(st.Steps)**scale+0.5))
+		if stageDone(dir, steps) {
+			fmt.Fprintf(stdout, "recipe: %s already trained (%d steps)\n", st.Name, steps)
+		} else {
+			a := []string{"--stage", st.Stage, "--out", dir, "--steps", strconv.Itoa(steps)}
+			if fileExists(filepath.Join(dir, runConfigFile)) {
+				a = append(a, "--resume")
+			} else {
+				a = append(a, "--seed", strconv.FormatUint(*seed, 10), "--threads", strconv.Itoa(*threads))
+				a = append(a, st.Args...)
+				if prev == "" {
+					a = append(a, "--tokenizer", tokPath)
+				} else {
+					a = append(a, "--init", filepath.Join(prev, checkpointDir))
+				}
+				if st.Stage == "opd" {
+					a = append(a, "--teacher", filepath.Join(*out, "base", checkpointDir))
+				}
+				if st.Stage == "sft" && prev != "" && !*augment {
+					a = append(a, "--augment=false")
+				}
+				if *harnessPath != "" && st.Stage != "opd" {
+					a = append(a, "--harness", *harnessPath)
+				}
+			}
+			fmt.Fprintf(stdout, "recipe: %s: livehat train %s\n", st.Name, strings.Join(a, " "))
+			t0 := time.Now()
+			if err := trainStage(ctx, st.Stage, a, stdout, stderr); err != nil {
+				return fmt.Errorf("recipe %s, stage %s: %w", r.Name, st.Name, err)
+			}
+			if err := logStageTime(*out, st.Name, steps, time.Since(t0)); err != nil {
+				return err
+			}
+		}
+		prev, final = dir, dir
+		if st.Row != "" && slices.Index(recipeRows, st.Row) >= last {
+			break
+		}
+	}
+	return exportModel(filepath.Join(final, checkpointDir), filepath.Join(*out, "model"))
+}
+
+// trainStage runs one stage's TrainMain.
+func trainStage(ctx context.Context, stage string, args []string, stdout, stderr io.Writer) error {
+	switch stage {
+	case "opd":
+		return opd.TrainMain(ctx, args, nil, stdout, stderr)
+	case "rl":
+		return rl.TrainMain(ctx, args, nil, stdout, stderr)
+	}
+	return TrainMain(ctx, args, nil, stdout, stderr)
+}
+
+// stageDone reports whether the run in dir has checkpointed step steps.
+func stageDone(dir string, steps int) bool {
+	st, err := runfolder.ReadState(dir)
+	return err == nil && st.Step >= steps
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// logStageTime appends a stage's wall time to the recipe's times file.
+func logStageTime(out, stage string, steps int, took time.Duration) error {
+	f, err := os.OpenFile(filepath.Join(out, recipeTimes), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	fmt.Fprintf(f, `{"stage":%q,"steps":%d,"seconds":%.1f,"finished":%q}`+"\n", stage, steps, took.Seconds(), time.Now().UTC().Format(time.RFC3339))
+	return f.Close()
+}
+
+// exportModel copies a checkpoint's model files (not the optimizer state)
+// to dir: the standard layout the engine and `livehat eval --model` load.
+func exportModel(checkpoint, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	for _, name := range []string{"config.json", "model.safetensors", tokenizerFile} {
+		data, err := os.ReadFile(filepath.Join(checkpoint, name))
+		if err != nil {
+			return fmt.Errorf("recipe: export model: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("recipe: export model: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package sft
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/livehat/livehat/model/engine"
+)
+
+// TestRecipeRunsEveryStageAndResumes runs the smoke recipe end to end
+// (tokenizer, base, two SFT phases, OPD with the base as teacher, RL),
+// checks that the exported model loads in the engine with the recipe's
+// tokenizer, that running the command again trains nothing, and that
+// --until sft --augment=false trains the Fixed-Harness SFT row in its own
+// folders and stops there.
+func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains five small runs; skipped with -short")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	args := []string{"--recipe", "smoke", "--out", dir, "--threads", "1"}
+	if err := TrainMain(ctx, args, nil, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	times, err := os.ReadFile(filepath.Join(dir, recipeTimes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stage := range []string{"tokenizer", "base", "sft1", "sft2", "opd", "rl"} {
+		if !strings.Contains(string(times), `"stage":"`+stage+`"`) {
+			t.Errorf("no time logged for %s:\n%s", stage, times)
+		}
+	}
+	for _, st := range Recipes()["smoke"].Stages {
+		if !stageDone(filepath.Join(dir, st.Name), st.Steps) {
+			t.Errorf("stage %s did not reach its %d steps", st.Name, st.Steps)
+		}
+	}
+	eng, err := engine.Load(filepath.Join(dir, "model"), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Close()
+	recipeTok, _ := os.ReadFile(filepath.Join(dir, tokenizerFile))
+	modelTok, _ := os.ReadFile(filepath.Join(dir, "model", tokenizerFile))
+	if !bytes.Equal(recipeTok, modelTok) {
+		t.Error("the exported model's tokenizer is not the recipe's")
+	}
+
+	out.Reset()
+	if err := TrainMain(ctx, args, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "already trained"); n != 5 {
+		t.Errorf("a second run trained again:\n%s", out.String())
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, recipeTimes))
+	if !bytes.Equal(times, again) {
+		t.Error("a second run logged new stage times")
+	}
+
+	fixed := t.TempDir()
+	out.Reset()
+	if err := TrainMain(ctx, []string{"--recipe", "smoke", "--out", fixed, "--until", "sft", "--augment=false", "--threads", "1"}, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(filepath.Join(fixed, "sft2-fixed", checkpointDir)) || fileExists(filepath.Join(fixed, "opd")) || fileExists(filepath.Join(fixed, "opd-fixed")) {
+		t.Errorf("--until sft --augment=false: %s", out.String())
+	}
+	data, err := readTrajectories(filepath.Join(fixed, "sft2-fixed", dataFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range data {
+		if tr.Record != nil {
+			t.Fatalf("%s: Fixed-Harness SFT trained under an HSA variant", tr.ID)
+		}
+	}
+}
+
+func TestRecipeUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--recipe", "nope", "--out", t.TempDir()},
+		{"--recipe", "smoke"},
+		{"--recipe", "smoke", "--out", t.TempDir(), "--until", "later"},
+		{"--recipe", "smoke", "--out", t.TempDir(), "--steps-scale", "0"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := TrainMain(context.Background(), args, nil, &out, &errOut); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
