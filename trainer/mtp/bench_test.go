@@ -30,7 +30,7 @@ func BenchmarkSpeculativeDecode(b *testing.B) {
 	}{{"tiny", tiny, 1}, {"tiny", tiny, 2}, {"small", small, 1}, {"small", small, 2}} {
 		b.Run(fmt.Sprintf("%s/threads=%d", shape.name, shape.threads), func(b *testing.B) {
 			ctx := context.Background()
-			m, prompts := trainedPolicyOf(b, shape.cfg, 2, 150, shape.threads)
+			m, prompts := trainedPolicyOf(b, shape.cfg, 2, 150, shape.threads, 11)
 			rolls, err := SampleRollouts(ctx, m, prompts[:48], 32, sample.Config{})
 			if err != nil {
 				b.Fatal(err)

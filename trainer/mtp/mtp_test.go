@@ -74,7 +74,10 @@ func TestHeadGradients(t *testing.T) {
 // Heads trained on the policy's own outputs draft far better than the
 // untrained ones, which is the report's point: on held-out prompts, greedy
 // speculative decoding of a tiny trained model accepts almost none of the
-// untrained heads' drafts and most of the trained ones'.
+// untrained heads' drafts and most of the trained ones'. The same heads
+// on another policy of the same shape, which writes the same
+// continuations but from other hidden states, fall back to almost no
+// acceptance: heads must be trained with the policy they serve.
 func TestTrainedHeadsAccepted(t *testing.T) {
 	ctx := context.Background()
 	m, prompts := trainedPolicy(t, 2)
@@ -100,5 +103,17 @@ func TestTrainedHeadsAccepted(t *testing.T) {
 	t.Logf("trained:   %+v acceptance %.2f, mean accepted length %.2f; last step %+v", after, after.AcceptanceRate(), after.MeanAcceptedLength(), last)
 	if before.AcceptanceRate() > 0.1 || after.AcceptanceRate() < before.AcceptanceRate()+0.4 || after.MeanAcceptedLength() < 1.8 {
 		t.Errorf("acceptance %.2f untrained, %.2f trained (mean accepted length %.2f)", before.AcceptanceRate(), after.AcceptanceRate(), after.MeanAcceptedLength())
+	}
+	trunk := m.Config
+	trunk.MTPHeads = 0
+	other, _ := trainedPolicyOf(t, trunk, 2, 150, 0, 12)
+	other.MTP = m.MTP
+	foreign, err := Acceptance(ctx, other, held, 32, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("on another policy: %+v acceptance %.2f", foreign, foreign.AcceptanceRate())
+	if foreign.AcceptanceRate() > after.AcceptanceRate()/2 {
+		t.Errorf("heads trained for one policy kept acceptance %.2f on another (%.2f on their own)", foreign.AcceptanceRate(), after.AcceptanceRate())
 	}
 }

@@ -38,17 +38,18 @@ func trainedPolicy(t testing.TB, k int) (*model.Model, [][]int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return trainedPolicyOf(t, cfg, k, 150, 0)
+	return trainedPolicyOf(t, cfg, k, 150, 0, 11)
 }
 
 // trainedPolicyOf is trainedPolicy for a model of shape cfg trained for
-// steps steps, computing on threads threads (0: one per core).
-func trainedPolicyOf(t testing.TB, cfg model.Config, k, steps, threads int) (*model.Model, [][]int) {
+// steps steps from random weights drawn from seed, computing on threads
+// threads (0: one per core).
+func trainedPolicyOf(t testing.TB, cfg model.Config, k, steps, threads int, seed uint64) (*model.Model, [][]int) {
 	t.Helper()
 	ctx := context.Background()
 	cpu := model.NewCPU(threads)
 	t.Cleanup(cpu.Close)
-	base, err := model.NewRandom(cfg, 11, model.Options{Backend: cpu})
+	base, err := model.NewRandom(cfg, seed, model.Options{Backend: cpu})
 	if err != nil {
 		t.Fatal(err)
 	}
