@@ -106,6 +106,9 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 			}
 			t.Errorf("%s: expert scored %.1f with %d errors, want ≥ 99", name, rep.Score, rep.Errors)
 		}
+		if rep.ToolNames < 99 || rep.CallArgs < 99 || rep.Facts < 99 {
+			t.Errorf("%s: expert's tool names %.1f, arguments %.1f, facts %.1f; want ≥ 99", name, rep.ToolNames, rep.CallArgs, rep.Facts)
+		}
 	}
 }
 
@@ -187,6 +190,9 @@ func TestGradersCanFail(t *testing.T) {
 	}
 	if rep.Score > 10 {
 		t.Errorf("a guessing policy scored %.1f on the first 100 LSQA items, want near 0", rep.Score)
+	}
+	if rep.ToolNames != 0 || rep.CallArgs != 0 {
+		t.Errorf("a policy that calls no tool: tool names %.1f, arguments %.1f; want 0", rep.ToolNames, rep.CallArgs)
 	}
 }
 

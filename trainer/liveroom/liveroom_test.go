@@ -200,3 +200,34 @@ func TestToolsRejectBadArguments(t *testing.T) {
 		t.Errorf("lookup of an unknown item = %s, %v", raw, err)
 	}
 }
+
+// TestGradeCountsCallsAndFacts pins the learning-curve counts: a call to
+// the right tool with the wrong item counts as named, not exact, and a
+// reply without the price states none of the facts.
+func TestGradeCountsCallsAndFacts(t *testing.T) {
+	room := NewRoom(5, RoomConfig{})
+	it, other := room.Items[0], room.Items[1]
+	q := Question{Type: QPrice, Lang: LangEN, Text: "How much is " + it.NameEN + "?", Gold: Gold{
+		Skill: SkillPrice, Calls: []hsa.Call{loadSkill(SkillPrice), lookup(it.NameEN)},
+		MustState: []Fact{money("price", it.Price())}, Money: []int64{it.Price(), it.ListPrice},
+	}}
+	call := func(name string, args map[string]any) harness.Message {
+		raw, _ := json.Marshal(args)
+		return harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{Name: name, Arguments: raw}}}
+	}
+	msgs := []harness.Message{
+		call(ToolLoadSkill, map[string]any{"skill_id": SkillPrice}),
+		{Role: harness.RoleTool, Content: "rules"},
+		call(ToolProductLookup, map[string]any{"query": other.ID}),
+		{Role: harness.RoleTool, Content: "{}"},
+		{Role: harness.RoleAssistant, Content: "Let me see."},
+	}
+	g := room.GradeTranscript(q, msgs, GradeOptions{})
+	if g.GoldCalls != 2 || g.NamedCalls != 2 || g.ExactCalls != 1 || g.Facts != 1 || g.FactsStated != 0 {
+		t.Errorf("counts %+v: want 2 gold calls, 2 named, 1 exact, 1 fact, 0 stated", g)
+	}
+	msgs[4].Content = "It is " + Yuan(it.Price()) + " yuan."
+	if g := room.GradeTranscript(q, msgs, GradeOptions{}); g.FactsStated != 1 {
+		t.Errorf("the price is stated: %+v", g)
+	}
+}
