@@ -109,13 +109,15 @@ func (c QueueConfig) maxBytes() int {
 
 // QueueStats counts what happened to every submitted message: each is
 // taken up by a turn, merged into another, or dropped with a reason, so
-// Submitted = Started + Batched + Merged + Shed + Stale + Queued.
+// Submitted = Started + Batched + Merged + Shed + Stale + Closed + Queued.
 type QueueStats struct {
 	Submitted int `json:"submitted"`
 	Rejected  int `json:"rejected"`
 	Merged    int `json:"merged"`
 	Shed      int `json:"shed"`
 	Stale     int `json:"stale"`
+	// Closed counts questions still queued when the session ended.
+	Closed int `json:"closed"`
 	// Started counts turns; Batched counts the further questions a turn
 	// answered together with its first (QueueConfig.Batch).
 	Started int `json:"started"`
@@ -222,7 +224,8 @@ func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 	var out []dropped
 	for {
 		q.mu.Lock()
-		if q.closed {
+		if q.closed || ctx.Err() != nil {
+			// A stopping session starts no turn; close drops what is left.
 			q.mu.Unlock()
 			return nil, out, false
 		}
@@ -301,7 +304,9 @@ func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 	}
 }
 
-func (q *messageQueue) close() {
+// close stops the queue and returns the messages still in it, each
+// dropped with the reason "session closed"; a second close returns none.
+func (q *messageQueue) close() []dropped {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
@@ -309,6 +314,15 @@ func (q *messageQueue) close() {
 	case q.wake <- struct{}{}:
 	default:
 	}
+	var out []dropped
+	for _, it := range q.items {
+		q.st.Closed++
+		for _, m := range it.asks {
+			out = append(out, dropped{Message{Viewer: m.Viewer, Text: m.Text, At: m.At}, "session closed: still queued"})
+		}
+	}
+	q.items = nil
+	return out
 }
 
 func (q *messageQueue) stats() QueueStats {

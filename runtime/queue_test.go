@@ -207,3 +207,21 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// FuzzShapeOf: tokenising any text terminates, a message is always the
+// same question as itself and as itself with trailing punctuation, and
+// the relation is symmetric.
+func FuzzShapeOf(f *testing.F) {
+	for _, s := range []string{"精华多少钱？", "How much is the serum??", "身高170体重60公斤", "ＸＸＬ", "it's", "\xff", ""} {
+		f.Add(s, "how much is the lipstick")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		sa, sb := shapeOf(a), shapeOf(b)
+		if !sameQuestion(sa, sa) || !sameQuestion(sa, shapeOf(a+" ？！!!")) {
+			t.Errorf("%q is not the same question as itself: %v", a, sa.tokens)
+		}
+		if sameQuestion(sa, sb) != sameQuestion(sb, sa) {
+			t.Errorf("sameQuestion(%q, %q) is not symmetric", a, b)
+		}
+	})
+}

@@ -281,10 +281,10 @@ func (s *Session) Narrate(instruction string) error {
 }
 
 // Close stops the session: the turn in flight is cancelled, queued
-// messages are dropped, listeners are closed. It waits for the loop.
+// messages are dropped (an EventDropped each, reason "session closed"),
+// listeners are closed. It waits for the loop.
 func (s *Session) Close() {
 	s.cancel()
-	s.queue.close()
 	<-s.done
 }
 
@@ -308,20 +308,26 @@ func (s *Session) loop() {
 			s.work()
 		}()
 	}
+	<-s.ctx.Done()
+	// Closing the queue wakes the workers; what it still held is dropped
+	// with a reason, so no message is lost without one.
+	for _, d := range s.queue.close() {
+		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
+	}
 	wg.Wait()
 }
 
-// work takes messages off the queue and answers them, one at a time.
+// work takes questions off the queue and answers them, one turn at a time.
 func (s *Session) work() {
 	for {
-		in, dropped, ok := s.queue.pop(s.ctx)
+		batch, dropped, ok := s.queue.pop(s.ctx)
 		for _, d := range dropped {
 			s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
 		}
 		if !ok {
 			return
 		}
-		t := s.runTurn(in)
+		t := s.runTurn(batch)
 		s.publish(Event{Kind: EventTurn, Turn: t.ID, Record: t})
 	}
 }

@@ -689,3 +689,37 @@ func TestBatchedTurnAllDenied(t *testing.T) {
 		t.Errorf("turn = %s %q %+v", turn.Outcome, turn.Reason, turn.Asked)
 	}
 }
+
+// TestCloseDropsQueuedWithReason: messages still queued when a session
+// closes are reported as dropped, each with its reason.
+func TestCloseDropsQueuedWithReason(t *testing.T) {
+	started := make(chan struct{}, 1)
+	s := startSession(t, Config{Plugins: newPlugins(), Model: ctxModel(func(ctx context.Context) (Response, error) {
+		started <- struct{}{}
+		<-ctx.Done() // the first turn holds until Close cancels it
+		return Response{}, ctx.Err()
+	})})
+	ev := s.Listen(64)
+	for _, q := range []string{"serum price?", "cream price?", "cream price??", "lipstick price?"} {
+		if err := s.Submit(Message{Viewer: "v", Text: q}); err != nil {
+			t.Fatal(err)
+		}
+		if q == "serum price?" {
+			<-started
+		}
+	}
+	s.Close()
+	var dropped []string
+	for e := range ev {
+		if e.Kind == EventDropped {
+			dropped = append(dropped, e.Message.Text+": "+e.Reason)
+		}
+	}
+	want := []string{"cream price?: session closed: still queued", "cream price??: session closed: still queued", "lipstick price?: session closed: still queued"}
+	if !slices.Equal(dropped, want) {
+		t.Errorf("dropped = %q, want %q", dropped, want)
+	}
+	if st := s.QueueStats(); st.Closed != 2 || st.Merged != 1 || st.Started != 1 {
+		t.Errorf("queue stats = %+v", st)
+	}
+}

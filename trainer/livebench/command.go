@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +36,13 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	duration := fs.Duration("duration", 20*time.Second, "how long viewers send messages")
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
-	batch := fs.Int("batch", 1, "questions of one class a turn answers together (1: one at a time)")
+	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	batches, err := parseBatches(*batchArg)
+	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -56,29 +61,46 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, up to %d question(s) a turn\n", *streams, *rate, *duration, *modelArg, *concurrency, *batch)
-	rep, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
-		MaxTokens: *maxTokens, Concurrency: *concurrency, Batch: *batch, Seed: 1, Logger: log})
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, up to %v question(s) a turn\n", *streams, *rate, *duration, *modelArg, *concurrency, batches)
+	reps, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
+		MaxTokens: *maxTokens, Concurrency: *concurrency, Batches: batches, Seed: 1, Logger: log})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(reps)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale; %d merged as near-duplicates, %d batched, in %d turns\n",
-		rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Merged, rep.Batched, rep.Turns)
-	fmt.Fprintf(stdout, "machine busy: %.0f%% (process CPU over %d cores × %s wall)\n", 100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second))
-	fmt.Fprintf(stdout, "per question (a message with its near-duplicates, from its arrival):\n")
-	fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
-	fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
-		float64(rep.Total.P95)/float64(max(rep.Total.P50, 1)))
-	fmt.Fprintf(stdout, "model        P50 %s  P95 %s\n", ms(rep.Model.P50), ms(rep.Model.P95))
-	fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
-		100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))
+	for _, rep := range reps {
+		fmt.Fprintf(stdout, "— %d rooms, up to %d question(s) a turn\n", rep.Streams, rep.Batch)
+		fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale, %d closed; %d merged as near-duplicates, %d batched, in %d turns\n",
+			rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Closed, rep.Merged, rep.Batched, rep.Turns)
+		fmt.Fprintf(stdout, "machine busy: %.0f%% (process CPU over %d cores × %s wall); rooms busy %.0f%% of the wall in turns\n",
+			100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second), 100*rep.RoomBusy)
+		fmt.Fprintf(stdout, "per question (a message with its near-duplicates, from its arrival):\n")
+		fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
+		fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
+			float64(rep.Total.P95)/float64(max(rep.Total.P50, 1)))
+		fmt.Fprintf(stdout, "model        P50 %s  P95 %s\n", ms(rep.Model.P50), ms(rep.Model.P95))
+		fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
+			100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))
+	}
 	return nil
+}
+
+// parseBatches reads --batch: one size or a comma-separated list.
+func parseBatches(arg string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(arg, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, &harness.UsageError{Msg: fmt.Sprintf("--batch %q: want sizes of at least 1, such as 1 or 1,4", arg)}
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // openModel builds the model a bench talks to.

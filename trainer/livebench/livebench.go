@@ -12,7 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	goruntime "runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,18 +41,23 @@ type Config struct {
 	// Concurrency is the turns each room generates at once (see
 	// runtime.Config.Concurrency); default 1.
 	Concurrency int
-	// Batch is the most questions of one class a turn answers together
-	// (runtime.QueueConfig.Batch); default 1.
-	Batch  int
-	Seed   uint64
-	Logger *slog.Logger
+	// Batches are the most questions of one class a turn answers
+	// together (runtime.QueueConfig.Batch); default [1]. With several, the
+	// rooms split evenly across them (room i takes Batches[i mod n]) and
+	// each arm plays the same viewers, so the arms compare under the same
+	// machine load; Run reports each arm.
+	Batches []int
+	Seed    uint64
+	Logger  *slog.Logger
 }
 
 // Report is the outcome of a run. Every message sent ends in exactly one
-// of Answered, SafeLines, Denied, Shed and Stale; Merged and Batched say
+// of Answered, SafeLines, Denied, Shed, Stale and Closed; Merged and Batched say
 // how many of the answered (or safe-lined, or denied) ones shared a turn.
 type Report struct {
+	// Streams is the arm's number of rooms; Batch its QueueConfig.Batch.
 	Streams int `json:"streams"`
+	Batch   int `json:"batch"`
 	Sent    int `json:"sent"`
 	// Turns is the number of turns that spoke (a reply or the safe line).
 	Turns int `json:"turns"`
@@ -80,16 +85,65 @@ type Report struct {
 	// Busy is the process's CPU time (user + system) over the machine's
 	// capacity for the run (cores × wall).
 	Busy float64 `json:"busy"`
+	// RoomBusy is the share of the run the rooms' turn workers spent in
+	// turns (Σ turn time outside the queue / (streams × concurrency ×
+	// wall)): the utilisation that queue wait follows, whatever else
+	// shares the machine.
+	RoomBusy float64 `json:"room_busy"`
 	// OutsideModelP50 is the median time a turn spent outside the model
 	// and its queue (hooks, tools, rendering, scheduling).
 	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
 	Wall            time.Duration `json:"wall_ns"`
 }
 
-// Run plays the rooms and collects every turn.
-func Run(ctx context.Context, cfg Config) (Report, error) {
-	if cfg.Streams <= 0 || cfg.Rate <= 0 || cfg.Duration <= 0 {
-		return Report{}, fmt.Errorf("livebench: streams, rate and duration must be positive")
+// arm collects the turns of the rooms that share one batch size.
+type arm struct {
+	rep       Report
+	stats     *runtime.LatencyStats // per turn
+	questions *runtime.LatencyStats // per question
+	outside   []time.Duration
+	working   time.Duration
+}
+
+func (a *arm) observe(e runtime.Event) {
+	switch e.Kind {
+	case runtime.EventTurn:
+		t := e.Record
+		count(&a.rep, t)
+		if t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine {
+			a.rep.Turns++
+			a.stats.Add(t.Timing)
+			a.outside = append(a.outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
+			a.working += t.Timing.Total - t.Timing.Queue
+			for _, tm := range questionTimings(t) {
+				a.questions.Add(tm)
+			}
+		}
+	case runtime.EventDropped: // one event per message
+		switch {
+		case strings.HasPrefix(e.Reason, "shed"):
+			a.rep.Shed++
+		case strings.HasPrefix(e.Reason, "stale"):
+			a.rep.Stale++
+		default:
+			a.rep.Closed++
+		}
+	}
+}
+
+// Run plays the rooms and collects every turn. It returns one report per
+// entry of cfg.Batches, in that order.
+func Run(ctx context.Context, cfg Config) ([]Report, error) {
+	if len(cfg.Batches) == 0 {
+		cfg.Batches = []int{1}
+	}
+	switch {
+	case cfg.Streams <= 0 || cfg.Rate <= 0 || cfg.Duration <= 0:
+		return nil, fmt.Errorf("livebench: streams, rate and duration must be positive")
+	case cfg.Streams%len(cfg.Batches) != 0:
+		return nil, fmt.Errorf("livebench: %d streams do not split evenly across %d batch sizes", cfg.Streams, len(cfg.Batches))
+	case slices.Min(cfg.Batches) < 1:
+		return nil, fmt.Errorf("livebench: batch sizes %v: each must be at least 1", cfg.Batches)
 	}
 	if cfg.Drain <= 0 {
 		cfg.Drain = time.Minute
@@ -98,37 +152,41 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	stats := runtime.NewLatencyStats(1 << 16)     // per turn
-	questions := runtime.NewLatencyStats(1 << 16) // per question
+	arms := make([]*arm, len(cfg.Batches))
+	for k, b := range cfg.Batches {
+		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Batches), Batch: b},
+			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16)}
+	}
 	cpu0 := processCPU()
 	var mu sync.Mutex
-	rep := Report{Streams: cfg.Streams}
-	var outside []time.Duration
 	var wg sync.WaitGroup
 	start := time.Now()
 	errs := make(chan error, cfg.Streams)
 	for i := range cfg.Streams {
-		room := liveroom.NewRoom(cfg.Seed+uint64(i)+1, liveroom.RoomConfig{})
+		// Room i belongs to arm i mod len(Batches) and plays the viewers of
+		// room i div len(Batches): every arm gets the same rooms.
+		a, pair := arms[i%len(arms)], uint64(i/len(arms))
+		room := liveroom.NewRoom(cfg.Seed+pair+1, liveroom.RoomConfig{})
 		catalog, err := room.CatalogJSON()
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
 		// The storefront plugin serves the room's tools from its catalog;
 		// the hook plugins see the same catalog.
 		hooks, err := cfg.Sandbox.Plugins(catalog, nil)
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
 			Plugins: hooks, Logger: log, Concurrency: cfg.Concurrency,
-			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond, Batch: cfg.Batch},
+			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond, Batch: a.rep.Batch},
 		})
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
 		if err := sess.Warm(ctx); err != nil {
-			return rep, err
+			return nil, err
 		}
 		events := sess.Listen(1024)
 		var turns atomic.Int64
@@ -136,40 +194,20 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		go func() { // collect
 			defer wg.Done()
 			for e := range events {
-				mu.Lock()
-				switch e.Kind {
-				case runtime.EventTurn:
+				if e.Kind == runtime.EventTurn {
 					turns.Add(1)
-					t := e.Record
-					spoke := t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine
-					count(&rep, t)
-					if spoke {
-						rep.Turns++
-						stats.Add(t.Timing)
-						outside = append(outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
-						for _, tm := range questionTimings(t) {
-							questions.Add(tm)
-						}
-					}
-				case runtime.EventDropped: // one event per message
-					switch {
-					case strings.HasPrefix(e.Reason, "shed"):
-						rep.Shed++
-					case strings.HasPrefix(e.Reason, "stale"):
-						rep.Stale++
-					default:
-						rep.Closed++
-					}
 				}
+				mu.Lock()
+				a.observe(e)
 				mu.Unlock()
 			}
 		}()
 		go func() { // viewers
 			defer wg.Done()
 			defer sess.Close()
-			sent, err := play(ctx, sess, room, cfg, uint64(i))
+			sent, err := play(ctx, sess, room, cfg, pair)
 			mu.Lock()
-			rep.Sent += sent
+			a.rep.Sent += sent
 			mu.Unlock()
 			if err != nil {
 				errs <- err
@@ -180,18 +218,25 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	wg.Wait()
 	close(errs)
-	rep.Wall = time.Since(start)
-	rep.Busy = (processCPU() - cpu0).Seconds() / (float64(goruntime.NumCPU()) * rep.Wall.Seconds())
-	snap, qsnap := stats.Snapshot(), questions.Snapshot()
-	rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
-	if len(outside) > 0 {
-		sort.Slice(outside, func(i, j int) bool { return outside[i] < outside[j] })
-		rep.OutsideModelP50 = outside[len(outside)/2]
+	wall := time.Since(start)
+	busy := (processCPU() - cpu0).Seconds() / (float64(goruntime.NumCPU()) * wall.Seconds())
+	var out []Report
+	for _, a := range arms {
+		rep := a.rep
+		rep.Wall, rep.Busy = wall, busy
+		rep.RoomBusy = a.working.Seconds() / (float64(rep.Streams*max(cfg.Concurrency, 1)) * wall.Seconds())
+		snap, qsnap := a.stats.Snapshot(), a.questions.Snapshot()
+		rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
+		if len(a.outside) > 0 {
+			slices.Sort(a.outside)
+			rep.OutsideModelP50 = a.outside[len(a.outside)/2]
+		}
+		out = append(out, rep)
 	}
 	for err := range errs {
-		return rep, err
+		return out, err
 	}
-	return rep, nil
+	return out, nil
 }
 
 // count files each message of a finished turn under what became of it.

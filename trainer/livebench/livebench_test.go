@@ -42,23 +42,40 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeModel()
-	for _, batch := range []int{1, 4} {
-		rep, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Batch: batch})
-		if err != nil {
-			t.Fatal(err)
-		}
+	reps, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Batches: []int{1, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Batch != 1 || reps[1].Batch != 4 {
+		t.Fatalf("reports = %+v, want one per batch size", reps)
+	}
+	for _, rep := range reps {
 		if rep.Sent == 0 {
 			t.Fatal("no messages sent")
 		}
 		accounted := rep.Answered + rep.SafeLines + rep.Denied + rep.Shed + rep.Stale + rep.Closed
 		if accounted != rep.Sent {
-			t.Errorf("batch %d: %d messages sent but %d accounted for: %+v", batch, rep.Sent, accounted, rep)
+			t.Errorf("batch %d: %d messages sent but %d accounted for: %+v", rep.Batch, rep.Sent, accounted, rep)
 		}
-		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 {
-			t.Errorf("batch %d: latencies or load not measured: %+v", batch, rep)
+		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 || rep.RoomBusy <= 0 {
+			t.Errorf("batch %d: latencies or load not measured: %+v", rep.Batch, rep)
 		}
-		if batch == 1 && rep.Batched != 0 {
-			t.Errorf("batch 1: %d questions batched", rep.Batched)
+	}
+	if reps[0].Sent != reps[1].Sent {
+		t.Errorf("the arms played different viewers: %d and %d messages", reps[0].Sent, reps[1].Sent)
+	}
+	if reps[0].Batched != 0 {
+		t.Errorf("batch 1: %d questions batched", reps[0].Batched)
+	}
+}
+
+func TestParseBatches(t *testing.T) {
+	if b, err := parseBatches("1, 4"); err != nil || len(b) != 2 || b[1] != 4 {
+		t.Errorf("parseBatches(1, 4) = %v, %v", b, err)
+	}
+	for _, bad := range []string{"", "0", "1,x", "-2"} {
+		if _, err := parseBatches(bad); err == nil {
+			t.Errorf("parseBatches(%q) accepted", bad)
 		}
 	}
 }
