@@ -25,7 +25,7 @@ import (
 //
 //	livehat bench model [--random qwen2.5-0.5b | --checkpoint DIR] [--dtype f32|bf16|q8]
 //	    [--batch 1,8] [--prompt 128] [--gen 32] [--prefix 1000] [--question 16] [--threads N] [--repeat 3]
-//	    [--speculative K]
+//	    [--speculative K] [--draft-vocab N]
 func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench model", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,6 +40,7 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
 	repeat := fs.Int("repeat", 3, "runs per phase; the fastest is reported")
 	speculative := fs.Int("speculative", 0, "also decode with this many tokens drafted per step by the MTP heads (0: off)")
+	draftVocab := fs.Int("draft-vocab", -1, "heads draft among the token ids below N (0: all; -1: the model's mtp_draft_vocab_size)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +99,12 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 		if err := m.InitMTP(*speculative, 1); err != nil {
 			return err
 		}
+	}
+	if *draftVocab >= 0 {
+		if *draftVocab > m.Config.VocabSize {
+			return fmt.Errorf("bench model: --draft-vocab %d exceeds the vocabulary of %d", *draftVocab, m.Config.VocabSize)
+		}
+		m.Config.MTPDraftVocab = *draftVocab
 	}
 	need := max(*prompt+*gen, *prefix+*question)
 	if need > m.MaxContext() {
@@ -269,8 +276,12 @@ func benchSpeculative(ctx context.Context, m *Model, seqs []*Sequence, prompts [
 	}
 	fmt.Fprintf(stdout, "%-6d %-8s %12d %s\n", b, "greedy", n, rate(n, plainWall, plainCPU))
 	fmt.Fprintf(stdout, "%-6d %-8s %12d %s\n", b, fmt.Sprintf("spec-%d", k), n, rate(n, specWall, specCPU))
-	fmt.Fprintf(stdout, "       speculative, %d drafts per step: %.2f× the plain greedy tokens/s; acceptance %.2f, mean accepted length %.2f (%d steps for %d tokens); output %s\n",
-		k, plainWall.Seconds()/specWall.Seconds(), st.AcceptanceRate(), st.MeanAcceptedLength(), st.Steps, n, same)
+	vocab := "all token ids"
+	if dv := m.Config.MTPDraftVocab; dv > 0 {
+		vocab = fmt.Sprintf("ids below %d", dv)
+	}
+	fmt.Fprintf(stdout, "       speculative, %d drafts per step among %s: %.2f× the plain greedy tokens/s; acceptance %.2f, mean accepted length %.2f (%d steps for %d tokens); output %s\n",
+		k, vocab, plainWall.Seconds()/specWall.Seconds(), st.AcceptanceRate(), st.MeanAcceptedLength(), st.Steps, n, same)
 	return nil
 }
 

@@ -40,9 +40,17 @@ type Config struct {
 	// MTPHeads is the number of multi-token-prediction heads
 	// (num_nextn_predict_layers, as DeepSeek-V3 names it); head i drafts
 	// the token i+2 positions ahead for speculative decoding. 0: none.
-	MTPHeads   int
-	BOSTokenID int // -1 when the config names none
-	EOSTokenID int // -1 when the config names none
+	MTPHeads int
+	// MTPDraftVocab, when positive, restricts the heads' drafts to the
+	// token ids below it (mtp_draft_vocab_size), so that a draft multiplies
+	// by that many rows of the LM head rather than by all of them: with
+	// Qwen's 152k vocabulary the LM head is over a quarter of a 0.5B
+	// model's weights. Byte-level BPE numbers tokens in merge order, most
+	// frequent first, so the low ids cover most of what a model writes.
+	// 0: the whole vocabulary.
+	MTPDraftVocab int
+	BOSTokenID    int // -1 when the config names none
+	EOSTokenID    int // -1 when the config names none
 }
 
 // hfConfig mirrors the fields of a Hugging Face config.json we read; pointers
@@ -70,6 +78,7 @@ type hfConfig struct {
 	EOSTokenID            json.RawMessage `json:"eos_token_id,omitempty"`
 	QuantizationConfig    *quantConfig    `json:"quantization_config,omitempty"`
 	NumNextNPredictLayers *int            `json:"num_nextn_predict_layers,omitempty"`
+	MTPDraftVocabSize     *int            `json:"mtp_draft_vocab_size,omitempty"`
 }
 
 // quantConfig records how a checkpoint of ours stores Q8 weights.
@@ -155,6 +164,9 @@ func parseConfig(data []byte) (Config, *quantConfig, error) {
 	if h.NumNextNPredictLayers != nil {
 		c.MTPHeads = *h.NumNextNPredictLayers
 	}
+	if h.MTPDraftVocabSize != nil {
+		c.MTPDraftVocab = *h.MTPDraftVocabSize
+	}
 	c.RMSNormEps = 1e-6
 	if h.RMSNormEps != nil {
 		c.RMSNormEps = *h.RMSNormEps
@@ -235,6 +247,9 @@ func (c Config) Validate() error {
 	if c.MTPHeads < 0 || c.MTPHeads > MaxMTPHeads {
 		return fmt.Errorf("config: num_nextn_predict_layers = %d out of range [0, %d]", c.MTPHeads, MaxMTPHeads)
 	}
+	if c.MTPDraftVocab < 0 || c.MTPDraftVocab > c.VocabSize {
+		return fmt.Errorf("config: mtp_draft_vocab_size = %d out of range [0, vocab_size %d]", c.MTPDraftVocab, c.VocabSize)
+	}
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return fmt.Errorf("config: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumHeads, c.NumKVHeads)
 	}
@@ -293,6 +308,9 @@ func (c Config) marshal(q *quantConfig) ([]byte, error) {
 	}
 	if c.MTPHeads > 0 {
 		h.NumNextNPredictLayers = &c.MTPHeads
+	}
+	if c.MTPDraftVocab > 0 {
+		h.MTPDraftVocabSize = &c.MTPDraftVocab
 	}
 	if c.BOSTokenID >= 0 {
 		h.BOSTokenID, _ = json.Marshal(c.BOSTokenID)

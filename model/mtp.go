@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // MaxMTPHeads bounds Config.MTPHeads: acceptance falls with every position
@@ -80,7 +81,8 @@ func (m *Model) InitMTP(k int, seed uint64) error {
 // states (the trunk's, from StepOutputs, for head 0; head-1's, from a
 // previous Draft, otherwise) and tokens the n tokens those states
 // predicted. It returns the head's hidden states (n×HiddenSize, for the
-// next head) and its logits (n×VocabSize) for the token after each.
+// next head) and its logits (n×VocabSize) for the token after each; with
+// Config.MTPDraftVocab the ids from it on get -Inf.
 func (m *Model) Draft(head int, hidden []float32, tokens []int) (next, logits []float32, err error) {
 	c := m.Config
 	if head < 0 || head >= len(m.MTP) {
@@ -120,7 +122,21 @@ func (m *Model) Draft(head int, hidden []float32, tokens []int) (next, logits []
 	b.Linear(h, gate, n, hd.Down)
 	addTo(x, h)
 	rmsNormRows(b, h, x, hd.Norm, n, H, eps)
-	logits = make([]float32, n*c.VocabSize)
+	V := c.VocabSize
+	logits = make([]float32, n*V)
+	if dv := c.MTPDraftVocab; dv > 0 && dv < V {
+		part := make([]float32, n*dv)
+		b.Linear(part, h, n, m.LMHead.firstRows(dv))
+		negInf := float32(math.Inf(-1))
+		for r := range n {
+			row := logits[r*V : (r+1)*V]
+			copy(row, part[r*dv:(r+1)*dv])
+			for i := dv; i < V; i++ {
+				row[i] = negInf
+			}
+		}
+		return x, logits, nil
+	}
 	b.Linear(logits, h, n, m.LMHead)
 	return x, logits, nil
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -241,5 +242,57 @@ func BenchmarkGenerateGreedy(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// With a draft vocabulary the heads score only the low ids: the same
+// logits there as over the whole vocabulary, -Inf above, in every storage
+// type; the setting round-trips through config.json and is validated.
+func TestDraftVocab(t *testing.T) {
+	cpu := NewCPU(1)
+	defer cpu.Close()
+	for _, dt := range []DType{F32, BF16, Q8} {
+		m, err := NewRandom(tinyMTP(t, 1), 4, Options{DType: dt, Backend: cpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		H, V := m.Config.HiddenSize, m.Config.VocabSize
+		hidden := make([]float32, 2*H)
+		for i := range hidden {
+			hidden[i] = float32(i%7) - 3
+		}
+		_, full, err := m.Draft(0, hidden, []int{5, 17})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Config.MTPDraftVocab = 100
+		_, part, err := m.Draft(0, hidden, []int{5, 17})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range 2 {
+			for i := range V {
+				got, want := part[r*V+i], full[r*V+i]
+				if i >= 100 {
+					want = float32(math.Inf(-1))
+				}
+				if got != want {
+					t.Fatalf("%s: row %d id %d: %v, want %v", dt, r, i, got, want)
+				}
+			}
+		}
+		dir := t.TempDir()
+		if err := m.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(dir, Options{Backend: cpu})
+		if err != nil || got.Config.MTPDraftVocab != 100 {
+			t.Fatalf("%s: loaded draft vocabulary %d: %v", dt, got.Config.MTPDraftVocab, err)
+		}
+	}
+	c := tinyMTP(t, 1)
+	c.MTPDraftVocab = c.VocabSize + 1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "mtp_draft_vocab_size") {
+		t.Fatalf("Validate: %v", err)
 	}
 }

@@ -105,6 +105,21 @@ func (w *Weight) Row(dst []float32, r int) {
 	}
 }
 
+// firstRows returns a view of the matrix's first n rows, sharing its
+// storage.
+func (w *Weight) firstRows(n int) *Weight {
+	v := &Weight{rows: n, cols: w.cols, dtype: w.dtype}
+	switch w.dtype {
+	case F32:
+		v.f32 = w.f32[:n*w.cols]
+	case BF16:
+		v.bf16 = w.bf16[:n*w.cols]
+	case Q8:
+		v.q8 = kernel.Q8Matrix{Rows: n, Cols: w.cols, Data: w.q8.Data[:n*w.cols], Scales: w.q8.Scales[:n*w.q8.BlocksPerRow()]}
+	}
+	return v
+}
+
 // Float32 returns the matrix widened to float32 (a copy).
 func (w *Weight) Float32() []float32 {
 	out := make([]float32, w.rows*w.cols)

@@ -31,6 +31,9 @@ type Config struct {
 	// Heads is the number of MTP heads. A checkpoint that already has this
 	// many continues training them; otherwise fresh ones replace them.
 	Heads int `json:"heads"`
+	// DraftVocab, when positive, is written to the checkpoint as
+	// mtp_draft_vocab_size: the heads draft among the ids below it.
+	DraftVocab int `json:"draft_vocab,omitempty"`
 	// Rollouts is the number of sampled replies (prompts are reused in
 	// turn), each up to Gen tokens, sampled with Temperature and TopP (the
 	// serving settings: heads learn what the policy writes under them).
@@ -57,6 +60,7 @@ func registerFlags(c *Config, fs *flag.FlagSet) func() {
 	fs.StringVar(&c.Init, "init", c.Init, "the policy's checkpoint directory (required)")
 	fs.StringVar(&c.Prompts, "prompts", c.Prompts, "JSONL conversations whose opening turns are the prompts (required)")
 	fs.IntVar(&c.Heads, "heads", c.Heads, "MTP heads to train (tokens drafted per step)")
+	fs.IntVar(&c.DraftVocab, "draft-vocab", c.DraftVocab, "heads draft among the token ids below N (0: all)")
 	fs.IntVar(&c.Rollouts, "rollouts", c.Rollouts, "sampled replies to train on")
 	fs.IntVar(&c.Gen, "gen", c.Gen, "tokens per sampled reply at most")
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "sampling temperature of the rollouts (0: greedy)")
@@ -76,7 +80,7 @@ func registerFlags(c *Config, fs *flag.FlagSet) func() {
 // training on held-out prompts to OUT/acceptance.json.
 //
 //	livehat train --stage mtp --init CHECKPOINT --prompts FILE.jsonl --out RUN
-//	    [--heads 2] [--rollouts 256] [--gen 64] [--temperature 0] [--top-p 0]
+//	    [--heads 2] [--draft-vocab N] [--rollouts 256] [--gen 64] [--temperature 0] [--top-p 0]
 //	    [--eval 16] [--steps 300] [--batch 128] [--lr 0.002] [--seed 1] [--config run.json]
 //
 // A run is a few minutes at most, so --resume is refused: run it again.
@@ -92,6 +96,8 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return &harness.UsageError{Msg: "--init CHECKPOINT and --prompts FILE.jsonl are required"}
 	case cfg.Heads < 1 || cfg.Heads > model.MaxMTPHeads:
 		return &harness.UsageError{Msg: fmt.Sprintf("--heads %d: want 1 to %d", cfg.Heads, model.MaxMTPHeads)}
+	case cfg.DraftVocab < 0:
+		return &harness.UsageError{Msg: fmt.Sprintf("--draft-vocab %d is negative", cfg.DraftVocab)}
 	case cfg.Rollouts <= 0 || cfg.Gen <= 0 || cfg.Eval < 0:
 		return &harness.UsageError{Msg: "--rollouts and --gen must be positive, --eval not negative"}
 	}
@@ -132,6 +138,12 @@ func train(ctx context.Context, cfg Config, out string, stdout io.Writer) error 
 	if len(m.MTP) != cfg.Heads {
 		if err := m.InitMTP(cfg.Heads, cfg.Seed); err != nil {
 			return err
+		}
+	}
+	if cfg.DraftVocab > 0 {
+		m.Config.MTPDraftVocab = cfg.DraftVocab
+		if err := m.Config.Validate(); err != nil {
+			return fmt.Errorf("mtp: --draft-vocab: %w", err)
 		}
 	}
 	var sum Summary
