@@ -16,7 +16,8 @@ import (
 // Load reads a Hugging Face checkpoint directory: config.json plus
 // model.safetensors or the shards named by model.safetensors.index.json,
 // with Hugging Face tensor names. A missing, unexpected or misshapen tensor
-// is an error naming the file and the tensor.
+// is an error naming the file and the tensor, except that a config naming
+// MTP heads for a checkpoint without any mtp.* tensor loads without heads.
 func Load(dir string, opts Options) (*Model, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	b, err := os.ReadFile(cfgPath)
@@ -46,6 +47,12 @@ func Load(dir string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	defer ck.Close()
+	if !slices.ContainsFunc(ck.Names(), func(n string) bool { return strings.HasPrefix(n, "mtp.") }) {
+		// Heads are an accessory of the trunk: a checkpoint written by a
+		// trainer that kept the config but not the heads (training the
+		// trunk makes them stale anyway) loads without them.
+		m.Config.MTPHeads, m.Config.MTPDraftVocab, m.MTP = 0, 0, nil
+	}
 
 	expected := make(map[string]bool)
 	for _, t := range m.tensors() {

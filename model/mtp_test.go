@@ -98,6 +98,18 @@ func TestMTPAbsentAndInit(t *testing.T) {
 	if _, err := Load(dir, Options{Backend: cpu}); err == nil || !strings.Contains(err.Error(), "mtp.0.") {
 		t.Fatalf("heads without num_nextn_predict_layers: %v", err)
 	}
+	// A config that names heads over a checkpoint without any (what a
+	// trainer of the trunk alone writes) loads without heads.
+	stale := t.TempDir()
+	if err := plain.Save(stale); err != nil {
+		t.Fatal(err)
+	}
+	headsCfg := plain.Config
+	headsCfg.MTPHeads, headsCfg.MTPDraftVocab = 2, 10
+	os.WriteFile(filepath.Join(stale, "config.json"), mustMarshal(t, headsCfg), 0o644)
+	if got, err := Load(stale, Options{Backend: cpu}); err != nil || got.Config.MTPHeads != 0 || len(got.MTP) != 0 {
+		t.Fatalf("stale head config: %v", err)
+	}
 	bad := plain.Config
 	bad.MTPHeads = MaxMTPHeads + 1
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "num_nextn_predict_layers") {
