@@ -34,9 +34,9 @@ type Config struct {
 	Metrics *Metrics
 	// SafeLine is said when a turn cannot produce an acceptable reply.
 	SafeLine string
-	// MaxTokens bounds each generation; default 512 (a spoken reply or a
-	// tool call is far shorter; a model that never stops must not run to
-	// the end of its context).
+	// MaxTokens bounds each generation, per question the turn answers;
+	// default 512 (a spoken reply or a tool call is far shorter; a model
+	// that never stops must not run to the end of its context).
 	MaxTokens int
 	// TurnTimeout bounds a whole turn; default 20 s.
 	TurnTimeout time.Duration

@@ -596,11 +596,13 @@ func TestBatchedTurn(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var prompts []string
+	var bounds []int
 	model := priceModel("Answered.")
 	s := startSession(t, Config{Plugins: p, Queue: QueueConfig{Batch: 3}, Model: scriptedModel(func(req Request) (Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == harness.RoleUser {
 			mu.Lock()
 			prompts = append(prompts, last.Content)
+			bounds = append(bounds, req.MaxTokens)
 			first := len(prompts) == 1
 			mu.Unlock()
 			if first {
@@ -652,6 +654,11 @@ func TestBatchedTurn(t *testing.T) {
 	if b.Messages[0].Content != want {
 		t.Errorf("batched user message:\n%s\nwant:\n%s", b.Messages[0].Content, want)
 	}
+	mu.Lock()
+	if len(bounds) < 2 || bounds[0] != 512 || bounds[1] != 1024 {
+		t.Errorf("generation bounds %v, want 512 for one question and 1024 for two", bounds)
+	}
+	mu.Unlock()
 	var asked []string
 	for _, a := range b.Asked {
 		asked = append(asked, fmt.Sprintf("%s:%d:%s", a.Viewer, a.Question, a.Denied))

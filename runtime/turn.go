@@ -240,10 +240,12 @@ var errTurnCancelled = errors.New("turn cancelled")
 // session's conversation memory; the returned turn holds the new messages.
 func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.Message) {
 	t := r.turn
-	userText, viewer := r.screen(ctx, batch)
+	userText, viewer, questions := r.screen(ctx, batch)
 	if viewer == nil {
 		return
 	}
+	// A reply to several questions needs room for each answer.
+	maxTokens := r.s.cfg.MaxTokens * questions
 	msgs := append([]harness.Message(nil), history...)
 	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: userText})
 	turnStart := len(msgs) - 1
@@ -282,7 +284,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		}
 		t0 = time.Now()
 		st := Step{Kind: "model", Start: r.since()}
-		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: r.s.cfg.MaxTokens})
+		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: maxTokens})
 		st.Took = time.Since(t0)
 		t.Timing.Model += st.Took
 		t.Timing.Prefill += resp.Usage.Prefill
@@ -356,8 +358,9 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 // screen runs the viewer_message (or narration_tick) hooks on every
 // message of the turn, each as its own viewer's, and renders what they
 // allowed as the turn's user message. It returns the viewer the later
-// hooks see (the first allowed), or nil when every message was denied.
-func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugins.Viewer) {
+// hooks see (the first allowed), or nil when every message was denied,
+// and how many questions the message asks.
+func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugins.Viewer, int) {
 	t := r.turn
 	type question struct {
 		text    string
@@ -393,11 +396,11 @@ func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugin
 		for _, a := range t.Asked {
 			t.Viewers = append(t.Viewers, a.Viewer)
 		}
-		return "", nil
+		return "", nil, 0
 	}
 	if batch[0].event == harness.EventNarrationTick {
 		// Nobody asked: the model must know it speaks on its own initiative.
-		return "(host strategy, no viewer asked) " + qs[0].text, first
+		return "(host strategy, no viewer asked) " + qs[0].text, first, 1
 	}
 	var lines []string
 	for _, q := range qs {
@@ -412,12 +415,12 @@ func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugin
 		}
 	}
 	if len(lines) == 1 {
-		return lines[0], first
+		return lines[0], first, 1
 	}
 	for i := range lines {
 		lines[i] = fmt.Sprintf("%d. %s", i+1, lines[i])
 	}
-	return fmt.Sprintf("(%d viewer questions at once; answer each, naming who asked)\n%s", len(lines), strings.Join(lines, "\n")), first
+	return fmt.Sprintf("(%d viewer questions at once; answer each, naming who asked)\n%s", len(lines), strings.Join(lines, "\n")), first, len(lines)
 }
 
 func hasReplySkill(h *harness.Harness) bool {
