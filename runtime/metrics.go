@@ -17,6 +17,9 @@ type Metrics struct {
 	dropped           *prometheus.CounterVec
 	cachedTokens      *prometheus.CounterVec
 	promptTokens      *prometheus.CounterVec
+	completionTokens  *prometheus.CounterVec
+	decodeSeconds     *prometheus.CounterVec
+	queueDepth        *prometheus.GaugeVec
 }
 
 // NewMetrics creates the collectors and registers them with reg.
@@ -38,13 +41,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Prompt tokens served from the prefix cache."}, []string{"stream"}),
 		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "model", Name: "prompt_tokens_total",
 			Help: "Prompt tokens of all generations."}, []string{"stream"}),
+		// Decode tokens per second is the ratio of the rates of these two.
+		completionTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "model", Name: "completion_tokens_total",
+			Help: "Tokens generated."}, []string{"stream"}),
+		decodeSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "model", Name: "decode_seconds_total",
+			Help: "Time spent generating tokens (prefill excluded)."}, []string{"stream"}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "livehat", Subsystem: "queue", Name: "depth",
+			Help: "Viewer messages waiting in the session queue."}, []string{"stream"}),
 	}
-	for _, c := range []prometheus.Collector{m.turnSeconds, m.firstChunkSeconds, m.modelSeconds, m.queueSeconds, m.turns, m.dropped, m.cachedTokens, m.promptTokens} {
+	for _, c := range []prometheus.Collector{m.turnSeconds, m.firstChunkSeconds, m.modelSeconds, m.queueSeconds, m.turns, m.dropped,
+		m.cachedTokens, m.promptTokens, m.completionTokens, m.decodeSeconds, m.queueDepth} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// setQueueDepth records how many messages a session's queue holds.
+func (m *Metrics) setQueueDepth(stream string, n int) {
+	if m != nil {
+		m.queueDepth.WithLabelValues(stream).Set(float64(n))
+	}
 }
 
 // observe records a session event; a nil Metrics records nothing.
@@ -65,6 +83,8 @@ func (m *Metrics) observe(stream string, e Event) {
 		m.queueSeconds.WithLabelValues(stream).Observe(t.Timing.Queue.Seconds())
 		m.promptTokens.WithLabelValues(stream).Add(float64(t.Timing.PromptTokens))
 		m.cachedTokens.WithLabelValues(stream).Add(float64(t.Timing.CachedTokens))
+		m.completionTokens.WithLabelValues(stream).Add(float64(t.Timing.CompletionTokens))
+		m.decodeSeconds.WithLabelValues(stream).Add(t.Timing.Decode.Seconds())
 	case EventDropped:
 		reason := e.Reason
 		for i, c := range reason {

@@ -210,6 +210,9 @@ func (s *Session) Listen(buffer int) <-chan Event {
 
 func (s *Session) publish(e Event) {
 	s.cfg.Metrics.observe(s.cfg.Stream, e)
+	if e.Kind == EventTurn || e.Kind == EventDropped {
+		s.observeQueue()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ch := range s.listeners {
@@ -253,7 +256,15 @@ func (s *Session) Submit(m Message) error {
 	for _, d := range s.queue.push(m) {
 		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
 	}
+	s.observeQueue()
 	return nil
+}
+
+// observeQueue exports the queue's depth when the session has metrics.
+func (s *Session) observeQueue() {
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.setQueueDepth(s.cfg.Stream, s.queue.stats().Queued)
+	}
 }
 
 // Warm computes the harness prefix of the prompt before the first viewer

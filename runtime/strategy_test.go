@@ -83,6 +83,12 @@ func TestMetrics(t *testing.T) {
 	if n := testutil.CollectAndCount(m.turnSeconds); n != 1 {
 		t.Errorf("turn histogram series = %d", n)
 	}
+	if got := testutil.ToFloat64(m.queueDepth.WithLabelValues("demo")); got != 0 {
+		t.Errorf("queue depth after the answer = %v, want 0", got)
+	}
+	if got := testutil.CollectAndCount(m.completionTokens) + testutil.CollectAndCount(m.decodeSeconds); got != 2 {
+		t.Errorf("token and decode-time series = %d, want one each", got)
+	}
 	if _, err := NewMetrics(reg); err == nil {
 		t.Error("registering twice succeeded")
 	}

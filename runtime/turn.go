@@ -60,9 +60,11 @@ type Timing struct {
 	Tools      time.Duration `json:"tools_ns"`
 	FirstChunk time.Duration `json:"first_chunk_ns"`
 	Total      time.Duration `json:"total_ns"`
-	// PromptTokens and CachedTokens add up over the turn's generations.
-	PromptTokens int `json:"prompt_tokens"`
-	CachedTokens int `json:"cached_tokens"`
+	// PromptTokens, CachedTokens and CompletionTokens add up over the
+	// turn's generations.
+	PromptTokens     int `json:"prompt_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 // Turn is the record of one answered (or refused) viewer message or
@@ -291,6 +293,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		t.Timing.Decode += resp.Usage.Decode
 		t.Timing.PromptTokens += resp.Usage.PromptTokens
 		t.Timing.CachedTokens += resp.Usage.CachedTokens
+		t.Timing.CompletionTokens += resp.Usage.CompletionTokens
 		if err != nil {
 			st.Error = err.Error()
 			r.step(st)
