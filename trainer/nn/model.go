@@ -61,6 +61,10 @@ func New(m *model.Model, backend model.Backend) (*Model, error) {
 		backend = m.Backend()
 	}
 	c := m.Config
+	// The net trains the trunk only and saves no MTP heads; retraining the
+	// trunk makes old heads useless anyway (train them again with
+	// --stage mtp), so the config must not promise them.
+	c.MTPHeads, c.MTPDraftVocab = 0, 0
 	mat := func(name string, w *model.Weight) *tensor[float32] {
 		return &tensor[float32]{name: name, rows: w.Rows(), cols: w.Cols(), w: w.Float32()}
 	}

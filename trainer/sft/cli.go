@@ -14,6 +14,7 @@ import (
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
+	"github.com/livehat/livehat/trainer/mtp"
 	"github.com/livehat/livehat/trainer/opd"
 	"github.com/livehat/livehat/trainer/rl"
 )
@@ -122,9 +123,11 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return opd.TrainMain(ctx, args, stdin, stdout, stderr)
 	case "rl":
 		return rl.TrainMain(ctx, args, stdin, stdout, stderr)
+	case "mtp":
+		return mtp.TrainMain(ctx, args, stdin, stdout, stderr)
 	case "", "sft":
 	default:
-		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: want sft, opd or rl", stage)}
+		return &harness.UsageError{Msg: fmt.Sprintf("--stage %q: want sft, opd, rl or mtp", stage)}
 	}
 	cfg := DefaultTrainConfig()
 	fs, f := newTrainFlagSet(&cfg, stderr)
