@@ -56,7 +56,7 @@ func TrainCompactTokenizer(ctx context.Context, texts []string, protected []stri
 		return nil, fmt.Errorf("sft: train tokenizer: %w", err)
 	}
 	if cfg.Phrases == 0 {
-		return tok, nil
+		return withAddedTokens(tok, nil)
 	}
 	minCount := cfg.MinCount
 	if minCount <= 0 {
@@ -97,12 +97,21 @@ func TrainCompactTokenizer(ctx context.Context, texts []string, protected []stri
 	for _, c := range cands[:min(cfg.Phrases, len(cands))] {
 		phrases = append(phrases, c.text)
 	}
-	return withPhrases(tok, phrases)
+	return withAddedTokens(tok, phrases)
 }
 
-// withPhrases returns tok with the phrases appended as non-special added
-// tokens, through the tokenizer.json layout the tokenizer package reads.
-func withPhrases(tok *tokenizer.Tokenizer, phrases []string) (*tokenizer.Tokenizer, error) {
+// textTags are the scaffold tokens that are text, not control: Qwen2's
+// tokenizer.json marks the tool and thinking tags "special": false, and
+// the engine reads a call only from a <tool_call> that is not special
+// (special tokens are dropped from replies).
+func textTags() []string {
+	return []string{chat.ToolCallOpen, chat.ToolCallClose, "<tool_response>", "</tool_response>", "<think>", "</think>"}
+}
+
+// withAddedTokens returns tok with the textTags marked not special and
+// the phrases appended as non-special added tokens, through the
+// tokenizer.json layout the tokenizer package reads.
+func withAddedTokens(tok *tokenizer.Tokenizer, phrases []string) (*tokenizer.Tokenizer, error) {
 	data, err := tok.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("sft: compact tokenizer: %w", err)
@@ -123,6 +132,11 @@ func withPhrases(tok *tokenizer.Tokenizer, phrases []string) (*tokenizer.Tokeniz
 	var list []added
 	if err := json.Unmarshal(file["added_tokens"], &list); err != nil {
 		return nil, fmt.Errorf("sft: compact tokenizer: added_tokens: %w", err)
+	}
+	for i := range list {
+		if slices.Contains(textTags(), list[i].Content) {
+			list[i].Special = false
+		}
 	}
 	next := tok.VocabSize()
 	for _, p := range phrases {

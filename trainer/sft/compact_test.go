@@ -44,6 +44,15 @@ func TestCompactTokenizerShortensEpisodesAndSpellsIdentifiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The engine reads a call only from a <tool_call> that is text, as in
+	// Qwen2's tokenizer.json; the turn markers stay special.
+	for _, tok := range []*tokenizer.Tokenizer{plain, compact} {
+		for _, a := range tok.AddedTokens()[:len(ScaffoldTokens())] {
+			if want := strings.HasPrefix(a.Content, "<|"); a.Special != want {
+				t.Errorf("%q: special %v, want %v", a.Content, a.Special, want)
+			}
+		}
+	}
 	phrases := compact.AddedTokens()[len(ScaffoldTokens()):]
 	if len(phrases) < 50 {
 		t.Fatalf("only %d phrases learned", len(phrases))

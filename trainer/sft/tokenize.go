@@ -17,9 +17,10 @@ const (
 	turnEnd         = "<|im_end|>"
 )
 
-// ScaffoldTokens are the chat-template strings a compact tokenizer keeps as
-// single added tokens: the ChatML turn markers and the tool and thinking
-// tags, which every trajectory repeats many times.
+// ScaffoldTokens are the chat-template strings a trained tokenizer keeps
+// as single added tokens: the ChatML turn markers (special) and the tool
+// and thinking tags (text, as in Qwen2's tokenizer.json), which every
+// trajectory repeats many times.
 func ScaffoldTokens() []string {
 	return []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", chat.ToolCallOpen, chat.ToolCallClose,
 		"<tool_response>", "</tool_response>", "<think>", "</think>"}
@@ -58,7 +59,7 @@ func TrainTokenizer(ctx context.Context, trajs []Trajectory, tmpl chat.Template,
 	if err != nil {
 		return nil, fmt.Errorf("sft: train tokenizer: %w", err)
 	}
-	return tok, nil
+	return withAddedTokens(tok, nil)
 }
 
 // Tokenize renders a trajectory and encodes it with a loss mask on the
