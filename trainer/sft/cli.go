@@ -12,9 +12,9 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/mtp"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
-	"github.com/livehat/livehat/trainer/mtp"
 	"github.com/livehat/livehat/trainer/opd"
 	"github.com/livehat/livehat/trainer/rl"
 )
