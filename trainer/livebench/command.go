@@ -83,6 +83,11 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
 		fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
 			float64(rep.Total.P95)/float64(max(rep.Total.P50, 1)))
+		for c := runtime.PriorityProduct; c <= runtime.PriorityAmbient; c++ {
+			if cl, ok := rep.ByClass[c.String()]; ok {
+				fmt.Fprintf(stdout, "  %-10s %3d questions, total P50 %s  P95 %s\n", c, cl.Questions, ms(cl.Total.P50), ms(cl.Total.P95))
+			}
+		}
 		fmt.Fprintf(stdout, "model        P50 %s  P95 %s\n", ms(rep.Model.P50), ms(rep.Model.P95))
 		fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
 			100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))

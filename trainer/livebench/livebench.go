@@ -94,6 +94,16 @@ type Report struct {
 	// and its queue (hooks, tools, rendering, scheduling).
 	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
 	Wall            time.Duration `json:"wall_ns"`
+	// ByClass is the turn total per question by priority class
+	// (runtime.Classify): the queue serves the urgent classes first, so
+	// chit-chat waits by design.
+	ByClass map[string]ClassLatency `json:"by_class"`
+}
+
+// ClassLatency is the latency of one priority class's questions.
+type ClassLatency struct {
+	Questions int                 `json:"questions"`
+	Total     runtime.Percentiles `json:"total"`
 }
 
 // arm collects the turns of the rooms that share one batch size.
@@ -101,6 +111,7 @@ type arm struct {
 	rep       Report
 	stats     *runtime.LatencyStats // per turn
 	questions *runtime.LatencyStats // per question
+	byClass   map[runtime.Priority]*runtime.LatencyStats
 	outside   []time.Duration
 	working   time.Duration
 }
@@ -115,8 +126,13 @@ func (a *arm) observe(e runtime.Event) {
 			a.stats.Add(t.Timing)
 			a.outside = append(a.outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
 			a.working += t.Timing.Total - t.Timing.Queue
-			for _, tm := range questionTimings(t) {
-				a.questions.Add(tm)
+			for _, q := range questionTimings(t) {
+				a.questions.Add(q.timing)
+				c := runtime.Classify(q.text)
+				if a.byClass[c] == nil {
+					a.byClass[c] = runtime.NewLatencyStats(1 << 16)
+				}
+				a.byClass[c].Add(q.timing)
 			}
 		}
 	case runtime.EventDropped: // one event per message
@@ -155,7 +171,7 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	arms := make([]*arm, len(cfg.Batches))
 	for k, b := range cfg.Batches {
 		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Batches), Batch: b},
-			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16)}
+			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16), byClass: map[runtime.Priority]*runtime.LatencyStats{}}
 	}
 	cpu0 := processCPU()
 	var mu sync.Mutex
@@ -227,6 +243,11 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		rep.RoomBusy = a.working.Seconds() / (float64(rep.Streams*max(cfg.Concurrency, 1)) * wall.Seconds())
 		snap, qsnap := a.stats.Snapshot(), a.questions.Snapshot()
 		rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
+		rep.ByClass = map[string]ClassLatency{}
+		for c, st := range a.byClass {
+			snap := st.Snapshot()
+			rep.ByClass[c.String()] = ClassLatency{Questions: snap.Turns, Total: snap.Total}
+		}
 		if len(a.outside) > 0 {
 			slices.Sort(a.outside)
 			rep.OutsideModelP50 = a.outside[len(a.outside)/2]
@@ -259,11 +280,17 @@ func count(rep *Report, t *runtime.Turn) {
 	}
 }
 
+// questionTiming is one question's text and timing.
+type questionTiming struct {
+	text   string
+	timing runtime.Timing
+}
+
 // questionTimings returns one timing per question of a spoken turn, from
 // that question's first message's arrival: a question batched behind
 // another waited less than the turn's first.
-func questionTimings(t *runtime.Turn) []runtime.Timing {
-	var out []runtime.Timing
+func questionTimings(t *runtime.Turn) []questionTiming {
+	var out []questionTiming
 	seen := map[int]bool{}
 	for _, a := range t.Asked {
 		if seen[a.Question] {
@@ -273,7 +300,7 @@ func questionTimings(t *runtime.Turn) []runtime.Timing {
 		tm := t.Timing
 		shift := tm.Queue - a.Waited
 		tm.Queue, tm.Total, tm.FirstChunk = a.Waited, tm.Total-shift, tm.FirstChunk-shift
-		out = append(out, tm)
+		out = append(out, questionTiming{a.Text, tm})
 	}
 	return out
 }
