@@ -1,7 +1,9 @@
 // Package eval runs LiveHAT's evaluation suites through the real runtime
 // and reports them: Live-Stream QA (questions under the harness the model
 // is trained with), Harness-Variant QA (the same task families under
-// harnesses changed by the held-out HSA families), and IFEval (package
+// harnesses changed by the held-out HSA families), Tool/Prompt
+// Robustness, Strategy & Compliance, Mini-IF (general prompts with
+// checkable instructions, see SuiteMiniIF) and IFEval (package
 // trainer/ifeval). Suites are fixed JSONL files generated once from fixed
 // seeds and kept under version control, so every model is scored on the
 // same items.
