@@ -42,7 +42,7 @@ func commands() map[string]command {
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
 		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
-		"train":     {"train a model with HAT (stage sft; --augment=false for fixed-harness SFT)", sft.TrainMain},
+		"train":     {"train with HAT (--stage sft|opd|rl|mtp, --augment=false for fixed-harness SFT, or --recipe bundled for the whole pipeline)", sft.TrainMain},
 		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", runExport},
 	}
 }
