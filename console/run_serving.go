@@ -114,7 +114,7 @@ func (s *Server) liveModel(ctx context.Context, orgID string) (runtime.Model, st
 		if s.cfg.Model == nil {
 			return nil, "", errNoModel
 		}
-		return s.cfg.Model, s.liveModelName(ctx, orgID), nil
+		return s.cfg.Model, s.configuredModelName(), nil
 	}
 	eng, err := s.served.get(v.Spec)
 	if err != nil {
@@ -129,6 +129,11 @@ func (s *Server) liveModelName(ctx context.Context, orgID string) string {
 	if v := s.servingView(ctx, orgID); !v.Default && v.Spec != "" {
 		return v.Spec
 	}
+	return s.configuredModelName()
+}
+
+// configuredModelName names Config.Model.
+func (s *Server) configuredModelName() string {
 	if s.cfg.ModelName != "" || s.cfg.Model == nil {
 		return s.cfg.ModelName
 	}
