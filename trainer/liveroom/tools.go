@@ -137,30 +137,41 @@ func (r *Room) CallTool(name string, args map[string]any) (json.RawMessage, erro
 }
 
 func lookupResult(it Item) map[string]any {
+	// The layout is the storefront plugin's over the catalog CatalogJSON
+	// exports (Chinese name as "name", English as "description", each
+	// attribute under its English and its Chinese key, maps for the size
+	// chart): the model is trained on what it reads when it serves, and
+	// TestRoomToolsMatchPlugins in trainer/eval holds the two together.
 	attrs := map[string]string{}
 	for _, a := range it.Attributes {
-		attrs[a.Key] = a.Value + " / " + a.ValueZH
+		attrs[a.Key] = a.Value
+		attrs[a.KeyZH] = a.ValueZH
 	}
 	variants := make([]string, len(it.Variants))
 	for i, v := range it.Variants {
 		variants[i] = v.Name
 	}
 	out := map[string]any{
-		"found":      true,
-		"item_id":    it.ID,
-		"name":       it.NameEN,
-		"name_zh":    it.NameZH,
-		"price":      Yuan(it.Price()),
-		"currency":   "CNY",
-		"variants":   variants,
-		"attributes": attrs,
+		"found":       true,
+		"item_id":     it.ID,
+		"name":        it.NameZH,
+		"description": it.NameEN,
+		"price":       Yuan(it.Price()),
+		"currency":    "CNY",
+		"variants":    variants,
+		"attributes":  attrs,
 	}
 	if it.PromoPercentOff > 0 {
 		out["list_price"] = Yuan(it.ListPrice)
 		out["promotion"] = fmt.Sprintf("%d%% off during the live stream", it.PromoPercentOff)
 	}
 	if len(it.SizeChart) > 0 {
-		out["size_chart"] = it.SizeChart
+		chart := make([]map[string]any, len(it.SizeChart))
+		for i, r := range it.SizeChart {
+			chart[i] = map[string]any{"size": r.Size, "min_height_cm": r.MinHeight, "max_height_cm": r.MaxHeight,
+				"min_weight_kg": r.MinWeight, "max_weight_kg": r.MaxWeight}
+		}
+		out["size_chart"] = chart
 	}
 	return out
 }
