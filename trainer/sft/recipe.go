@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/safetensors"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/opd"
 	"github.com/livehat/livehat/trainer/rl"
@@ -254,14 +255,54 @@ func exportModel(checkpoint, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recipe: %w", err)
 	}
-	for _, name := range []string{"config.json", "model.safetensors", tokenizerFile} {
-		data, err := os.ReadFile(filepath.Join(checkpoint, name))
+	if err := copyFile(filepath.Join(checkpoint, tokenizerFile), filepath.Join(dir, tokenizerFile)); err != nil {
+		return err
+	}
+	var cfg map[string]any
+	if err := runfolder.ReadJSON(filepath.Join(checkpoint, "config.json"), &cfg); err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	cfg["torch_dtype"] = "bfloat16"
+	if err := runfolder.WriteJSON(filepath.Join(dir, "config.json"), cfg); err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	return writeBF16(filepath.Join(checkpoint, "model.safetensors"), filepath.Join(dir, "model.safetensors"))
+}
+
+// writeBF16 rewrites a checkpoint's weights in bfloat16, the layout the
+// repository ships (half the size; the engine widens them exactly when it
+// loads), keeping the file's metadata.
+func writeBF16(src, dst string) error {
+	f, err := safetensors.Open(src)
+	if err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	defer f.Close()
+	var out []safetensors.Tensor
+	for _, info := range f.Tensors() {
+		_, v, err := f.ReadFloat32(info.Name)
 		if err != nil {
 			return fmt.Errorf("recipe: export model: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return fmt.Errorf("recipe: export model: %w", err)
+		data, err := safetensors.EncodeFloat32(safetensors.BF16, v)
+		if err != nil {
+			return fmt.Errorf("recipe: export model: %s: %w", info.Name, err)
 		}
+		out = append(out, safetensors.Tensor{Name: info.Name, DType: safetensors.BF16, Shape: info.Shape, Data: data})
+	}
+	if err := safetensors.WriteFile(dst, out, f.Metadata()); err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		return fmt.Errorf("recipe: export model: %w", err)
 	}
 	return nil
 }

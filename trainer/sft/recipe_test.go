@@ -3,12 +3,14 @@ package sft
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/model/engine"
+	"github.com/livehat/livehat/model/safetensors"
 )
 
 // TestRecipeRunsEveryStageAndResumes runs the smoke recipe end to end
@@ -47,6 +49,32 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng.Close()
+	exported, err := safetensors.Open(filepath.Join(dir, "model", "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exported.Close()
+	trained, err := safetensors.Open(filepath.Join(dir, "rl", checkpointDir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trained.Close()
+	for _, info := range trained.Tensors() {
+		got, ok := exported.Tensor(info.Name)
+		if !ok || got.DType != safetensors.BF16 {
+			t.Fatalf("exported %s: %+v, want a BF16 tensor", info.Name, got)
+		}
+		_, want, _ := trained.ReadFloat32(info.Name)
+		_, have, err := exported.ReadFloat32(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(float64(have[i]-want[i])) > math.Abs(float64(want[i]))/128 {
+				t.Fatalf("exported %s[%d] = %g, trained %g: more than bf16 rounding apart", info.Name, i, have[i], want[i])
+			}
+		}
+	}
 	recipeTok, _ := os.ReadFile(filepath.Join(dir, tokenizerFile))
 	modelTok, _ := os.ReadFile(filepath.Join(dir, "model", tokenizerFile))
 	if !bytes.Equal(recipeTok, modelTok) {
