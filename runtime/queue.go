@@ -96,8 +96,23 @@ type QueueConfig struct {
 	// each. Default 1 (a turn answers one question); see BENCHMARKS.md for
 	// what larger values buy.
 	Batch int
+	// PromoteAfter raises a waiting question one priority class for each
+	// PromoteAfter it has waited, so a burst of product questions defers
+	// chit-chat and after-sales by a bounded time rather than until they go
+	// stale, and within a class the oldest goes first; default 2 s (a chat
+	// line then competes with new product questions after 6 s). Negative
+	// turns ageing off: strict priority.
+	PromoteAfter time.Duration
 	// MaxBytes rejects longer messages; default 2000.
 	MaxBytes int
+}
+
+// urgency is a question's class after ageing (lower is more urgent).
+func (c QueueConfig) urgency(it *input, now time.Time) Priority {
+	if c.PromoteAfter <= 0 {
+		return it.priority
+	}
+	return max(0, it.priority-Priority(now.Sub(it.at)/c.PromoteAfter))
 }
 
 func (c QueueConfig) maxBytes() int {
@@ -161,6 +176,9 @@ func newMessageQueue(cfg QueueConfig, now func() time.Time) *messageQueue {
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 1
+	}
+	if cfg.PromoteAfter == 0 {
+		cfg.PromoteAfter = 2 * time.Second
 	}
 	return &messageQueue{cfg: cfg, now: now, wake: make(chan struct{}, 1)}
 }
@@ -249,7 +267,12 @@ func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 			if !ready(it) {
 				continue // still collecting duplicates
 			}
-			if best < 0 || it.priority < q.items[best].priority {
+			if best < 0 {
+				best = i
+				continue
+			}
+			u, bu := q.cfg.urgency(it, now), q.cfg.urgency(q.items[best], now)
+			if u < bu || (u == bu && it.at.Before(q.items[best].at)) {
 				best = i
 			}
 		}

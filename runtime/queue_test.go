@@ -225,3 +225,35 @@ func FuzzShapeOf(f *testing.F) {
 		}
 	})
 }
+
+// TestQueueAgeing checks that a waiting question rises one class per
+// PromoteAfter, so chit-chat waits a bounded time behind a stream of
+// product questions, that ties go to the oldest, and that a negative
+// PromoteAfter keeps strict priority.
+func TestQueueAgeing(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	q := newMessageQueue(QueueConfig{PromoteAfter: 2 * time.Second}, clock.now)
+	push := func(q *messageQueue, v, text string) { q.push(Message{Viewer: v, Text: text, At: clock.now()}) }
+	push(q, "chat", "主播好漂亮") // chit-chat: class 3
+	clock.advance(5 * time.Second)
+	push(q, "p1", "How much is the serum?")
+	if in := popOne(t, q); in.viewers[0] != "p1" {
+		t.Errorf("after 5 s the chat line (aged to class 1) went before a product question: got %v", in.viewers)
+	}
+	clock.advance(2 * time.Second) // the chat line has waited 7 s: class 0
+	push(q, "p2", "面霜有货吗")
+	if in := popOne(t, q); in.viewers[0] != "chat" {
+		t.Errorf("after 7 s the chat line should tie with product questions and win as the oldest: got %v", in.viewers)
+	}
+	if in := popOne(t, q); in.viewers[0] != "p2" {
+		t.Errorf("got %v, want p2", in.viewers)
+	}
+
+	strict := newMessageQueue(QueueConfig{PromoteAfter: -1}, clock.now)
+	push(strict, "chat", "主播好漂亮")
+	clock.advance(20 * time.Second)
+	push(strict, "p3", "How much is the cream?")
+	if in := popOne(t, strict); in.viewers[0] != "p3" {
+		t.Errorf("strict priority: got %v first, want the product question", in.viewers)
+	}
+}

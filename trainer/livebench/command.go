@@ -37,6 +37,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
 	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
+	promoteArg := fs.String("promote-after", "2s", "wait after which a queued question rises one priority class (-1s: strict priority); a list such as 2s,-1s adds arms, crossed with --batch")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +45,16 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	batches, err := parseBatches(*batchArg)
 	if err != nil {
 		return err
+	}
+	promotes, err := parsePromotes(*promoteArg)
+	if err != nil {
+		return err
+	}
+	var arms []Arm
+	for _, b := range batches {
+		for _, p := range promotes {
+			arms = append(arms, Arm{Batch: b, PromoteAfter: p})
+		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, closeModel, err := openModel(*modelArg, *remoteModel)
@@ -61,9 +72,9 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, up to %v question(s) a turn\n", *streams, *rate, *duration, *modelArg, *concurrency, batches)
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, arms (batch, promote-after) %v\n", *streams, *rate, *duration, *modelArg, *concurrency, arms)
 	reps, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
-		MaxTokens: *maxTokens, Concurrency: *concurrency, Batches: batches, Seed: 1, Logger: log})
+		MaxTokens: *maxTokens, Concurrency: *concurrency, Arms: arms, Seed: 1, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -74,7 +85,11 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 	for _, rep := range reps {
-		fmt.Fprintf(stdout, "— %d rooms, up to %d question(s) a turn\n", rep.Streams, rep.Batch)
+		ageing := "strict priority"
+		if rep.PromoteAfter >= 0 {
+			ageing = "a question rises one class every " + rep.PromoteAfter.String()
+		}
+		fmt.Fprintf(stdout, "— %d rooms, up to %d question(s) a turn, %s\n", rep.Streams, rep.Batch, ageing)
 		fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale, %d closed; %d merged as near-duplicates, %d batched, in %d turns\n",
 			rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Closed, rep.Merged, rep.Batched, rep.Turns)
 		fmt.Fprintf(stdout, "machine busy: %.0f%% (process CPU over %d cores × %s wall); rooms busy %.0f%% of the wall in turns\n",
@@ -104,6 +119,20 @@ func parseBatches(arg string) ([]int, error) {
 			return nil, &harness.UsageError{Msg: fmt.Sprintf("--batch %q: want sizes of at least 1, such as 1 or 1,4", arg)}
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parsePromotes reads --promote-after: one duration or a comma-separated
+// list; negative is strict priority.
+func parsePromotes(arg string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(arg, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d == 0 {
+			return nil, &harness.UsageError{Msg: fmt.Sprintf("--promote-after %q: want durations such as 2s, or -1s for strict priority, such as 2s,-1s", arg)}
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

@@ -41,24 +41,35 @@ type Config struct {
 	// Concurrency is the turns each room generates at once (see
 	// runtime.Config.Concurrency); default 1.
 	Concurrency int
-	// Batches are the most questions of one class a turn answers
-	// together (runtime.QueueConfig.Batch); default [1]. With several, the
-	// rooms split evenly across them (room i takes Batches[i mod n]) and
-	// each arm plays the same viewers, so the arms compare under the same
-	// machine load; Run reports each arm.
-	Batches []int
-	Seed    uint64
-	Logger  *slog.Logger
+	// Arms are the queue settings compared; default one arm, batch 1
+	// with the runtime's default ageing. With several, the rooms split
+	// evenly across them (room i takes Arms[i mod n]) and each arm plays
+	// the same viewers, so the arms compare under the same machine load;
+	// Run reports each arm.
+	Arms   []Arm
+	Seed   uint64
+	Logger *slog.Logger
+}
+
+// Arm is one queue setting a run compares.
+type Arm struct {
+	// Batch is the most questions of one class a turn answers together
+	// (runtime.QueueConfig.Batch; 0 is 1).
+	Batch int `json:"batch"`
+	// PromoteAfter is runtime.QueueConfig.PromoteAfter: the wait after
+	// which a question rises one priority class (0: the runtime's default,
+	// negative: strict priority).
+	PromoteAfter time.Duration `json:"promote_after_ns"`
 }
 
 // Report is the outcome of a run. Every message sent ends in exactly one
 // of Answered, SafeLines, Denied, Shed, Stale and Closed; Merged and Batched say
 // how many of the answered (or safe-lined, or denied) ones shared a turn.
 type Report struct {
-	// Streams is the arm's number of rooms; Batch its QueueConfig.Batch.
+	// Streams is the arm's number of rooms; Arm its queue setting.
 	Streams int `json:"streams"`
-	Batch   int `json:"batch"`
-	Sent    int `json:"sent"`
+	Arm
+	Sent int `json:"sent"`
 	// Turns is the number of turns that spoke (a reply or the safe line).
 	Turns int `json:"turns"`
 	// Answered counts messages a spoken reply addressed, SafeLines those
@@ -148,18 +159,22 @@ func (a *arm) observe(e runtime.Event) {
 }
 
 // Run plays the rooms and collects every turn. It returns one report per
-// entry of cfg.Batches, in that order.
+// entry of cfg.Arms, in that order.
 func Run(ctx context.Context, cfg Config) ([]Report, error) {
-	if len(cfg.Batches) == 0 {
-		cfg.Batches = []int{1}
+	if len(cfg.Arms) == 0 {
+		cfg.Arms = []Arm{{Batch: 1}}
 	}
 	switch {
 	case cfg.Streams <= 0 || cfg.Rate <= 0 || cfg.Duration <= 0:
 		return nil, fmt.Errorf("livebench: streams, rate and duration must be positive")
-	case cfg.Streams%len(cfg.Batches) != 0:
-		return nil, fmt.Errorf("livebench: %d streams do not split evenly across %d batch sizes", cfg.Streams, len(cfg.Batches))
-	case slices.Min(cfg.Batches) < 1:
-		return nil, fmt.Errorf("livebench: batch sizes %v: each must be at least 1", cfg.Batches)
+	case cfg.Streams%len(cfg.Arms) != 0:
+		return nil, fmt.Errorf("livebench: %d streams do not split evenly across %d arms", cfg.Streams, len(cfg.Arms))
+	}
+	for i := range cfg.Arms {
+		if cfg.Arms[i].Batch < 0 {
+			return nil, fmt.Errorf("livebench: arm %d: batch %d must be at least 1", i, cfg.Arms[i].Batch)
+		}
+		cfg.Arms[i].Batch = max(cfg.Arms[i].Batch, 1)
 	}
 	if cfg.Drain <= 0 {
 		cfg.Drain = time.Minute
@@ -168,9 +183,9 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	arms := make([]*arm, len(cfg.Batches))
-	for k, b := range cfg.Batches {
-		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Batches), Batch: b},
+	arms := make([]*arm, len(cfg.Arms))
+	for k, setting := range cfg.Arms {
+		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Arms), Arm: setting},
 			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16), byClass: map[runtime.Priority]*runtime.LatencyStats{}}
 	}
 	cpu0 := processCPU()
@@ -179,8 +194,8 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	start := time.Now()
 	errs := make(chan error, cfg.Streams)
 	for i := range cfg.Streams {
-		// Room i belongs to arm i mod len(Batches) and plays the viewers of
-		// room i div len(Batches): every arm gets the same rooms.
+		// Room i belongs to arm i mod len(Arms) and plays the viewers of
+		// room i div len(Arms): every arm gets the same rooms.
 		a, pair := arms[i%len(arms)], uint64(i/len(arms))
 		room := liveroom.NewRoom(cfg.Seed+pair+1, liveroom.RoomConfig{})
 		catalog, err := room.CatalogJSON()
@@ -196,7 +211,8 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
 			Plugins: hooks, Logger: log, Concurrency: cfg.Concurrency,
-			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond, Batch: a.rep.Batch},
+			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond,
+				Batch: a.rep.Batch, PromoteAfter: a.rep.PromoteAfter},
 		})
 		if err != nil {
 			return nil, err

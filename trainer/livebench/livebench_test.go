@@ -42,11 +42,11 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeModel()
-	reps, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Batches: []int{1, 4}})
+	reps, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Arms: []Arm{{Batch: 1}, {Batch: 4, PromoteAfter: -1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reps) != 2 || reps[0].Batch != 1 || reps[1].Batch != 4 {
+	if len(reps) != 2 || reps[0].Batch != 1 || reps[1].Batch != 4 || reps[1].PromoteAfter >= 0 {
 		t.Fatalf("reports = %+v, want one per batch size", reps)
 	}
 	for _, rep := range reps {
@@ -66,6 +66,17 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 	}
 	if reps[0].Batched != 0 {
 		t.Errorf("batch 1: %d questions batched", reps[0].Batched)
+	}
+}
+
+func TestParsePromotes(t *testing.T) {
+	if p, err := parsePromotes("2s, -1s"); err != nil || len(p) != 2 || p[0] != 2*time.Second || p[1] >= 0 {
+		t.Errorf("parsePromotes(2s, -1s) = %v, %v", p, err)
+	}
+	for _, bad := range []string{"", "0", "2", "2s,,3s", "fast"} {
+		if _, err := parsePromotes(bad); err == nil {
+			t.Errorf("parsePromotes(%q) accepted", bad)
+		}
 	}
 }
 
