@@ -299,7 +299,9 @@ func (s *Store) AssignBatch(ctx context.Context, experimentID string, visits []V
 }
 
 // RecordSession stores (or updates, by id) a stream's time on air; call it
-// when a session starts and again when it ends.
+// when a session starts and again when it ends. The start is the first
+// call's, and an end never moves back: the turns of a stream's sessions
+// may be recorded out of order.
 func (s *Store) RecordSession(ctx context.Context, sess StreamSession) error {
 	switch {
 	case sess.ID == "" || sess.Stream == "":
@@ -310,7 +312,7 @@ func (s *Store) RecordSession(ctx context.Context, sess StreamSession) error {
 		return fmt.Errorf("stream session %q: end is before start", sess.ID)
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO experiment_sessions (id, stream_id, started_at, ended_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET ended_at = excluded.ended_at`, sess.ID, sess.Stream, nanos(sess.Start), nanos(sess.End))
+		ON CONFLICT (id) DO UPDATE SET ended_at = MAX(ended_at, excluded.ended_at)`, sess.ID, sess.Stream, nanos(sess.Start), nanos(sess.End))
 	if err != nil {
 		return fmt.Errorf("stream session %q: %w", sess.ID, err)
 	}
