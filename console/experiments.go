@@ -44,7 +44,7 @@ const (
 //	POST /api/experiments                 create a draft (see experimentRequest)
 //	POST /api/experiments/plan            {"baseline_mean", "sd", "mde", "alpha", "power"} → {"units_per_arm"}
 //	GET  /api/experiments/:id             the experiment and its streams
-//	POST /api/experiments/:id/start       start; stream units get their arm's harness version
+//	POST /api/experiments/:id/start       start; stream units get their arm's harness version, viewer units one live session per arm
 //	POST /api/experiments/:id/stop        stop; streams go back to the version they ran before
 //	GET  /api/experiments/:id/report      per-arm metrics, comparisons, SRM, verdict (?as_of=RFC3339)
 //	GET  /api/experiments/:id/series      the report at ?points=N times from the start (charts)
@@ -323,11 +323,13 @@ func experimentStateError(err error) error {
 	return err
 }
 
-// startExperiment starts a draft. Live sessions serve one harness to all
-// of a stream's viewers, so a started experiment assigns whole streams:
-// each stream gets its arm by the hash, is bound to the arm's harness
-// version (it switches at its next turn boundary) and every turn it
-// answers is recorded under the arm (experimentTurn).
+// startExperiment starts a draft. A stream-unit experiment assigns whole
+// streams: each stream gets its arm by the hash and is bound to the arm's
+// harness version (it switches at its next turn boundary). A viewer-unit
+// experiment leaves the streams' versions alone: their live rooms open one
+// session per arm and route each viewer to their arm's (live_arms.go). An
+// arm's checkpoint must be one the organisation can serve; its sessions
+// answer with it. Every turn is recorded under its arm (experimentTurn).
 func (s *Server) startExperiment(c *fiber.Ctx) error {
 	e, err := s.requestExperiment(c)
 	if err != nil {
@@ -337,14 +339,13 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 	if e.State != experiment.StateDraft {
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the experiment is %s; only a draft can start", e.State))
 	}
-	if e.Unit != experiment.UnitStream {
-		return fieldError(fiber.StatusConflict, "unit", "live sessions serve one harness version to all of a stream's viewers, "+
-			"so a live experiment assigns whole streams: create it with unit \"stream\"")
-	}
 	for i, a := range e.Arms {
-		if a.Checkpoint != "" {
-			return fieldError(fiber.StatusConflict, fmt.Sprintf("arms[%d].checkpoint", i), "live sessions serve the organisation's one serving model, "+
-				"so an arm cannot run its own checkpoint: compare checkpoints with the release gate and promote on the Runs page")
+		if a.Checkpoint == "" {
+			continue
+		}
+		if _, _, err := s.checkpointModel(ctx, sc.OrgID, a.Checkpoint); err != nil {
+			return fieldError(fiber.StatusConflict, fmt.Sprintf("arms[%d].checkpoint", i), fmt.Sprintf("the arm's checkpoint cannot be served: %v "+
+				"(name the console's model %q, or a checkpoint promoted on the Training page)", err, s.configuredModelName()))
 		}
 	}
 	streams, err := s.experimentStreams(ctx, e.ID)
@@ -369,15 +370,23 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 		return experimentStateError(err)
 	}
 	for _, x := range streams {
-		arm, err := s.experiments().Assign(ctx, e.ID, x.StreamID, "", now)
-		if err != nil {
-			return experimentStateError(err)
-		}
 		st, err := s.store.Stream(ctx, sc, x.StreamID)
 		if err != nil {
 			return storeError(err, "stream")
 		}
-		x.Arm, x.PreviousVersion, x.HarnessVersion = arm.Name, st.HarnessVersion, st.HarnessVersion
+		x.PreviousVersion = st.HarnessVersion
+		if e.Unit == experiment.UnitViewer {
+			// Viewers get their arms as they ask; the stream keeps its version.
+			if err := s.setExperimentStream(ctx, e.ID, x); err != nil {
+				return err
+			}
+			continue
+		}
+		arm, err := s.experiments().Assign(ctx, e.ID, x.StreamID, "", now)
+		if err != nil {
+			return experimentStateError(err)
+		}
+		x.Arm, x.HarnessVersion = arm.Name, st.HarnessVersion
 		if arm.HarnessVersion != "" {
 			x.HarnessVersion = arm.HarnessVersion
 		}

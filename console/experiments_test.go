@@ -124,11 +124,29 @@ func TestExperimentRolesAndValidation(t *testing.T) {
 	if code, _, _ := f.call(t, f.admin, "GET", "/api/experiments/"+id+"/report", "", ""); code != 409 {
 		t.Errorf("report of a draft: %d, want 409", code)
 	}
-	// Viewer units cannot run in live sessions, which serve one harness per stream.
+	// An arm's checkpoint must be one the organisation can serve: an
+	// unknown name, a path outside the promoted checkpoints and a folder
+	// name that climbs out of them are refused at start, naming the arm.
+	for _, ck := range []string{"no-such-checkpoint", "/etc", "../runs"} {
+		cb := strings.Replace(body, `"harness_version": "`+f.candidate+`"`, `"harness_version": "`+f.candidate+`", "checkpoint": "`+ck+`"`, 1)
+		code, cm, raw := f.call(t, f.admin, "POST", "/api/experiments", "application/json", cb)
+		if code != 201 {
+			t.Fatalf("create with checkpoint %q: %d %s", ck, code, raw)
+		}
+		if code, m, raw := f.call(t, f.admin, "POST", "/api/experiments/"+cm["id"].(string)+"/start", "", ""); code != 409 || m["field"] != "arms[1].checkpoint" {
+			t.Errorf("starting with checkpoint %q: %d %s, want 409 naming arms[1].checkpoint", ck, code, raw)
+		}
+	}
+	// Viewer units start: live rooms open one session per arm, and the
+	// streams keep their versions (TestLiveViewerUnitExperiment runs one).
 	vb := strings.Replace(body, `"unit": "stream"`, `"unit": "viewer"`, 1)
 	_, vm, _ := f.call(t, f.admin, "POST", "/api/experiments", "application/json", vb)
-	if code, m, raw := f.call(t, f.admin, "POST", "/api/experiments/"+vm["id"].(string)+"/start", "", ""); code != 409 || m["field"] != "unit" {
-		t.Errorf("starting a viewer-unit experiment: %d %s, want 409 naming unit", code, raw)
+	if code, m, raw := f.call(t, f.admin, "POST", "/api/experiments/"+vm["id"].(string)+"/start", "", ""); code != 200 || m["state"] != "running" {
+		t.Errorf("starting a viewer-unit experiment: %d %s, want 200", code, raw)
+	}
+	st, err := f.store.Stream(context.Background(), f.adminUser.Scope(), f.demoStream)
+	if err != nil || st.HarnessVersion != f.demo.Version() {
+		t.Errorf("a viewer-unit experiment rebound the stream: %v %v", st, err)
 	}
 }
 
@@ -269,9 +287,9 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 	// twice as much. A turn under another version is not the arm's.
 	for i, sid := range f.streams {
 		x := armVersion(f, armOf[sid])
-		f.srv.experimentTurn(sid, f.demo.Version()+"-other", liveTurn(fmt.Sprintf("off-%d", i), "s-"+sid, "ghost"), 0)
+		f.srv.experimentTurn(sid, f.demo.Version()+"-other", armPin{}, liveTurn(fmt.Sprintf("off-%d", i), "s-"+sid, "ghost"), 0)
 		for v := range 2 {
-			f.srv.experimentTurn(sid, x, liveTurn(fmt.Sprintf("t%d-%d", i, v), "s-"+sid, fmt.Sprintf("v%d-%d", i, v)), v)
+			f.srv.experimentTurn(sid, x, armPin{}, liveTurn(fmt.Sprintf("t%d-%d", i, v), "s-"+sid, fmt.Sprintf("v%d-%d", i, v)), v)
 		}
 		now := time.Now().UTC() // after the exposures above
 		var events []map[string]any
@@ -435,7 +453,7 @@ func TestExperimentStopKeepsALaterRelease(t *testing.T) {
 	if err := f.store.SetStreamHarness(ctx, sc, f.demoStream, f.demo.Version()); err != nil {
 		t.Fatal(err)
 	}
-	f.srv.experimentTurn(f.demoStream, f.demo.Version(), liveTurn("after-release", "s1", "v1"), 0)
+	f.srv.experimentTurn(f.demoStream, f.demo.Version(), armPin{}, liveTurn("after-release", "s1", "v1"), 0)
 	if _, data, _ := f.srv.experiments().Data(ctx, id); len(data.Turns) != 0 {
 		t.Errorf("a turn under the released version was recorded for the arm: %+v", data.Turns)
 	}

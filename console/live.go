@@ -32,7 +32,7 @@ const (
 
 // liveRoutes serves live sessions, the avatar's SSE stream, viewer ingestion and /v1/chat/completions.
 //
-//	GET  /api/streams/:id/live/events    SSE: session, message, chunk, turn, dropped, harness, air, closed
+//	GET  /api/streams/:id/live/events    SSE: session, message, chunk, turn, dropped, harness, air, closed, retired
 //	POST /api/streams/:id/live/messages  {"messages": [{"viewer", "text", "at"}]} → 202
 //	POST /api/streams/:id/live/air       {"on_air": bool} → the stream
 //	GET  /api/streams/:id/live/stats     latency percentiles and histogram, queue counters
@@ -67,8 +67,8 @@ func (h *liveHub) stream(c *fiber.Ctx) (*store.Stream, error) {
 	return st, nil
 }
 
-// open returns the request's stream with its room and session, opening
-// the session on first use.
+// open returns the request's stream with its room and control session,
+// opening the room's sessions on first use.
 func (h *liveHub) open(c *fiber.Ctx) (*store.Stream, *liveRoom, *liveSession, error) {
 	st, err := h.stream(c)
 	if err != nil {
@@ -86,11 +86,11 @@ func (h *liveHub) open(c *fiber.Ctx) (*store.Stream, *liveRoom, *liveSession, er
 // view. A client that reconnects with Last-Event-ID gets what it missed
 // (up to the room's backlog).
 func (h *liveHub) events(c *fiber.Ctx) error {
-	st, r, ls, err := h.open(c)
+	_, r, _, err := h.open(c)
 	if err != nil {
 		return err
 	}
-	hello, _ := json.Marshal(ls.state(h, st.ID))
+	hello, _ := json.Marshal(r.state())
 	last, _ := strconv.ParseInt(c.Get("Last-Event-ID", c.Query("last_event_id")), 10, 64)
 	sub := r.subscribe(last)
 	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
@@ -168,8 +168,10 @@ func (m *viewerMessage) check(i int, now time.Time) error {
 	return nil
 }
 
-// messages ingests a batch of viewer messages into the stream's session.
-// The whole batch is validated before any message is queued.
+// messages ingests a batch of viewer messages into the stream's session:
+// each goes to the session that serves its viewer (their arm's, while a
+// viewer-unit experiment runs on the stream). The whole batch is validated
+// before any message is queued.
 func (h *liveHub) messages(c *fiber.Ctx) error {
 	if len(c.Body()) > maxIngestBody {
 		return fieldError(fiber.StatusRequestEntityTooLarge, "body", fmt.Sprintf("over the %d-byte limit of one batch", maxIngestBody))
@@ -201,12 +203,23 @@ func (h *liveHub) messages(c *fiber.Ctx) error {
 		if at.IsZero() {
 			at = now
 		}
-		r.publish("message", fiber.Map{"viewer": m.Viewer, "text": m.Text, "at": at})
-		if err := ls.sess.Submit(runtime.Message{Viewer: m.Viewer, Text: m.Text, At: at}); err != nil {
+		to := r.route(m.Viewer)
+		if to == nil {
+			return fiber.NewError(fiber.StatusServiceUnavailable, "the session is closing: send the batch again")
+		}
+		ev := fiber.Map{"viewer": m.Viewer, "text": m.Text, "at": at}
+		if arm := to.pinned().arm; arm != "" {
+			ev["arm"] = arm
+		}
+		r.publish("message", ev)
+		if err := to.sess.Submit(runtime.Message{Viewer: m.Viewer, Text: m.Text, At: at}); err != nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, "the session is closing: send the batch again")
 		}
 	}
-	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"accepted": len(req.Messages), "session": ls.sess.ID(), "queue": ls.sess.QueueStats()})
+	r.mu.Lock()
+	queue := r.queueStatsLocked()
+	r.mu.Unlock()
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"accepted": len(req.Messages), "session": ls.sess.ID(), "queue": queue})
 }
 
 // air switches a stream on or off air. On air, its session runs the
@@ -324,7 +337,7 @@ func (h *liveHub) stats(c *fiber.Ctx) error {
 	if r := h.existing(st.ID); r != nil {
 		r.mu.Lock()
 		if r.live != nil {
-			out["session"], out["queue"] = r.live.sess.ID(), r.live.sess.QueueStats()
+			out["session"], out["queue"] = r.live.sess.ID(), r.queueStatsLocked()
 		}
 		dropped := map[string]int{}
 		for k, v := range r.dropped {
@@ -388,6 +401,8 @@ type chunkEvent struct {
 	Actions []runtime.AvatarAction `json:"actions,omitempty"`
 	// Lang is "zh" or "en": which voice should speak it.
 	Lang string `json:"lang"`
+	// Arm is the experiment arm whose session answered, if any.
+	Arm string `json:"arm,omitempty"`
 }
 
 // langOfText is "zh" for text with Chinese characters, else "en".
@@ -403,25 +418,28 @@ func langOfText(s string) string {
 // turnTrace is a turn as the live view and API clients read it: what came
 // in and went out, each hook decision and tool call, and the timing.
 type turnTrace struct {
-	ID               string                 `json:"id"`
-	Session          string                 `json:"session"`
-	Source           string                 `json:"source"`
-	Event            string                 `json:"event"`
-	Viewers          []string               `json:"viewers"`
-	Input            string                 `json:"input"`
-	Reply            string                 `json:"reply"`
-	Outcome          string                 `json:"outcome"`
-	Reason           string                 `json:"reason,omitempty"`
-	HarnessVersion   string                 `json:"harness_version"`
-	EffectiveVersion string                 `json:"effective_version"`
-	Model            string                 `json:"model"`
-	Actions          []runtime.AvatarAction `json:"actions"`
-	Hooks            []hookTrace            `json:"hooks"`
-	Tools            []toolTrace            `json:"tools"`
-	Retries          []string               `json:"retries"`
-	Timing           timingTrace            `json:"timing"`
-	CreatedAt        time.Time              `json:"created_at"`
-	Seq              int64                  `json:"seq,omitempty"`
+	ID               string   `json:"id"`
+	Session          string   `json:"session"`
+	Source           string   `json:"source"`
+	Event            string   `json:"event"`
+	Viewers          []string `json:"viewers"`
+	Input            string   `json:"input"`
+	Reply            string   `json:"reply"`
+	Outcome          string   `json:"outcome"`
+	Reason           string   `json:"reason,omitempty"`
+	HarnessVersion   string   `json:"harness_version"`
+	EffectiveVersion string   `json:"effective_version"`
+	Model            string   `json:"model"`
+	// Arm is the experiment arm whose session answered a live turn, if
+	// any (the live feed's; stored traces do not keep it).
+	Arm       string                 `json:"arm,omitempty"`
+	Actions   []runtime.AvatarAction `json:"actions"`
+	Hooks     []hookTrace            `json:"hooks"`
+	Tools     []toolTrace            `json:"tools"`
+	Retries   []string               `json:"retries"`
+	Timing    timingTrace            `json:"timing"`
+	CreatedAt time.Time              `json:"created_at"`
+	Seq       int64                  `json:"seq,omitempty"`
 }
 
 // hookTrace is one hook decision.

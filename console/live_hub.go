@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/plugins"
@@ -31,10 +32,18 @@ const (
 	// liveBacklog is how many recent events a room replays to a client
 	// that reconnects with Last-Event-ID.
 	liveBacklog = 256
+	// liveRetireAfter is how long a session that left a room (an
+	// experiment's arm that ended) may take to answer what it was asked
+	// before it is closed and what it still holds is handed on.
+	liveRetireAfter = time.Minute
+	// liveArrangeRetry is how long a room waits before it tries again to
+	// open an experiment's arms that failed to open.
+	liveArrangeRetry = 30 * time.Second
 )
 
 // liveHub holds the console's live rooms: one per stream that is in use,
-// each with at most one runtime.Session.
+// each with one runtime.Session, or one per arm while a viewer-unit
+// experiment runs on the stream (live_arms.go).
 type liveHub struct {
 	s       *Server
 	log     *slog.Logger
@@ -148,7 +157,10 @@ type streamSetup struct {
 	// bound is the harness version the stream is bound to; harness is
 	// that version with the stream's persona and banned claims applied,
 	// and effective its content hash.
-	bound     string
+	bound string
+	// pinned is the harness version an experiment's arm fixed ("": the
+	// stream's own), which bound is.
+	pinned    string
 	harness   *harness.Harness
 	effective string
 	catalog   string
@@ -176,10 +188,21 @@ func (s *Server) liveHarness(ctx context.Context, orgID, version string) (*harne
 
 // setupOf derives what a session of st runs.
 func (h *liveHub) setupOf(ctx context.Context, st *store.Stream) (*streamSetup, error) {
-	if st.HarnessVersion == "" {
+	return h.setupPinned(ctx, st, "")
+}
+
+// setupPinned derives what a session of st runs when an experiment's arm
+// fixes its harness version (pinned; "" keeps the stream's own): the
+// stream's persona, banned claims, catalog and strategy apply to every arm.
+func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned string) (*streamSetup, error) {
+	version := st.HarnessVersion
+	if pinned != "" {
+		version = pinned
+	}
+	if version == "" {
 		return nil, fieldError(fiber.StatusConflict, "harness_version", "the stream is bound to no harness version: publish one to it first")
 	}
-	base, err := h.s.liveHarness(ctx, st.OrgID, st.HarnessVersion)
+	base, err := h.s.liveHarness(ctx, st.OrgID, version)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +210,7 @@ func (h *liveHub) setupOf(ctx context.Context, st *store.Stream) (*streamSetup, 
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", st.ID, err)
 	}
-	setup := &streamSetup{revision: st.Revision, bound: base.Version(), harness: hs, effective: hs.Version(),
+	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
 		catalog: string(st.Catalog), context: streamContext(st.Catalog), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
@@ -305,22 +328,31 @@ func (p *switchablePlugins) Skill(ctx context.Context, plugin, export string, in
 type liveSession struct {
 	sess    *runtime.Session
 	plugins *switchablePlugins
-	model   string // the serving model's name, fixed for the session
+	model   string // the model's name, fixed for the session
 	context atomic.Pointer[[]harness.ContextItem]
 
 	mu       sync.Mutex
 	setup    *streamSetup
+	pin      armPin
 	versions map[string]string // effective version → bound version
 	strategy context.CancelFunc
+
+	// finished counts the turns the pump has seen end, to tell when a
+	// retired session has answered everything it started.
+	finished atomic.Int64
+	// retired is set when the session left its room's routing: what it
+	// still holds when it closes is handed to the room's sessions.
+	retired atomic.Bool
 
 	pumped chan struct{} // closed when the event pump has stored the last turn
 }
 
-// newSession builds a runtime session for a stream setup.
-// The model is the organisation's serving model when the session opens;
-// a promotion reaches sessions opened after it.
-func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, cfg runtime.Config) (*runtime.Session, *switchablePlugins, string, error) {
-	model, modelName, err := h.s.liveModel(ctx, st.OrgID)
+// newSession builds a runtime session for a stream setup. The model is
+// the checkpoint an experiment's arm names (checkpointModel), or with ""
+// the organisation's serving model when the session opens; a promotion
+// reaches sessions opened after it.
+func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, checkpoint string, cfg runtime.Config) (*runtime.Session, *switchablePlugins, string, error) {
+	model, modelName, err := h.s.checkpointModel(ctx, st.OrgID, checkpoint)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -340,7 +372,7 @@ func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *strea
 }
 
 // liveRoom is one stream in the live view: its event feed (with a backlog
-// for reconnecting clients) and its session, if one is open.
+// for reconnecting clients) and its sessions, if they are open.
 type liveRoom struct {
 	hub      *liveHub
 	streamID string
@@ -350,9 +382,21 @@ type liveRoom struct {
 	seq     int64
 	backlog []liveEvent
 	subs    map[*liveSub]struct{}
-	live    *liveSession
-	active  time.Time
-	// dropped counts messages the session will not answer, by reason.
+	// live is the control session: it runs the strategy (narration) and
+	// answers every viewer unless a viewer-unit experiment splits them.
+	live *liveSession
+	// split is the running viewer-unit experiment whose arms each have a
+	// session in arms (by arm name; the control arm's is live).
+	split *experiment.Experiment
+	arms  map[string]*liveSession
+	// retiring are sessions that left the routing and close once they
+	// have answered what they were asked (closeRetired).
+	retiring []retiringSession
+	// failedLayout and failedAt hold back a layout that failed to open.
+	failedLayout string
+	failedAt     time.Time
+	active       time.Time
+	// dropped counts messages the sessions will not answer, by reason.
 	dropped map[string]int
 }
 
@@ -430,40 +474,74 @@ func (r *liveRoom) unsubscribe(sub *liveSub) {
 	r.active = time.Now()
 }
 
-// session returns the room's session, opening it (or applying a newer
-// revision of st to it) first.
+// session returns the room's control session, opening the room's
+// sessions (or bringing them to a newer revision of st, or to the arms of
+// an experiment that started or stopped) first.
 func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.active = time.Now()
-	if r.live != nil {
-		return r.live, r.live.apply(r, st)
+	r.mu.Unlock()
+	return r.sync(ctx, st, true)
+}
+
+// sync arranges the room's sessions for the experiment running on the
+// stream (liveRoom.arrange) and applies st to each. A closed room is
+// opened only when open is set.
+func (r *liveRoom) sync(ctx context.Context, st *store.Stream, open bool) (*liveSession, error) {
+	want, lookupErr := r.hub.s.layoutFor(ctx, st.ID)
+	if lookupErr != nil {
+		r.hub.log.Warn("live room: experiment lookup failed; the sessions stay as they are", "stream", st.ID, "err", lookupErr)
 	}
-	if r.hub.ctx.Err() != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == nil && (!open || r.hub.ctx.Err() != nil) {
+		if !open {
+			return nil, nil
+		}
 		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "the console is shutting down")
 	}
-	setup, err := r.hub.setupOf(ctx, st)
+	held := r.live != nil && want.key() == r.failedLayout && time.Since(r.failedAt) < liveArrangeRetry
+	if (lookupErr == nil || r.live == nil) && !held && r.hub.ctx.Err() == nil {
+		if err := r.arrange(ctx, st, want); err != nil {
+			if r.live == nil {
+				return nil, err
+			}
+			r.failedLayout, r.failedAt = want.key(), time.Now()
+			r.hub.log.Warn("live room: the experiment's sessions could not be opened; the room keeps its sessions", "stream", st.ID, "err", err)
+		}
+	}
+	for _, ls := range r.sessionsLocked() {
+		if err := ls.apply(r, st); err != nil {
+			if ls == r.live {
+				return r.live, err
+			}
+			r.hub.log.Warn("live arm session not updated", "stream", st.ID, "arm", ls.pinned().arm, "err", err)
+		}
+	}
+	return r.live, nil
+}
+
+// open starts a session of the room for st under an arm's pin, with its
+// event pump and warm-up; the caller holds r.mu and places it.
+func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liveSession, error) {
+	setup, err := r.hub.setupPinned(ctx, st, pin.version)
 	if err != nil {
 		return nil, err
 	}
-	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pumped: make(chan struct{})}
+	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pin: pin, pumped: make(chan struct{})}
 	ls.context.Store(&setup.context)
-	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, runtime.Config{
+	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
 		Context: func() []harness.ContextItem { return *ls.context.Load() },
 	})
 	if err != nil {
 		return nil, err
 	}
 	ls.sess, ls.plugins, ls.model = sess, sp, modelName
-	r.live = ls
 	r.hub.wg.Add(2)
 	go r.pump(ls, sess.Listen(512))
 	go ls.warm(r.hub, setup.harness)
-	if setup.onAir {
-		ls.startStrategy(r.hub.ctx)
-	}
-	r.hub.log.Info("live session opened", "stream", st.ID, "session", sess.ID(), "harness", setup.harness.ShortVersion())
-	r.publishLocked("session", ls.state(r.hub, st.ID))
+	r.hub.log.Info("live session opened", "stream", st.ID, "session", sess.ID(), "harness", setup.harness.ShortVersion(),
+		"experiment", pin.experiment, "arm", pin.arm, "model", modelName)
 	return ls, nil
 }
 
@@ -489,25 +567,58 @@ func (ls *liveSession) warm(h *liveHub, hs *harness.Harness) {
 }
 
 // state describes the session for the live view.
-func (ls *liveSession) state(h *liveHub, streamID string) fiber.Map {
+func (ls *liveSession) state(streamID string) fiber.Map {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	return fiber.Map{"stream": streamID, "session": ls.sess.ID(), "harness_version": ls.setup.bound,
+	m := fiber.Map{"stream": streamID, "session": ls.sess.ID(), "harness_version": ls.setup.bound,
 		"effective_version": ls.setup.effective, "on_air": ls.setup.onAir, "model": ls.model}
+	if ls.pin.arm != "" {
+		m["experiment"], m["arm"] = ls.pin.experiment, ls.pin.arm
+	}
+	return m
 }
 
-// apply brings a session to a newer revision of its stream: a new harness
-// version (or persona, banned claims) is swapped in for the next turn,
-// a new catalog serves the next tool call, and the strategy starts or
-// stops with the on-air switch. The caller holds r.mu.
+// pinned is the arm the session serves.
+func (ls *liveSession) pinned() armPin {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.pin
+}
+
+// repin moves a kept session to another arm of the same model; the next
+// apply brings its harness to the arm's version.
+func (ls *liveSession) repin(pin armPin) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.pin = pin
+}
+
+// onAir reports whether the stream was on air at the session's revision.
+func (ls *liveSession) onAir() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.setup.onAir
+}
+
+// idle reports whether the session has no question queued or in a turn.
+func (ls *liveSession) idle() bool {
+	qs := ls.sess.QueueStats()
+	return qs.Queued == 0 && int64(qs.Started) <= ls.finished.Load()
+}
+
+// apply brings a session to a newer revision of its stream, or to the
+// harness version of the arm it was moved to: a new harness version (or
+// persona, banned claims) is swapped in for the next turn, a new catalog
+// serves the next tool call, and the control session's strategy starts
+// or stops with the on-air switch. The caller holds r.mu.
 func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
 	ls.mu.Lock()
-	cur := ls.setup
+	cur, pin := ls.setup, ls.pin
 	ls.mu.Unlock()
-	if st.Revision <= cur.revision {
+	if st.Revision <= cur.revision && pin.version == cur.pinned {
 		return nil // the same revision, or a read older than the session's
 	}
-	next, err := r.hub.setupOf(r.hub.ctx, st)
+	next, err := r.hub.setupPinned(r.hub.ctx, st, pin.version)
 	if err != nil {
 		return err
 	}
@@ -515,7 +626,9 @@ func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
 		if err := ls.sess.Swap(next.harness); err != nil {
 			return err
 		}
-		r.publishLocked("harness", fiber.Map{"harness_version": next.bound, "effective_version": next.effective})
+		if ls == r.live {
+			r.publishLocked("harness", fiber.Map{"harness_version": next.bound, "effective_version": next.effective})
+		}
 	}
 	if next.catalog != cur.catalog {
 		ps, err := r.hub.s.sessionPlugins(r.hub.ctx, st.OrgID, []byte(next.catalog))
@@ -531,6 +644,8 @@ func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
 	strategyChanged := !sameJSON(cur.strategy, next.strategy)
 	ls.mu.Unlock()
 	switch {
+	case ls != r.live:
+		// Only the control session speaks unasked.
 	case !next.onAir:
 		ls.stopStrategy()
 	case !cur.onAir || strategyChanged:
@@ -574,24 +689,38 @@ func (ls *liveSession) boundVersion(effective string) string {
 	return ls.versions[effective]
 }
 
-// closeSession ends the room's session (off air, idle, deleted stream);
-// the room and its subscribers stay. The caller holds r.mu.
+// closeSession ends the room's sessions together (off air, idle, deleted
+// stream), the retiring ones included; the room and its subscribers stay.
+// The caller holds r.mu.
 func (r *liveRoom) closeSession(reason string) {
-	ls := r.live
-	if ls == nil {
+	control := r.live
+	all := r.sessionsLocked()
+	for _, x := range r.retiring {
+		all = append(all, x.ls)
+	}
+	if len(all) == 0 {
 		return
 	}
-	r.live = nil
-	ls.stopStrategy()
+	r.live, r.split, r.arms, r.retiring = nil, nil, nil, nil
+	for _, ls := range all {
+		ls.stopStrategy()
+	}
 	r.mu.Unlock()
-	ls.sess.Close()
-	<-ls.pumped
+	for _, ls := range all {
+		ls.sess.Close()
+	}
+	for _, ls := range all {
+		<-ls.pumped
+	}
 	r.mu.Lock()
-	r.hub.log.Info("live session closed", "stream", r.streamID, "session", ls.sess.ID(), "reason", reason)
-	r.publishLocked("closed", fiber.Map{"session": ls.sess.ID(), "reason": reason})
+	if control == nil {
+		return
+	}
+	r.hub.log.Info("live session closed", "stream", r.streamID, "session", control.sess.ID(), "sessions", len(all), "reason", reason)
+	r.publishLocked("closed", fiber.Map{"session": control.sess.ID(), "reason": reason})
 }
 
-// stop closes the session and every subscriber, and forgets the room.
+// stop closes the sessions and every subscriber, and forgets the room.
 func (r *liveRoom) stop(reason string) {
 	r.mu.Lock()
 	r.closeSession(reason)
@@ -607,9 +736,11 @@ func (r *liveRoom) stop(reason string) {
 	r.hub.mu.Unlock()
 }
 
-// maintain re-reads the stream for an open session and closes the
-// session when nobody has used it for liveIdleAfter.
+// maintain re-reads the stream for open sessions (and the experiment on
+// it), closes retired sessions that are done, and closes the sessions
+// when nobody has used them for liveIdleAfter.
 func (r *liveRoom) maintain(ctx context.Context) {
+	r.closeRetired()
 	r.mu.Lock()
 	ls, idle := r.live, len(r.subs) == 0 && time.Since(r.active) > liveIdleAfter
 	r.mu.Unlock()
@@ -627,21 +758,20 @@ func (r *liveRoom) maintain(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.live != ls {
-		return
-	}
-	if err := ls.apply(r, st); err != nil {
+	if _, err := r.sync(ctx, st, false); err != nil {
 		r.hub.log.Warn("live session not updated", "stream", r.streamID, "err", err)
 	}
-	// Plugins enabled, disabled or rolled back since reach the session
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Plugins enabled, disabled or rolled back since reach the sessions
 	// here (the plugin sets are cached, so this is cheap).
-	ls.mu.Lock()
-	catalog := ls.setup.catalog
-	ls.mu.Unlock()
-	if ps, err := r.hub.s.sessionPlugins(ctx, r.orgID, []byte(catalog)); err == nil {
-		ls.plugins.set(ps)
+	for _, ls := range r.sessionsLocked() {
+		ls.mu.Lock()
+		catalog := ls.setup.catalog
+		ls.mu.Unlock()
+		if ps, err := r.hub.s.sessionPlugins(ctx, r.orgID, []byte(catalog)); err == nil {
+			ls.plugins.set(ps)
+		}
 	}
 	if idle && !st.OnAir {
 		r.closeSession("idle")
@@ -649,7 +779,7 @@ func (r *liveRoom) maintain(ctx context.Context) {
 }
 
 // pump turns a session's events into the room's feed and stores every
-// finished turn.
+// finished turn, under the arm the session serves.
 func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 	defer r.hub.wg.Done()
 	defer close(ls.pumped)
@@ -657,13 +787,19 @@ func (r *liveRoom) pump(ls *liveSession, events <-chan runtime.Event) {
 	for e := range events {
 		switch e.Kind {
 		case runtime.EventChunk:
-			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text)})
+			r.publish("chunk", chunkEvent{Turn: e.Turn, Text: e.Text, Actions: e.Actions, Lang: langOfText(e.Text), Arm: ls.pinned().arm})
 		case runtime.EventTurn:
+			ls.finished.Add(1)
+			pin := ls.pinned()
 			trace := r.hub.record(r.streamID, store.TurnSourceLive, ls.boundVersion(e.Record.HarnessVersion), ls.model, e.Record)
-			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, e.Record, shed)
+			trace.Arm = pin.arm
+			r.hub.s.experimentTurn(r.streamID, trace.HarnessVersion, pin, e.Record, shed)
 			shed = 0
 			r.publish("turn", trace)
 		case runtime.EventDropped:
+			if ls.retired.Load() && strings.HasPrefix(e.Reason, "session closed") && r.handOff(*e.Message) {
+				continue
+			}
 			shed++
 			r.mu.Lock()
 			if r.dropped == nil {

@@ -116,11 +116,71 @@ func (s *Server) liveModel(ctx context.Context, orgID string) (runtime.Model, st
 		}
 		return s.cfg.Model, s.configuredModelName(), nil
 	}
-	eng, err := s.served.get(v.Spec)
+	return s.servedModel(v.Spec)
+}
+
+// servedModel is a checkpoint folder as a live session's model: its
+// shared engine (servedModels), with tool calls constrained.
+func (s *Server) servedModel(spec string) (runtime.Model, string, error) {
+	eng, err := s.served.get(spec)
 	if err != nil {
 		return nil, "", err
 	}
-	return runtime.LocalModel{Engine: eng, Constrain: true}, v.Spec, nil
+	return runtime.LocalModel{Engine: eng, Constrain: true}, spec, nil
+}
+
+// checkpointModel is the model a live session of an organisation answers
+// with when an experiment's arm names a checkpoint: "" is the serving model
+// (liveModel); otherwise the checkpoint is the console's configured model
+// by its name, or a checkpoint folder the organisation has promoted (its
+// full path or its folder name under the data folder's models/), loaded
+// through the same shared engines as the serving checkpoint. A folder
+// another organisation promoted is refused as an unknown one.
+func (s *Server) checkpointModel(ctx context.Context, orgID, checkpoint string) (runtime.Model, string, error) {
+	if checkpoint == "" {
+		return s.liveModel(ctx, orgID)
+	}
+	if s.cfg.Model != nil && checkpoint == s.configuredModelName() {
+		return s.cfg.Model, checkpoint, nil
+	}
+	folder, err := s.promotedFolder(ctx, orgID, checkpoint)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.servedModel(folder)
+}
+
+// promotedFolder resolves a checkpoint an experiment names to a folder
+// the organisation promoted: the organisation's serving checkpoint, or a
+// folder under models/ whose promotion record names a training run of the
+// organisation.
+func (s *Server) promotedFolder(ctx context.Context, orgID, checkpoint string) (string, error) {
+	if v := s.servingView(ctx, orgID); !v.Default && v.Spec != "" && (checkpoint == v.Spec || checkpoint == filepath.Base(v.Spec)) {
+		return v.Spec, nil
+	}
+	models, err := s.dataPath("models")
+	if err != nil {
+		return "", err
+	}
+	name := checkpoint
+	if filepath.IsAbs(checkpoint) {
+		if filepath.Dir(filepath.Clean(checkpoint)) != filepath.Clean(models) {
+			return "", fmt.Errorf("checkpoint %q is not a promoted checkpoint (a folder of %s)", checkpoint, models)
+		}
+		name = filepath.Base(checkpoint)
+	}
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
+		return "", fmt.Errorf("checkpoint %q is not a promoted checkpoint's folder name", checkpoint)
+	}
+	folder := filepath.Join(models, name)
+	var p promotion
+	if err := runfolder.ReadJSON(filepath.Join(folder, promotedFile), &p); err != nil {
+		return "", fmt.Errorf("checkpoint %q: no promoted checkpoint of that name: promote a run on the Training page first", checkpoint)
+	}
+	if _, err := s.store.Run(ctx, systemScope(orgID), p.RunID); err != nil {
+		return "", fmt.Errorf("checkpoint %q: no promoted checkpoint of that name: promote a run on the Training page first", checkpoint)
+	}
+	return folder, nil
 }
 
 // liveModelName is how turns and the live view name an organisation's
