@@ -144,7 +144,7 @@ func TestCatalogImportJSONAndIsolation(t *testing.T) {
 	e := newTestEnv(t, nil)
 	_, st, _ := e.call(t, e.merchant, "GET", "/api/streams/"+e.demoStream, "", "")
 	code, res, raw := e.call(t, e.merchant, "POST", importPath(e, st["revision"], ""), "application/json", string(examples.Catalog))
-	if code != 200 || res["products"] != float64(4) || res["promotions"] != float64(3) {
+	if code != 200 || res["products"] != float64(5) || res["promotions"] != float64(3) {
 		t.Fatalf("json import: %d %s", code, raw)
 	}
 	for name, tok := range map[string]string{"rival": e.rival} {
