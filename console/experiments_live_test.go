@@ -4,12 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
 // TestLiveTurnsRunAndRecordTheStreamsArm runs a stream-unit experiment on
@@ -198,5 +205,245 @@ func TestLiveViewerUnitExperiment(t *testing.T) {
 	}
 	if _, data, _ = e.srv.experiments().Data(ctx, id); len(data.Turns) != len(wantArm) {
 		t.Errorf("%d turns stored after the stop, want %d", len(data.Turns), len(wantArm))
+	}
+}
+
+// TestLiveViewerUnitExperimentNarratesOnce puts the demo stream on air
+// under a viewer-unit experiment whose treatment names a checkpoint (the
+// console's configured model, by name): the strategy runs on the control
+// arm's session only, its narration is no arm's turn, and the checkpoint
+// arm's turns are recorded under it.
+func TestLiveViewerUnitExperimentNarratesOnce(t *testing.T) {
+	e := newLiveEnv(t)
+	ctx := context.Background()
+	body, _ := json.Marshal(map[string]any{"name": "narration", "unit": "viewer", "streams": []string{e.demoStream},
+		"arms":                  []map[string]any{{"name": "control", "weight": 1}, {"name": "host", "checkpoint": e.srv.configuredModelName(), "weight": 1}},
+		"planned_units_per_arm": 10})
+	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	id := m["id"].(string)
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
+		t.Fatalf("start: %d %s", code, raw)
+	}
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	hello := waitLive(t, events, "session")
+	arms, _ := hello.Data["arms"].([]any)
+	if len(arms) != 2 || hello.Data["arm"] != "control" {
+		t.Fatalf("the room's state %v, want the control's session with two arms", hello.Data)
+	}
+	sessionOf := map[string]any{}
+	for _, a := range arms {
+		a := a.(map[string]any)
+		sessionOf[a["arm"].(string)] = a["session"]
+	}
+	if sessionOf["control"] != hello.Data["session"] || sessionOf["host"] == sessionOf["control"] {
+		t.Fatalf("arm sessions %v, control %v", sessionOf, hello.Data["session"])
+	}
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
+		t.Fatalf("go on air: %d %s", code, raw)
+	}
+	x, err := e.srv.experiments().Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three price questions from each arm's viewers: the control's session
+	// sees enough to announce the coupon; the other runs no strategy.
+	perArm := map[string][]string{}
+	for i := 0; len(perArm["control"]) < 3 || len(perArm["host"]) < 3; i++ {
+		v := fmt.Sprintf("viewer-%d", i)
+		a, _ := x.Assign(v)
+		if len(perArm[a.Name]) < 3 {
+			perArm[a.Name] = append(perArm[a.Name], v)
+		}
+	}
+	var msgs []map[string]string
+	for i, text := range []string{"精华多少钱", "面霜多少钱", "口红多少钱"} {
+		msgs = append(msgs, map[string]string{"viewer": perArm["host"][i], "text": text}, map[string]string{"viewer": perArm["control"][i], "text": text})
+	}
+	mb, _ := json.Marshal(map[string]any{"messages": msgs})
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(mb)); code != 202 {
+		t.Fatalf("messages: %d %s", code, raw)
+	}
+	var hostTurns []string
+	for {
+		ev := waitLive(t, events, "turn").Data
+		if ev["event"] == "narration_tick" {
+			if ev["session"] != sessionOf["control"] || ev["arm"] != "control" {
+				t.Errorf("narration from session %v (arm %v), want the control's %v", ev["session"], ev["arm"], sessionOf["control"])
+			}
+			if _, data, _ := e.srv.experiments().Data(ctx, id); slices.ContainsFunc(data.Turns, func(tr experiment.TurnRecord) bool { return tr.ID == ev["id"] }) {
+				t.Errorf("the narration %v was recorded under an arm", ev["id"])
+			}
+			break
+		}
+		if ev["session"] == sessionOf["host"] {
+			if ev["arm"] != "host" || ev["model"] != e.srv.configuredModelName() {
+				t.Errorf("the checkpoint arm's turn: arm %v, model %v", ev["arm"], ev["model"])
+			}
+			hostTurns = append(hostTurns, ev["id"].(string))
+		}
+	}
+	if len(hostTurns) == 0 {
+		t.Fatal("the checkpoint arm answered nothing before the narration")
+	}
+	_, data, err := e.srv.experiments().Data(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range data.Turns {
+		if slices.Contains(hostTurns, tr.ID) && tr.Arm != "host" {
+			t.Errorf("the checkpoint arm's turn %s stored under %q", tr.ID, tr.Arm)
+		}
+	}
+	// Off air closes every arm's session together.
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":false}`); code != 200 {
+		t.Fatalf("off air: %d %s", code, raw)
+	}
+	if ev := waitLive(t, events, "closed"); ev.Data["session"] != sessionOf["control"] {
+		t.Errorf("closed %v", ev.Data)
+	}
+}
+
+// TestCheckpointArmsNameTheOrganisationsPromotedFolders checks which
+// checkpoints an arm may name: a folder under models/ promoted from a run
+// of the organisation, by name or path; not another organisation's, not a
+// path elsewhere, not a name that climbs out of models/.
+func TestCheckpointArmsNameTheOrganisationsPromotedFolders(t *testing.T) {
+	e := newTestEnv(t, nil)
+	ctx := context.Background()
+	admin, _ := e.store.UserByUsername(ctx, "admin")
+	other, err := e.store.CreateOrg(ctx, "Other org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, _ := e.srv.dataPath("models")
+	promote := func(orgID, runID, folder string) string {
+		if _, err := e.store.CreateRun(ctx, systemScope(orgID), store.NewTrainingRun{ID: runID, Stage: "sft", Config: []byte(`{}`), Dir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(models, folder)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := runfolder.WriteJSON(filepath.Join(dir, promotedFile), promotion{RunID: runID}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	ours := promote(admin.OrgID, "run-ours", "run-ours-step4")
+	theirs := promote(other.ID, "run-theirs", "run-theirs-step4")
+	for _, c := range []struct {
+		checkpoint, want string
+	}{{"run-ours-step4", ours}, {ours, ours}, {"run-theirs-step4", ""}, {theirs, ""}, {"../runs", ""}, {"/etc", ""}, {"nope", ""}} {
+		got, err := e.srv.promotedFolder(ctx, admin.OrgID, c.checkpoint)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("checkpoint %q: %q, %v; want %q", c.checkpoint, got, err, c.want)
+		}
+	}
+}
+
+// heldModel is the rule-based host, except that a prompt with a viewer
+// message containing "HOLD" waits for release: a turn that stays in flight.
+type heldModel struct {
+	liveroom.Host
+	release chan struct{}
+}
+
+func (m heldModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	for _, msg := range req.Messages {
+		if msg.Role == harness.RoleUser && strings.Contains(msg.Content, "HOLD") {
+			select {
+			case <-m.release:
+			case <-ctx.Done():
+				return runtime.Response{}, ctx.Err()
+			}
+			break
+		}
+	}
+	return m.Host.Generate(ctx, req)
+}
+
+// TestLiveArmSessionAnswersWhatItWasAskedAfterTheStop stops a viewer-unit
+// experiment while the treatment's session has a turn in flight and a
+// question queued: the viewer's next messages go to the room's one
+// session, and the retiring session answers both before it closes, so
+// nothing it was asked is dropped.
+func TestLiveArmSessionAnswersWhatItWasAskedAfterTheStop(t *testing.T) {
+	e := newLiveEnv(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	e.srv.cfg.Model = heldModel{release: release}
+	noPrice := putVersionWithout(t, e.testEnv, "price_answer")
+	body, _ := json.Marshal(map[string]any{"name": "drain", "unit": "viewer", "streams": []string{e.demoStream},
+		"arms": []map[string]any{{"name": "control", "weight": 1}, {"name": "no-price", "harness_version": noPrice.Version(), "weight": 1}}})
+	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	id := m["id"].(string)
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
+		t.Fatalf("start: %d %s", code, raw)
+	}
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	hello := waitLive(t, events, "session")
+	x, _ := e.srv.experiments().Get(ctx, id)
+	viewerOf := map[string]string{}
+	for i := 0; len(viewerOf) < 2; i++ {
+		v := fmt.Sprintf("fan-%d", i)
+		if a, _ := x.Assign(v); viewerOf[a.Name] == "" {
+			viewerOf[a.Name] = v
+		}
+	}
+	post := func(msgs ...string) {
+		t.Helper()
+		var list []map[string]string
+		for i := 0; i < len(msgs); i += 2 {
+			list = append(list, map[string]string{"viewer": msgs[i], "text": msgs[i+1]})
+		}
+		b, _ := json.Marshal(map[string]any{"messages": list})
+		if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(b)); code != 202 {
+			t.Fatalf("messages: %d %s", code, raw)
+		}
+	}
+	treated := viewerOf["no-price"]
+	post(treated, "HOLD 精华多少钱？", treated, "面霜有货吗？")
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/stop", "", ""); code != 200 {
+		t.Fatalf("stop: %d %s", code, raw)
+	}
+	// The next message re-arranges the room: the treated viewer is the
+	// control session's now.
+	post(treated, "口红多少钱？")
+	answered := map[string]string{} // input → session
+	var retired map[string]any
+	for retired == nil || len(answered) < 3 {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
+			switch ev.Kind {
+			case "turn":
+				answered[ev.Data["input"].(string)] = ev.Data["session"].(string)
+				if ev.Data["input"] == "口红多少钱？" {
+					close(release) // the held turn may finish now
+				}
+			case "dropped":
+				t.Errorf("dropped %v", ev.Data)
+			case "retired":
+				retired = ev.Data
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("answered %v, retired %v after 30 s", answered, retired)
+		}
+	}
+	control := hello.Data["session"].(string)
+	if answered["口红多少钱？"] != control {
+		t.Errorf("after the stop the treated viewer was answered by %s, want the control's %s", answered["口红多少钱？"], control)
+	}
+	arm := answered["HOLD 精华多少钱？"]
+	if arm == control || answered["面霜有货吗？"] != arm || retired["session"] != arm {
+		t.Errorf("answered %v, retired %v: want the arm's session to answer its two questions, then retire", answered, retired)
 	}
 }
