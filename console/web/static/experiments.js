@@ -242,7 +242,7 @@ LiveHAT.page(async () => {
     return el('div', {class: 'form-grid arm-row'},
       el('div', {class: 'field'}, el('label', {}, 'Arm ' + (i === 0 ? '(control)' : i)), el('input', {name: `arms[${i}].name`, value: name, required: true})),
       el('div', {class: 'field'}, el('label', {}, 'Harness version'), sel),
-      el('div', {class: 'field'}, el('label', {}, 'Checkpoint (optional)'), el('input', {name: `arms[${i}].checkpoint`, placeholder: 'serving'})),
+      el('div', {class: 'field'}, el('label', {}, 'Checkpoint (optional)'), el('input', {name: `arms[${i}].checkpoint`, placeholder: 'serving', title: 'the console model’s name, or a promoted checkpoint folder (Training page)'})),
       el('div', {class: 'field'}, el('label', {}, 'Traffic weight'), el('input', {name: `arms[${i}].weight`, type: 'number', step: 'any', min: '0', value: '1'})));
   }
 
@@ -259,7 +259,7 @@ LiveHAT.page(async () => {
       el('h2', {}, 'New experiment'),
       el('div', {class: 'form-grid'},
         field('Name', el('input', {name: 'name', required: true, placeholder: 'e.g. coupon skill on the beauty streams'})),
-        field('Unit of assignment', el('select', {name: 'unit'}, el('option', {value: 'stream'}, 'stream (live sessions)'), el('option', {value: 'viewer'}, 'viewer (cannot start: live sessions serve one version per stream)'))),
+        field('Unit of assignment', el('select', {name: 'unit'}, el('option', {value: 'stream'}, 'stream (live sessions)'), el('option', {value: 'viewer'}, 'viewer (one live session per arm in each room)'))),
         field('Primary metric', el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, m)))),
         field('Analysis', el('select', {name: 'analysis'}, el('option', {value: 'fixed_horizon'}, 'fixed horizon'), el('option', {value: 'sequential'}, 'sequential (mSPRT)'))),
         field('Attribution window (minutes, 0 = all)', el('input', {name: 'attribution_window_minutes', type: 'number', min: '0', step: 'any', value: '30'})),

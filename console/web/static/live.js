@@ -194,7 +194,8 @@ LiveHAT.page(async (me) => {
   stream('/api/streams/' + current.id + '/live/events', (type, d) => {
     switch (type) {
       case 'session':
-        sessionInfo.textContent = (d.model || '') + ' · harness ' + fmt.short(d.harness_version);
+        sessionInfo.textContent = (d.model || '') + ' · harness ' + fmt.short(d.harness_version) +
+          (d.arms ? ' · experiment arms ' + d.arms.map((a) => a.arm).join(', ') : '');
         if (typeof d.on_air === 'boolean' && d.on_air !== current.on_air) { current.on_air = d.on_air; renderAir(); }
         break;
       case 'message':
@@ -214,6 +215,7 @@ LiveHAT.page(async (me) => {
         box.classList.add(d.outcome);
         if (d.outcome === 'denied') box.append(el('span', {class: 'muted'}, '(not answered: ' + (d.reason || 'denied') + ')'));
         if (d.event === 'narration_tick') box.prepend(el('span', {class: 'badge tag'}, 'strategy'));
+        if (d.arm && !box.querySelector('.arm')) box.prepend(el('span', {class: 'badge tag arm'}, 'arm ' + d.arm));
         if (d.reply) chatLine('host', d.reply, 'host');
         addTrace(d);
         scheduleStats();
