@@ -30,6 +30,35 @@ func FeaturedItem(name, id string) harness.ContextItem {
 	return harness.ContextItem{Title: FeaturedTitle, Text: fmt.Sprintf("%s (id %s)", name, id)}
 }
 
+// ItemsOnSaleTitle is the title of the stream-context line that lists the
+// catalog's items, "name (id), …", at most MaxItemsOnSale of them.
+const ItemsOnSaleTitle = "Items on sale"
+
+// MaxItemsOnSale bounds the items-on-sale line of the stream context.
+const MaxItemsOnSale = 20
+
+// ItemsOnSale is the items-on-sale line for items given as name and id
+// pairs, in catalog order.
+func ItemsOnSale(names, ids []string) harness.ContextItem {
+	parts := make([]string, 0, min(len(names), MaxItemsOnSale))
+	for i := range min(len(names), len(ids), MaxItemsOnSale) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", names[i], ids[i]))
+	}
+	return harness.ContextItem{Title: ItemsOnSaleTitle, Text: strings.Join(parts, ", ")}
+}
+
+// StreamContext is the stream context a live session of this room shows
+// the model, as the console builds it from a stream's catalog: the
+// featured item and the items on sale by their Chinese names.
+func (r *Room) StreamContext() []harness.ContextItem {
+	names, ids := make([]string, len(r.Items)), make([]string, len(r.Items))
+	for i, it := range r.Items {
+		names[i], ids[i] = it.NameZH, it.ID
+	}
+	featured, _ := r.Item(r.Featured)
+	return []harness.ContextItem{FeaturedItem(featured.NameZH, featured.ID), ItemsOnSale(names, ids)}
+}
+
 // Host is a rule-based live-stream host: a runtime.Model that answers
 // free viewer text in Chinese and English without any weights. It is the
 // room's Expert generalised from generated questions to whatever viewers

@@ -57,6 +57,11 @@ type DataConfig struct {
 	Teacher       string `json:"teacher,omitempty"`
 	TeacherModel  string `json:"teacher_model,omitempty"`
 	TeacherAPIKey string `json:"-"`
+	// ContextShare is the share of live-room trajectories rendered with
+	// the stream context a console live session shows the model (the
+	// featured item and the items on sale, liveroom.Room.StreamContext);
+	// the others have none, as the evaluation suites do.
+	ContextShare float64 `json:"context_share"`
 	// RetryShare is the share of trajectories whose variant planned a
 	// hook correction that keep the full retry (flawed reply, hook
 	// feedback, corrected reply); the others are cut to the final correct
@@ -68,7 +73,7 @@ type DataConfig struct {
 // trajectories under variants of three transforms each, one in five
 // planned corrections kept in full.
 func DefaultDataConfig() DataConfig {
-	return DataConfig{Seed: 1, Rooms: 40, Questions: 12, Augment: true, VariantShare: 0.75, Transforms: 3, RetryShare: 0.2}
+	return DataConfig{Seed: 1, Rooms: 40, Questions: 12, Augment: true, VariantShare: 0.75, Transforms: 3, RetryShare: 0.2, ContextShare: 0.5}
 }
 
 func (c DataConfig) validate() error {
@@ -79,8 +84,8 @@ func (c DataConfig) validate() error {
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
 	case c.Rooms > 0 && c.Questions <= 0:
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
-	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1:
-		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g and retry %g", c.VariantShare, c.RetryShare)
+	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1:
+		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g, retry %g and context %g", c.VariantShare, c.RetryShare, c.ContextShare)
 	case c.Augment && c.Transforms <= 0:
 		return fmt.Errorf("sft: augmentation needs at least one transform per variant, got %d", c.Transforms)
 	}
@@ -164,7 +169,11 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			useVariant := cfg.Augment && rng.Float64() < cfg.VariantShare
 			keepRetry := rng.Float64() < cfg.RetryShare
 			variantSeed := rng.Int64()
-			tr, err := collect(ctx, teach, base, room, q, useVariant, keepRetry, variantSeed, cfg.Transforms)
+			var streamContext []harness.ContextItem
+			if rng.Float64() < cfg.ContextShare {
+				streamContext = room.StreamContext()
+			}
+			tr, err := collect(ctx, teach, base, room, q, streamContext, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
 				continue
@@ -196,7 +205,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 var errRejected = errors.New("the grader rejected the trajectory")
 
 // collect makes one trajectory for question q.
-func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, streamContext []harness.ContextItem, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
 	h := base
 	var rec *hsa.Record
 	var mapping *hsa.Mapping
@@ -225,7 +234,7 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 			retry = true
 		}
 	}
-	conv := harness.Conversation{Messages: append([]harness.Message{{Role: harness.RoleUser, Content: q.Text}}, msgs...)}
+	conv := harness.Conversation{Context: streamContext, Messages: append([]harness.Message{{Role: harness.RoleUser, Content: q.Text}}, msgs...)}
 	// The local engine lists tools through the chat template, so the
 	// harness leaves its tools section out, as the runtime does for it.
 	p, err := harness.Render(h, conv, harness.RenderOptions{OmitToolsSection: true})

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,34 @@ func TestBuildRendersEachTrajectoryUnderItsOwnHarness(t *testing.T) {
 	b, _ := json.Marshal(again)
 	if !bytes.Equal(a, b) {
 		t.Error("Build is not deterministic")
+	}
+}
+
+// TestBuildStreamContext checks that ContextShare renders the stream
+// context a console live session shows (featured item, items on sale)
+// into that share of the live-room trajectories and no others.
+func TestBuildStreamContext(t *testing.T) {
+	base := demo(t)
+	for _, share := range []float64{0, 1} {
+		cfg := smallData(false)
+		cfg.ContextShare = share
+		trajs, _, err := Build(context.Background(), base, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range trajs {
+			sys := tr.Messages[0].Content
+			has := strings.Contains(sys, liveroom.ItemsOnSaleTitle) && strings.Contains(sys, liveroom.FeaturedTitle)
+			if has != (share == 1) {
+				t.Fatalf("context share %g: %s has the stream context: %v\n%s", share, tr.ID, has, sys)
+			}
+		}
+	}
+	room := liveroom.NewRoom(4, liveroom.RoomConfig{MinItems: 2, MaxItems: 2})
+	items := room.StreamContext()
+	want := fmt.Sprintf("%s (%s), %s (%s)", room.Items[0].NameZH, room.Items[0].ID, room.Items[1].NameZH, room.Items[1].ID)
+	if len(items) != 2 || items[1].Text != want || !strings.Contains(items[0].Text, room.Featured) {
+		t.Errorf("stream context %+v, want the featured item and %q", items, want)
 	}
 }
 
