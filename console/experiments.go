@@ -408,7 +408,10 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 
 // stopExperiment stops a running experiment and puts every stream that
 // still runs its arm's version back on the version it ran before; a
-// stream published to since keeps what was published.
+// stream published to since keeps what was published. The live rooms of a
+// viewer-unit experiment go back to one session when they next look
+// (a message, a viewer connecting, or their refresh every couple of
+// seconds).
 func (s *Server) stopExperiment(c *fiber.Ctx) error {
 	e, err := s.requestExperiment(c)
 	if err != nil {

@@ -99,6 +99,66 @@ func putVersionWithout(t *testing.T, e *testEnv, skill string) *harness.Harness 
 	return v
 }
 
+// createExperiment creates an experiment from its JSON fields and returns it.
+func createExperiment(t *testing.T, e *testEnv, spec map[string]any) experiment.Experiment {
+	t.Helper()
+	body, _ := json.Marshal(spec)
+	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	x, err := e.srv.experiments().Get(context.Background(), m["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// startExperiment starts an experiment through the API.
+func startExperiment(t *testing.T, e *testEnv, id string) {
+	t.Helper()
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
+		t.Fatalf("start: %d %s", code, raw)
+	}
+}
+
+// viewersByArm picks n viewer ids of each arm by the experiment's hash.
+func viewersByArm(t *testing.T, x experiment.Experiment, n int) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for i := 0; ; i++ {
+		full := true
+		for _, a := range x.Arms {
+			full = full && len(out[a.Name]) >= n
+		}
+		if full {
+			return out
+		}
+		v := fmt.Sprintf("viewer-%d", i)
+		a, err := x.Assign(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out[a.Name]) < n {
+			out[a.Name] = append(out[a.Name], v)
+		}
+	}
+}
+
+// postMessages sends viewer messages, given as viewer, text pairs, to the
+// demo stream's live room.
+func (e *liveEnv) postMessages(t *testing.T, pairs ...string) {
+	t.Helper()
+	var list []map[string]string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		list = append(list, map[string]string{"viewer": pairs[i], "text": pairs[i+1]})
+	}
+	b, _ := json.Marshal(map[string]any{"messages": list})
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(b)); code != 202 {
+		t.Fatalf("messages: %d %s", code, raw)
+	}
+}
+
 // TestLiveViewerUnitExperiment runs a viewer-unit experiment in the demo
 // stream's live room: each viewer is answered by their arm's session (the
 // treatment's harness has no price_answer skill, which the trace shows),
@@ -109,41 +169,20 @@ func TestLiveViewerUnitExperiment(t *testing.T) {
 	e := newLiveEnv(t)
 	ctx := context.Background()
 	noPrice := putVersionWithout(t, e.testEnv, "price_answer")
-	body, _ := json.Marshal(map[string]any{"name": "price skill", "unit": "viewer", "streams": []string{e.demoStream},
+	x := createExperiment(t, e.testEnv, map[string]any{"name": "price skill", "unit": "viewer", "streams": []string{e.demoStream},
 		"arms":                  []map[string]any{{"name": "control", "weight": 1}, {"name": "no-price", "harness_version": noPrice.Version(), "weight": 1}},
 		"planned_units_per_arm": 10})
-	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, raw)
-	}
-	id := m["id"].(string)
+	id := x.ID
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	waitLive(t, events, "session")
-	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
-		t.Fatalf("start: %d %s", code, raw)
-	}
-	// One viewer of each arm, by the experiment's own hash.
-	x, err := e.srv.experiments().Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	startExperiment(t, e.testEnv, id)
 	viewerOf := map[string]string{}
-	for i := 0; len(viewerOf) < 2; i++ {
-		v := fmt.Sprintf("fan-%d", i)
-		a, err := x.Assign(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if viewerOf[a.Name] == "" {
-			viewerOf[a.Name] = v
-		}
+	for arm, vs := range viewersByArm(t, x, 1) {
+		viewerOf[arm] = vs[0]
 	}
 	ask := func(viewer, text string) map[string]any {
 		t.Helper()
-		body := fmt.Sprintf(`{"messages": [{"viewer": %q, "text": %q}]}`, viewer, text)
-		if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", body); code != 202 {
-			t.Fatalf("messages: %d %s", code, raw)
-		}
+		e.postMessages(t, viewer, text)
 		return waitLive(t, events, "turn").Data
 	}
 	tools := func(turn map[string]any) string { return strings.Join(traceNames(turn["tools"], "name"), ",") }
@@ -216,17 +255,11 @@ func TestLiveViewerUnitExperiment(t *testing.T) {
 func TestLiveViewerUnitExperimentNarratesOnce(t *testing.T) {
 	e := newLiveEnv(t)
 	ctx := context.Background()
-	body, _ := json.Marshal(map[string]any{"name": "narration", "unit": "viewer", "streams": []string{e.demoStream},
+	x := createExperiment(t, e.testEnv, map[string]any{"name": "narration", "unit": "viewer", "streams": []string{e.demoStream},
 		"arms":                  []map[string]any{{"name": "control", "weight": 1}, {"name": "host", "checkpoint": e.srv.configuredModelName(), "weight": 1}},
 		"planned_units_per_arm": 10})
-	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, raw)
-	}
-	id := m["id"].(string)
-	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
-		t.Fatalf("start: %d %s", code, raw)
-	}
+	id := x.ID
+	startExperiment(t, e.testEnv, id)
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	hello := waitLive(t, events, "session")
 	arms, _ := hello.Data["arms"].([]any)
@@ -244,28 +277,14 @@ func TestLiveViewerUnitExperimentNarratesOnce(t *testing.T) {
 	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
 		t.Fatalf("go on air: %d %s", code, raw)
 	}
-	x, err := e.srv.experiments().Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Three price questions from each arm's viewers: the control's session
 	// sees enough to announce the coupon; the other runs no strategy.
-	perArm := map[string][]string{}
-	for i := 0; len(perArm["control"]) < 3 || len(perArm["host"]) < 3; i++ {
-		v := fmt.Sprintf("viewer-%d", i)
-		a, _ := x.Assign(v)
-		if len(perArm[a.Name]) < 3 {
-			perArm[a.Name] = append(perArm[a.Name], v)
-		}
-	}
-	var msgs []map[string]string
+	perArm := viewersByArm(t, x, 3)
+	var msgs []string
 	for i, text := range []string{"精华多少钱", "面霜多少钱", "口红多少钱"} {
-		msgs = append(msgs, map[string]string{"viewer": perArm["host"][i], "text": text}, map[string]string{"viewer": perArm["control"][i], "text": text})
+		msgs = append(msgs, perArm["host"][i], text, perArm["control"][i], text)
 	}
-	mb, _ := json.Marshal(map[string]any{"messages": msgs})
-	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(mb)); code != 202 {
-		t.Fatalf("messages: %d %s", code, raw)
-	}
+	e.postMessages(t, msgs...)
 	var hostTurns []string
 	for {
 		ev := waitLive(t, events, "turn").Data
@@ -372,49 +391,23 @@ func (m heldModel) Generate(ctx context.Context, req runtime.Request) (runtime.R
 // nothing it was asked is dropped.
 func TestLiveArmSessionAnswersWhatItWasAskedAfterTheStop(t *testing.T) {
 	e := newLiveEnv(t)
-	ctx := context.Background()
 	release := make(chan struct{})
 	e.srv.cfg.Model = heldModel{release: release}
 	noPrice := putVersionWithout(t, e.testEnv, "price_answer")
-	body, _ := json.Marshal(map[string]any{"name": "drain", "unit": "viewer", "streams": []string{e.demoStream},
+	x := createExperiment(t, e.testEnv, map[string]any{"name": "drain", "unit": "viewer", "streams": []string{e.demoStream},
 		"arms": []map[string]any{{"name": "control", "weight": 1}, {"name": "no-price", "harness_version": noPrice.Version(), "weight": 1}}})
-	code, m, raw := e.call(t, e.admin, "POST", "/api/experiments", "application/json", string(body))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, raw)
-	}
-	id := m["id"].(string)
-	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/start", "", ""); code != 200 {
-		t.Fatalf("start: %d %s", code, raw)
-	}
+	id := x.ID
+	startExperiment(t, e.testEnv, id)
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	hello := waitLive(t, events, "session")
-	x, _ := e.srv.experiments().Get(ctx, id)
-	viewerOf := map[string]string{}
-	for i := 0; len(viewerOf) < 2; i++ {
-		v := fmt.Sprintf("fan-%d", i)
-		if a, _ := x.Assign(v); viewerOf[a.Name] == "" {
-			viewerOf[a.Name] = v
-		}
-	}
-	post := func(msgs ...string) {
-		t.Helper()
-		var list []map[string]string
-		for i := 0; i < len(msgs); i += 2 {
-			list = append(list, map[string]string{"viewer": msgs[i], "text": msgs[i+1]})
-		}
-		b, _ := json.Marshal(map[string]any{"messages": list})
-		if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(b)); code != 202 {
-			t.Fatalf("messages: %d %s", code, raw)
-		}
-	}
-	treated := viewerOf["no-price"]
-	post(treated, "HOLD 精华多少钱？", treated, "面霜有货吗？")
+	treated := viewersByArm(t, x, 1)["no-price"][0]
+	e.postMessages(t, treated, "HOLD 精华多少钱？", treated, "面霜有货吗？")
 	if code, _, raw := e.call(t, e.admin, "POST", "/api/experiments/"+id+"/stop", "", ""); code != 200 {
 		t.Fatalf("stop: %d %s", code, raw)
 	}
 	// The next message re-arranges the room: the treated viewer is the
 	// control session's now.
-	post(treated, "口红多少钱？")
+	e.postMessages(t, treated, "口红多少钱？")
 	answered := map[string]string{} // input → session
 	var retired map[string]any
 	for retired == nil || len(answered) < 3 {

@@ -304,7 +304,7 @@ func (r *liveRoom) stateLocked() fiber.Map {
 	return m
 }
 
-// queueStats adds up the queue counters of the room's sessions, the
+// queueStatsLocked adds up the queue counters of the room's sessions, the
 // retiring ones included. The caller holds r.mu.
 func (r *liveRoom) queueStatsLocked() runtime.QueueStats {
 	var sum runtime.QueueStats

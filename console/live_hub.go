@@ -486,16 +486,16 @@ func (r *liveRoom) session(ctx context.Context, st *store.Stream) (*liveSession,
 
 // sync arranges the room's sessions for the experiment running on the
 // stream (liveRoom.arrange) and applies st to each. A closed room is
-// opened only when open is set.
-func (r *liveRoom) sync(ctx context.Context, st *store.Stream, open bool) (*liveSession, error) {
+// opened only when reopen is set; otherwise sync leaves it closed.
+func (r *liveRoom) sync(ctx context.Context, st *store.Stream, reopen bool) (*liveSession, error) {
 	want, lookupErr := r.hub.s.layoutFor(ctx, st.ID)
 	if lookupErr != nil {
 		r.hub.log.Warn("live room: experiment lookup failed; the sessions stay as they are", "stream", st.ID, "err", lookupErr)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.live == nil && (!open || r.hub.ctx.Err() != nil) {
-		if !open {
+	if r.live == nil && (!reopen || r.hub.ctx.Err() != nil) {
+		if !reopen {
 			return nil, nil
 		}
 		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "the console is shutting down")
