@@ -38,6 +38,7 @@ func dataFlags(fs *flag.FlagSet, c *DataConfig) (harnessPath *string) {
 	fs.IntVar(&c.Transforms, "transforms", c.Transforms, "training-pool families per variant")
 	fs.Float64Var(&c.RetryShare, "retry-share", c.RetryShare, "share of planned hook corrections kept as full retries")
 	fs.Float64Var(&c.ContextShare, "context-share", c.ContextShare, "share of live-room trajectories rendered with the stream context a console session shows (featured item, items on sale)")
+	fs.Float64Var(&c.MemoryShare, "memory-share", c.MemoryShare, "share of live-room trajectories that begin with earlier questions and replies of the room, as a session's memory shows them")
 	fs.StringVar(&c.Teacher, "teacher", c.Teacher, "OpenAI-compatible server whose model answers instead of the room's expert (API key from $"+teacherKeyEnv+")")
 	fs.StringVar(&c.TeacherModel, "teacher-model", c.TeacherModel, "model name to ask the teacher server for")
 	return harnessPath
@@ -106,7 +107,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	    [--lr 2e-3] [--warmup 20] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
 //	    [--save-every 50] [--eval-examples 16 --eval-every 25] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
 //	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
-//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5]
+//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5 --memory-share 0.5]
 //	    [--teacher URL --teacher-model NAME]
 //
 // With --resume the run folder's run.json is used and only --steps may
@@ -180,7 +181,7 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // formats trl-rl and verl-rl write RL prompts instead (rl.ExportMain).
 //
 //	livehat export --format trl|verl --out FILE [--augment=true|false]
-//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5]
+//	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5 --memory-share 0.5]
 //	    [--teacher URL --teacher-model NAME]
 //
 // --out - writes to standard output.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
@@ -62,6 +63,10 @@ type DataConfig struct {
 	// featured item and the items on sale, liveroom.Room.StreamContext);
 	// the others have none, as the evaluation suites do.
 	ContextShare float64 `json:"context_share"`
+	// MemoryShare is the share of live-room trajectories that begin with
+	// one to four earlier questions of the same room and their replies, as
+	// a live session's conversation memory shows them (read, not trained).
+	MemoryShare float64 `json:"memory_share"`
 	// RetryShare is the share of trajectories whose variant planned a
 	// hook correction that keep the full retry (flawed reply, hook
 	// feedback, corrected reply); the others are cut to the final correct
@@ -73,7 +78,7 @@ type DataConfig struct {
 // trajectories under variants of three transforms each, one in five
 // planned corrections kept in full.
 func DefaultDataConfig() DataConfig {
-	return DataConfig{Seed: 1, Rooms: 40, Questions: 12, Augment: true, VariantShare: 0.75, Transforms: 3, RetryShare: 0.2, ContextShare: 0.5}
+	return DataConfig{Seed: 1, Rooms: 40, Questions: 12, Augment: true, VariantShare: 0.75, Transforms: 3, RetryShare: 0.2, ContextShare: 0.5, MemoryShare: 0.5}
 }
 
 func (c DataConfig) validate() error {
@@ -84,8 +89,8 @@ func (c DataConfig) validate() error {
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
 	case c.Rooms > 0 && c.Questions <= 0:
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
-	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1:
-		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g, retry %g and context %g", c.VariantShare, c.RetryShare, c.ContextShare)
+	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:
+		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g, retry %g, context %g and memory %g", c.VariantShare, c.RetryShare, c.ContextShare, c.MemoryShare)
 	case c.Augment && c.Transforms <= 0:
 		return fmt.Errorf("sft: augmentation needs at least one transform per variant, got %d", c.Transforms)
 	}
@@ -161,6 +166,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 		}
 		room := liveroom.NewRoom(cfg.Seed*1_000_003+uint64(r), cfg.Room)
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
+		var said []harness.Message // the room's questions and final replies so far
 		for qi, q := range room.Questions(cfg.Seed+uint64(r), cfg.Questions, qcfg) {
 			if q.Gold.Silent {
 				st.Silent++
@@ -173,7 +179,11 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			if rng.Float64() < cfg.ContextShare {
 				streamContext = room.StreamContext()
 			}
-			tr, err := collect(ctx, teach, base, room, q, streamContext, useVariant, keepRetry, variantSeed, cfg.Transforms)
+			var memory []harness.Message
+			if pairs := len(said) / 2; pairs > 0 && rng.Float64() < cfg.MemoryShare {
+				memory = said[len(said)-2*(1+rng.IntN(min(pairs, 4))):]
+			}
+			tr, err := collect(ctx, teach, base, room, q, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
 				continue
@@ -186,6 +196,9 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 				return nil, st, fmt.Errorf("sft: room %d question %d (%s): %w", r, qi, q.ID, err)
 			}
 			tr.ID = fmt.Sprintf("r%d-q%d", r, qi)
+			if last := tr.Messages[len(tr.Messages)-1]; last.Role == harness.RoleAssistant && last.Content != "" {
+				said = append(said, harness.Message{Role: harness.RoleUser, Content: q.Text}, harness.Message{Role: harness.RoleAssistant, Content: last.Content})
+			}
 			st.Kept++
 			if tr.Record != nil {
 				st.Variants++
@@ -205,7 +218,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 var errRejected = errors.New("the grader rejected the trajectory")
 
 // collect makes one trajectory for question q.
-func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, streamContext []harness.ContextItem, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, streamContext []harness.ContextItem, memory []harness.Message, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
 	h := base
 	var rec *hsa.Record
 	var mapping *hsa.Mapping
@@ -234,7 +247,8 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 			retry = true
 		}
 	}
-	conv := harness.Conversation{Context: streamContext, Messages: append([]harness.Message{{Role: harness.RoleUser, Content: q.Text}}, msgs...)}
+	turn := append(append(slices.Clip(memory), harness.Message{Role: harness.RoleUser, Content: q.Text}), msgs...)
+	conv := harness.Conversation{Context: streamContext, Messages: turn}
 	// The local engine lists tools through the chat template, so the
 	// harness leaves its tools section out, as the runtime does for it.
 	p, err := harness.Render(h, conv, harness.RenderOptions{OmitToolsSection: true})
@@ -249,7 +263,8 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{Name: c.Name, Arguments: c.Arguments})
 		}
 		// A reply the hooks rejected is followed by their feedback as a
-		// user turn: the model reads it but must not learn to write it.
+		// user turn, and a remembered reply by the next question: the
+		// model reads them but must not learn to write them.
 		if m.Role == harness.RoleAssistant && i+1 < len(p.Messages) && p.Messages[i+1].Role == harness.RoleUser {
 			cm.Train = &no
 		}

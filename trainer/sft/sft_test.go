@@ -40,7 +40,7 @@ func smallData(augment bool) DataConfig {
 func TestBuildRendersEachTrajectoryUnderItsOwnHarness(t *testing.T) {
 	base := demo(t)
 	cfg := smallData(true)
-	cfg.VariantShare, cfg.RetryShare, cfg.Rooms = 1, 1, 6
+	cfg.VariantShare, cfg.RetryShare, cfg.Rooms, cfg.MemoryShare = 1, 1, 6, 0
 	trajs, st, err := Build(context.Background(), base, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,9 @@ func TestBuildRendersEachTrajectoryUnderItsOwnHarness(t *testing.T) {
 
 // TestBuildStreamContext checks that ContextShare renders the stream
 // context a console live session shows (featured item, items on sale)
-// into that share of the live-room trajectories and no others.
+// into that share of the live-room trajectories and no others, and that
+// MemoryShare starts trajectories with earlier questions and replies that
+// are read but not trained.
 func TestBuildStreamContext(t *testing.T) {
 	base := demo(t)
 	for _, share := range []float64{0, 1} {
@@ -109,6 +111,40 @@ func TestBuildStreamContext(t *testing.T) {
 				t.Fatalf("context share %g: %s has the stream context: %v\n%s", share, tr.ID, has, sys)
 			}
 		}
+	}
+	cfg := smallData(false)
+	cfg.MemoryShare = 1
+	trajs, _, err := Build(context.Background(), base, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remembered := 0
+	for _, tr := range trajs {
+		if tr.Question.Text == "" {
+			continue // the general corpus and the warm-up
+		}
+		// The question is the last user turn before the answer; anything
+		// before it is memory, and no remembered reply is trained.
+		ask := -1
+		for i, m := range tr.Messages {
+			if m.Role == chat.RoleUser && m.Content == tr.Question.Text {
+				ask = i
+			}
+		}
+		if ask < 1 {
+			t.Fatalf("%s: question %q not found", tr.ID, tr.Question.Text)
+		}
+		if ask > 1 {
+			remembered++
+		}
+		for _, m := range tr.Messages[1:ask] {
+			if m.Role == chat.RoleAssistant && (m.Train == nil || *m.Train) {
+				t.Errorf("%s: remembered reply %q is trained", tr.ID, m.Content)
+			}
+		}
+	}
+	if remembered == 0 {
+		t.Error("memory share 1: no trajectory begins with the room's earlier questions")
 	}
 	room := liveroom.NewRoom(4, liveroom.RoomConfig{MinItems: 2, MaxItems: 2})
 	items := room.StreamContext()
@@ -191,7 +227,7 @@ func TestExportLayouts(t *testing.T) {
 
 func TestTokenizeTrainsOnlyAssistantTurns(t *testing.T) {
 	cfg := smallData(true)
-	cfg.VariantShare, cfg.RetryShare, cfg.Rooms = 1, 1, 6
+	cfg.VariantShare, cfg.RetryShare, cfg.Rooms, cfg.MemoryShare = 1, 1, 6, 0
 	trajs, _, err := Build(context.Background(), demo(t), cfg)
 	if err != nil {
 		t.Fatal(err)
