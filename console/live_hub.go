@@ -158,8 +158,8 @@ type streamSetup struct {
 	// that version with the stream's persona and banned claims applied,
 	// and effective its content hash.
 	bound string
-	// pinned is the harness version an experiment's arm fixed ("": the
-	// stream's own), which bound is.
+	// pinned is the harness version an experiment's arm fixed, which is
+	// then bound; "" follows the stream's.
 	pinned    string
 	harness   *harness.Harness
 	effective string
