@@ -248,15 +248,30 @@ func (s *Session) Submit(m Message) error {
 		m.At = s.cfg.Now()
 	}
 	if !m.narration {
-		s.signals.add("messages", m.At)
-		if isPriceQuestion(m.Text) {
-			s.signals.add("price_questions", m.At)
-		}
+		s.signals.observe(m)
 	}
 	for _, d := range s.queue.push(m) {
 		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
 	}
 	s.observeQueue()
+	return nil
+}
+
+// Observe counts a viewer message toward the session's strategy signals
+// ("messages" and "price_questions") without queueing or answering it:
+// for a message of the same room that another session answers, as when a
+// live room splits its viewers over several sessions and only one runs the
+// strategy. The message's time is m.At (now when zero). Unusable messages
+// (empty, too long, not UTF-8) are not counted and return the error Submit
+// would. Observe is safe to call concurrently with Submit and RunStrategy.
+func (s *Session) Observe(m Message) error {
+	if err := m.check(s.cfg.Queue.maxBytes()); err != nil {
+		return err
+	}
+	if m.At.IsZero() {
+		m.At = s.cfg.Now()
+	}
+	s.signals.observe(m)
 	return nil
 }
 

@@ -24,7 +24,8 @@ type StrategyRule struct {
 	// Signal and Threshold fire the rule when a signal's value reaches the
 	// threshold (e.g. price_questions ≥ 5 in the window → announce the
 	// coupon). Signals: "price_questions" and "messages" (counted by the
-	// session over Window), plus whatever Config.Signals reports (e.g.
+	// session over Window, from the messages submitted to it and those it
+	// was told of with Observe), plus whatever Config.Signals reports (e.g.
 	// "stock_low" for the featured item).
 	Signal    string  `json:"signal,omitempty"`
 	Threshold float64 `json:"threshold,omitempty"`
@@ -93,6 +94,15 @@ func (c *signalCounter) count(signal string, now time.Time, window time.Duration
 		}
 	}
 	return float64(n)
+}
+
+// observe counts a viewer message at its time: one message, and one
+// price question when it asks about price.
+func (c *signalCounter) observe(m Message) {
+	c.add("messages", m.At)
+	if isPriceQuestion(m.Text) {
+		c.add("price_questions", m.At)
+	}
 }
 
 // isPriceQuestion reports whether a viewer asks about price or discounts.
