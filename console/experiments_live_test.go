@@ -440,3 +440,49 @@ func TestLiveArmSessionAnswersWhatItWasAskedAfterTheStop(t *testing.T) {
 		t.Errorf("answered %v, retired %v: want the arm's session to answer its two questions, then retire", answered, retired)
 	}
 }
+
+// TestLiveViewerSplitStrategyCountsTheRoom: under a 50/50 viewer split
+// the control's session runs the strategy but answers only half the room;
+// the demo strategy's coupon rule (three price questions in a minute)
+// still fires on the room's third price question, two of which the other
+// arm's session answered, so neither session alone had three.
+func TestLiveViewerSplitStrategyCountsTheRoom(t *testing.T) {
+	e := newLiveEnv(t)
+	noPrice := putVersionWithout(t, e.testEnv, "price_answer")
+	x := createExperiment(t, e.testEnv, map[string]any{"name": "room signals", "unit": "viewer", "streams": []string{e.demoStream},
+		"arms": []map[string]any{{"name": "control", "weight": 1}, {"name": "no-price", "harness_version": noPrice.Version(), "weight": 1}}})
+	startExperiment(t, e.testEnv, x.ID)
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	hello := waitLive(t, events, "session")
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
+		t.Fatalf("go on air: %d %s", code, raw)
+	}
+	perArm := viewersByArm(t, x, 2)
+	e.postMessages(t, perArm["no-price"][0], "精华多少钱", perArm["control"][0], "面霜多少钱", perArm["no-price"][1], "口红多少钱")
+	answered := map[string]int{} // arm → viewer turns
+	for {
+		ev := waitLive(t, events, "turn").Data
+		if ev["event"] != "narration_tick" {
+			answered[fmt.Sprint(ev["arm"])]++
+			continue
+		}
+		if ev["session"] != hello.Data["session"] || !strings.Contains(fmt.Sprint(ev["reply"]), "满99减20") {
+			t.Errorf("narration from session %v: %v; want the control's %v announcing the coupon", ev["session"], ev["reply"], hello.Data["session"])
+		}
+		break
+	}
+	// Each arm answered its own viewers; the observed questions were not
+	// answered twice.
+	for {
+		if answered["control"] > 1 || answered["no-price"] > 2 {
+			t.Fatalf("viewer turns by arm %v: a question was answered by both sessions", answered)
+		}
+		if answered["control"] == 1 && answered["no-price"] == 2 {
+			break
+		}
+		ev := waitLive(t, events, "turn").Data
+		if ev["event"] != "narration_tick" {
+			answered[fmt.Sprint(ev["arm"])]++
+		}
+	}
+}

@@ -170,7 +170,9 @@ func (m *viewerMessage) check(i int, now time.Time) error {
 
 // messages ingests a batch of viewer messages into the stream's session:
 // each goes to the session that serves its viewer (their arm's, while a
-// viewer-unit experiment runs on the stream). The whole batch is validated
+// viewer-unit experiment runs on the stream), and one another arm answers
+// is also counted toward the control session's strategy signals
+// (Session.Observe). The whole batch is validated
 // before any message is queued.
 func (h *liveHub) messages(c *fiber.Ctx) error {
 	if len(c.Body()) > maxIngestBody {
@@ -203,7 +205,7 @@ func (h *liveHub) messages(c *fiber.Ctx) error {
 		if at.IsZero() {
 			at = now
 		}
-		to := r.route(m.Viewer)
+		to, control := r.route(m.Viewer)
 		if to == nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, "the session is closing: send the batch again")
 		}
@@ -212,8 +214,14 @@ func (h *liveHub) messages(c *fiber.Ctx) error {
 			ev["arm"] = arm
 		}
 		r.publish("message", ev)
-		if err := to.sess.Submit(runtime.Message{Viewer: m.Viewer, Text: m.Text, At: at}); err != nil {
+		msg := runtime.Message{Viewer: m.Viewer, Text: m.Text, At: at}
+		if err := to.sess.Submit(msg); err != nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, "the session is closing: send the batch again")
+		}
+		if control != nil {
+			// The strategy's signals count the whole room; Observe refuses
+			// only what Submit just accepted, so its error is not news.
+			_ = control.sess.Observe(msg)
 		}
 	}
 	r.mu.Lock()

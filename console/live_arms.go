@@ -257,12 +257,18 @@ func (r *liveRoom) handOff(m runtime.Message) bool {
 	return ls != nil && ls.sess.Submit(m) == nil
 }
 
-// route is the session that answers a viewer: their arm's under a
-// viewer-unit experiment, else the control session.
-func (r *liveRoom) route(viewer string) *liveSession {
+// route is the session that answers a viewer (to): their arm's under a
+// viewer-unit experiment, else the control session. control is the
+// control session when it is another one: it runs the strategy, so it
+// counts the room's messages (Session.Observe), not its own arm's only.
+func (r *liveRoom) route(viewer string) (to, control *liveSession) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.routeLocked(viewer)
+	to = r.routeLocked(viewer)
+	if to != r.live {
+		control = r.live
+	}
+	return to, control
 }
 
 // routeLocked is route for callers holding r.mu. The arm is the one
