@@ -176,11 +176,13 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			keepRetry := rng.Float64() < cfg.RetryShare
 			variantSeed := rng.Int64()
 			var streamContext []harness.ContextItem
-			if rng.Float64() < cfg.ContextShare {
+			// A share of 0 draws nothing, so data built without a kind
+			// of example is the data built before that kind existed.
+			if cfg.ContextShare > 0 && rng.Float64() < cfg.ContextShare {
 				streamContext = room.StreamContext()
 			}
 			var memory []harness.Message
-			if pairs := len(said) / 2; pairs > 0 && rng.Float64() < cfg.MemoryShare {
+			if pairs := len(said) / 2; pairs > 0 && cfg.MemoryShare > 0 && rng.Float64() < cfg.MemoryShare {
 				memory = said[len(said)-2*(1+rng.IntN(min(pairs, 4))):]
 			}
 			tr, err := collect(ctx, teach, base, room, q, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)

@@ -57,17 +57,17 @@ func Recipes() map[string]Recipe {
 	}
 	bundled := Recipe{
 		Name:      "bundled",
-		Tokenizer: append([]string{"--vocab", "4096", "--phrases", "2048"}, data(600, 1, 2, 3000, 6000, "1")...),
+		Tokenizer: append([]string{"--vocab", "4096", "--phrases", "2048", "--context-share", "0", "--memory-share", "0"}, data(600, 1, 2, 3000, 6000, "1")...),
 		Stages: []RecipeStage{
 			{Name: "base", Stage: "sft", Row: "base", Steps: 1500, Args: append([]string{"--model", "small", "--batch", "16", "--lr", "2e-3", "--warmup", "50",
 				"--max-len", "1024", "--save-every", "250", "--eval-every", "250", "--eval-examples", "64"}, data(0, 1, 2, 6000, 12000, "11")...)},
-			{Name: "sft1", Stage: "sft", Steps: 2500, Args: append([]string{"--batch", "16", "--lr", "1.5e-3", "--warmup", "30",
+			{Name: "sft1", Stage: "sft", Steps: 2000, Args: append([]string{"--batch", "16", "--lr", "1.5e-3", "--warmup", "30",
 				"--max-len", "1024", "--save-every", "250", "--eval-every", "250"}, data(600, 1, 2, 1500, 3000, "1")...)},
-			{Name: "sft2", Stage: "sft", Row: "sft", Steps: 2500, Args: append([]string{"--batch", "16", "--lr", "1e-3", "--warmup", "30",
+			{Name: "sft2", Stage: "sft", Row: "sft", Steps: 1000, Args: append([]string{"--batch", "16", "--lr", "1e-3", "--warmup", "30",
 				"--max-len", "1024", "--save-every", "250", "--eval-every", "250"}, data(600, 3, 6, 1500, 3000, "2")...)},
-			{Name: "opd", Stage: "opd", Row: "opd", Steps: 200, Args: []string{"--prompts", "2000", "--prompts-per-step", "8", "--samples", "4",
+			{Name: "opd", Stage: "opd", Row: "opd", Steps: 100, Args: []string{"--prompts", "2000", "--prompts-per-step", "8", "--samples", "4",
 				"--max-new-tokens", "64", "--lr", "3e-4", "--save-every", "50", "--eval-every", "50"}},
-			{Name: "rl", Stage: "rl", Row: "hat", Steps: 150, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "1e-4",
+			{Name: "rl", Stage: "rl", Row: "hat", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "1e-4",
 				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
 		},
 	}
