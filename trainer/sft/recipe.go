@@ -205,7 +205,7 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if err := trainStage(ctx, st.Stage, a, stdout, stderr); err != nil {
 				return fmt.Errorf("recipe %s, stage %s: %w", r.Name, st.Name, err)
 			}
-			if err := logStageTime(*out, st.Name, steps, time.Since(t0)); err != nil {
+			if err := logStageTime(*out, filepath.Base(dir), steps, time.Since(t0)); err != nil {
 				return err
 			}
 		}

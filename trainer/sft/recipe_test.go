@@ -101,6 +101,9 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if !fileExists(filepath.Join(fixed, "sft2-fixed", checkpointDir)) || fileExists(filepath.Join(fixed, "opd")) || fileExists(filepath.Join(fixed, "opd-fixed")) {
 		t.Errorf("--until sft --augment=false: %s", out.String())
 	}
+	if times, _ := os.ReadFile(filepath.Join(fixed, recipeTimes)); !strings.Contains(string(times), `"stage":"sft2-fixed"`) {
+		t.Errorf("the fixed row's stage times are not logged under their folders:\n%s", times)
+	}
 	data, err := readTrajectories(filepath.Join(fixed, "sft2-fixed", dataFile))
 	if err != nil {
 		t.Fatal(err)
