@@ -34,6 +34,9 @@ const (
 	modelExpert  = "expert"
 	modelRun     = "run"
 	modelURL     = "url"
+	// modelCheckpoint is one exact checkpoint an experiment's arm may
+	// name (checkpointModel): a promoted folder or the console's model.
+	modelCheckpoint = "checkpoint"
 )
 
 // evaluations runs evaluation suites in the console process, one at a
@@ -95,13 +98,16 @@ func (e *evaluations) listSuites(c *fiber.Ctx) error {
 
 // evalRequest starts an evaluation: suite, the first N items, and the
 // model — the organisation's serving model, the scripted expert, a
-// run's checkpoint (RunID) or an OpenAI-compatible server (URL with
+// run's checkpoint (RunID), a checkpoint the organisation promoted or the
+// console's model by name (Checkpoint, what shipping an experiment's
+// winner is gated on) or an OpenAI-compatible server (URL with
 // RemoteModel).
 type evalRequest struct {
 	Suite       string `json:"suite"`
 	N           int    `json:"n"`
 	Model       string `json:"model"`
 	RunID       string `json:"run_id,omitempty"`
+	Checkpoint  string `json:"checkpoint,omitempty"`
 	URL         string `json:"url,omitempty"`
 	RemoteModel string `json:"remote_model,omitempty"`
 	Harness     string `json:"harness,omitempty"`
@@ -157,6 +163,12 @@ func (e *evaluations) start(c *fiber.Ctx) error {
 			return fieldError(fiber.StatusConflict, "run_id", fmt.Sprintf("run %q has no checkpoint yet", r.Name))
 		}
 		ne.ModelRef, ne.ModelName = r.ID, fmt.Sprintf("%s (step %d)", r.Name, st.Step)
+	case modelCheckpoint:
+		id, err := e.s.resolveCheckpoint(ctx, sc.OrgID, req.Checkpoint)
+		if err != nil {
+			return fieldError(fiber.StatusUnprocessableEntity, "checkpoint", err.Error())
+		}
+		ne.ModelRef, ne.ModelName = id.ref(), id.String()
 	case modelURL:
 		u, err := url.Parse(req.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -167,10 +179,13 @@ func (e *evaluations) start(c *fiber.Ctx) error {
 		}
 		ne.ModelRef, ne.ModelName = req.URL, req.RemoteModel+" at "+u.Host
 	default:
-		return badRequest("model", fmt.Sprintf("unknown model %q: want serving, expert, run or url", req.Model))
+		return badRequest("model", fmt.Sprintf("unknown model %q: want serving, expert, run, checkpoint or url", req.Model))
 	}
 	if req.Model != modelRun && req.RunID != "" {
 		return badRequest("run_id", "only a run model names a run")
+	}
+	if req.Model != modelCheckpoint && req.Checkpoint != "" {
+		return badRequest("checkpoint", "only a checkpoint model names a checkpoint")
 	}
 	ev, err := e.s.store.CreateEvaluation(ctx, sc, ne)
 	if err != nil {
@@ -188,21 +203,35 @@ func (e *evaluations) openModel(ctx context.Context, sc store.Scope, req evalReq
 		if v := e.s.servingView(ctx, sc.OrgID); !v.Default {
 			return eval.OpenModel(v.Spec, "")
 		}
-		if e.s.cfg.Model == nil {
-			return nil, errors.New("no serving model")
-		}
-		m := e.s.cfg.Model
-		return &eval.Model{Name: e.s.cfg.ModelName, Factory: func(eval.Case) (runtime.Model, error) { return m, nil }}, nil
+		return e.s.configuredEvalModel()
 	case modelRun:
 		r, err := e.s.store.Run(ctx, sc, req.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", req.RunID, err)
 		}
 		return eval.OpenModel(filepath.Join(r.Dir, runfolder.CheckpointDir), "")
+	case modelCheckpoint:
+		id, err := e.s.resolveCheckpoint(ctx, sc.OrgID, req.Checkpoint)
+		if err != nil {
+			return nil, err
+		}
+		if id.configured {
+			return e.s.configuredEvalModel()
+		}
+		return eval.OpenModel(id.folder, "")
 	case modelURL:
 		return eval.OpenModel(req.URL, req.RemoteModel)
 	}
 	return eval.OpenModel(modelExpert, "")
+}
+
+// configuredEvalModel is Config.Model as an evaluation's model.
+func (s *Server) configuredEvalModel() (*eval.Model, error) {
+	if s.cfg.Model == nil {
+		return nil, errors.New("no serving model")
+	}
+	m := s.cfg.Model
+	return &eval.Model{Name: s.cfg.ModelName, Factory: func(eval.Case) (runtime.Model, error) { return m, nil }}, nil
 }
 
 // execute runs the suite's first N items and stores the report and the

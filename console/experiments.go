@@ -48,7 +48,7 @@ const (
 //	POST /api/experiments/:id/stop        stop; streams go back to the version they ran before
 //	GET  /api/experiments/:id/report      per-arm metrics, comparisons, SRM, verdict (?as_of=RFC3339)
 //	GET  /api/experiments/:id/series      the report at ?points=N times from the start (charts)
-//	POST /api/experiments/:id/ship        publish the winner's harness version through the release flow
+//	POST /api/experiments/:id/ship        ship the winner: its harness version through the release flow, its checkpoint to serving
 //	POST /api/streams/:id/events          {"events": [...]} commerce events of the stream's shop → BatchResult
 func (s *Server) experimentRoutes(api fiber.Router) {
 	var ingested *prometheus.CounterVec
@@ -122,11 +122,17 @@ type experimentRequest struct {
 type experimentView struct {
 	experiment.Experiment
 	Streams []experimentStream `json:"streams"`
+	// Ships is the history of its shipped winners, oldest first.
+	Ships []experimentShip `json:"ships"`
 }
 
 func (s *Server) experimentView(ctx context.Context, e experiment.Experiment) (experimentView, error) {
 	streams, err := s.experimentStreams(ctx, e.ID)
-	return experimentView{Experiment: e, Streams: orEmpty(streams)}, err
+	if err != nil {
+		return experimentView{}, err
+	}
+	ships, err := s.experimentShips(ctx, e.ID)
+	return experimentView{Experiment: e, Streams: orEmpty(streams), Ships: orEmpty(ships)}, err
 }
 
 // requestExperiment reads the request's :id experiment of the caller's organisation.
@@ -536,11 +542,17 @@ func (s *Server) experimentSeries(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"experiment": exp.ID, "primary_metric": exp.Primary, "points": out})
 }
 
-// shipExperiment publishes the winning arm's harness version to the
-// experiment's streams through the release flow: the same handler as
-// POST /api/releases, so the gate rules and the release record are the
-// ones every release gets. {"override": "…"} is passed on for a gate that
-// found regressions.
+// shipExperiment ships the winning arm of a stopped experiment whose
+// verdict is ship, through the gates every release passes: its harness
+// version is published to the experiment's streams by the release handler
+// (POST /api/releases, with the version's latest finished release gate),
+// and its checkpoint becomes the organisation's serving model (what the
+// Training page's promote sets; the console's model by name resets to
+// it), gated on its finished evaluations of the live-room suites against
+// the serving model's (planShip). Everything is checked before anything
+// changes. {"override": "…"} ships despite a regression of either; the
+// reason, the gate and who shipped are recorded in the experiment's
+// history (GET /api/experiments/:id, "ships") and in the release.
 func (s *Server) shipExperiment(c *fiber.Ctx) error {
 	e, err := s.requestExperiment(c)
 	if err != nil {
@@ -554,6 +566,10 @@ func (s *Server) shipExperiment(c *fiber.Ctx) error {
 			return badRequest("body", `want {} or {"override": "reason"}: `+err.Error())
 		}
 	}
+	if len(req.Override) > 2000 {
+		return badRequest("override", "at most 2000 characters")
+	}
+	req.Override = strings.TrimSpace(req.Override)
 	ctx, sc := c.UserContext(), scopeOf(c)
 	if e.State != experiment.StateStopped {
 		return fiber.NewError(fiber.StatusConflict, "stop the experiment before shipping its winner: a running experiment's streams run their arms")
@@ -566,36 +582,20 @@ func (s *Server) shipExperiment(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the experiment has no winner to ship (verdict %s): %s", rep.Verdict.Decision, rep.Verdict.Reason))
 	}
 	winner := e.Arms[e.ArmIndex(rep.Verdict.Winner)]
-	if winner.HarnessVersion == "" {
-		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the winner %q runs each stream's own harness version: there is no version to publish", winner.Name))
+	if winner.HarnessVersion == "" && winner.Checkpoint == "" {
+		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("the winner %q runs each stream's own harness version and the serving model: there is nothing to ship", winner.Name))
 	}
-	gate, err := s.releaseGate(ctx, sc, winner.HarnessVersion, "")
-	if err != nil {
-		return err
-	}
-	if gate == nil {
-		return fieldError(fiber.StatusConflict, "gate", fmt.Sprintf("the release gate has not run for the winner's harness version %s: "+
-			"run it on the Harnesses page (release gate), then ship again", winner.HarnessVersion))
-	}
-	streams, err := s.experimentStreams(ctx, e.ID)
-	if err != nil {
-		return err
-	}
-	ids := make([]string, 0, len(streams))
-	for _, x := range streams {
-		if _, err := s.store.Stream(ctx, sc, x.StreamID); err == nil {
-			ids = append(ids, x.StreamID)
+	var streams []string
+	if winner.HarnessVersion != "" {
+		if streams, err = s.shipStreams(ctx, sc, e.ID); err != nil {
+			return err
 		}
 	}
-	if len(ids) == 0 {
-		return fiber.NewError(fiber.StatusConflict, "every stream of the experiment was deleted: publish the version from the Harnesses page")
-	}
-	body, err := json.Marshal(publishRequest{Version: winner.HarnessVersion, Streams: ids, GateID: gate.ID, Override: req.Override})
+	plan, err := s.planShip(ctx, sc, e.ID, winner.Name, winner.HarnessVersion, winner.Checkpoint, req.Override, streams)
 	if err != nil {
 		return err
 	}
-	c.Request().SetBody(body)
-	return s.publishRelease(c)
+	return s.runShip(c, plan)
 }
 
 // catalogItems lists the item ids of a stream's catalog, what events may

@@ -382,8 +382,12 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, m, raw = f.call(t, f.admin, "POST", "/api/experiments/"+id+"/ship", "", "")
-	if code != 201 || m["version"] != f.candidate || m["gate_id"] != g.ID {
+	rel, _ := m["release"].(map[string]any)
+	if code != 201 || rel["version"] != f.candidate || rel["gate_id"] != g.ID || m["serving"] != nil {
 		t.Fatalf("ship: %d %s", code, raw)
+	}
+	if ship, _ := m["ship"].(map[string]any); ship["release_id"] != rel["id"] || ship["shipper"] != "admin" || ship["arm"] != "short" {
+		t.Errorf("the ship's record %v, want the release and who shipped", m["ship"])
 	}
 	for _, sid := range f.streams {
 		if st, _ := f.store.Stream(ctx, sc, sid); st.HarnessVersion != f.candidate {

@@ -27,6 +27,9 @@ import (
 const (
 	defaultGateN = 5
 	maxGateN     = 100
+	// defaultGateTolerance is the points of score a suite or category may
+	// lose before the gate calls it a regression.
+	defaultGateTolerance = 1.0
 )
 
 // gateRequest starts a release gate: the candidate version against the
@@ -270,7 +273,7 @@ func (s *Server) startGate(c *fiber.Ctx) error {
 	if req.N < 1 || req.N > maxGateN {
 		return badRequest("n", fmt.Sprintf("%d items per suite: want 1 to %d", req.N, maxGateN))
 	}
-	tolerance := 1.0
+	tolerance := defaultGateTolerance
 	if req.Tolerance != nil {
 		tolerance = *req.Tolerance
 		if tolerance < 0 || tolerance > 100 || math.IsNaN(tolerance) {
