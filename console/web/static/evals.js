@@ -27,18 +27,22 @@ LiveHAT.page(async () => {
     el('option', {value: 'serving'}, 'Serving model' + (serving.promotion ? ' · ' + serving.promotion.run_name + ' step ' + serving.promotion.step : '')),
     el('option', {value: 'expert'}, 'Scripted expert'),
     el('option', {value: 'run'}, 'A run\'s checkpoint'),
+    el('option', {value: 'checkpoint'}, 'A promoted checkpoint (as an experiment arm names it)'),
     el('option', {value: 'url'}, 'OpenAI-compatible server'));
   const run = el('select', {id: 'e-run_id', name: 'run_id'},
     runs.filter((r) => r.step > 0).map((r) => el('option', {value: r.id}, r.name + ' · ' + r.stage + ' · step ' + r.step)));
   const url = el('input', {id: 'e-url', name: 'url', placeholder: 'http://host:8000/v1'});
   const remote = el('input', {id: 'e-remote_model', name: 'remote_model', placeholder: 'model name'});
+  const checkpoint = el('input', {id: 'e-checkpoint', name: 'checkpoint', placeholder: 'promoted folder, e.g. RUN-step40'});
   const wrap = (label, input) => el('div', {class: 'field'}, el('label', {for: input.id}, label), input);
   const runField = wrap('Run', run), urlField = wrap('Server URL', url), remoteField = wrap('Model name', remote);
+  const checkpointField = wrap('Checkpoint', checkpoint);
   const form = el('form', {id: 'eval-form'},
-    el('div', {class: 'form-grid'}, wrap('Suite', suite), wrap('Items (the first N)', n), wrap('Model', model), runField, urlField, remoteField),
+    el('div', {class: 'form-grid'}, wrap('Suite', suite), wrap('Items (the first N)', n), wrap('Model', model), runField, checkpointField, urlField, remoteField),
     el('button', {type: 'submit'}, 'Run evaluation'));
   function showModelFields() {
     runField.hidden = model.value !== 'run';
+    checkpointField.hidden = model.value !== 'checkpoint';
     urlField.hidden = remoteField.hidden = model.value !== 'url';
   }
   model.addEventListener('change', showModelFields);
@@ -52,6 +56,7 @@ LiveHAT.page(async () => {
     form.querySelectorAll('.invalid').forEach((x) => x.classList.remove('invalid'));
     const body = {suite: suite.value, n: Number(n.value), model: model.value};
     if (model.value === 'run') body.run_id = run.value;
+    if (model.value === 'checkpoint') body.checkpoint = checkpoint.value;
     if (model.value === 'url') { body.url = url.value; body.remote_model = remote.value; }
     try {
       const ev = await api('POST', '/api/evals', body);

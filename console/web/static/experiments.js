@@ -96,6 +96,7 @@ LiveHAT.page(async () => {
       el('table', {}, el('thead', {}, el('tr', {}, ['Arm', 'Harness version', 'Checkpoint', 'Weight'].map((h) => el('th', {}, h)))), el('tbody', {}, armRows)),
       el('h3', {}, 'Streams'),
       el('table', {id: 'experiment-streams'}, el('thead', {}, el('tr', {}, ['Stream', 'Arm', 'Runs', 'Before'].map((h) => el('th', {}, h)))), el('tbody', {}, streamRows)),
+      ...shipHistory(x),
       eventsHelp(x));
     detail.replaceChildren(card);
     if (x.state === 'draft') return;
@@ -114,6 +115,20 @@ LiveHAT.page(async () => {
     } catch (err) {
       chartBox.replaceChildren(el('p', {class: 'error'}, err.message));
     }
+  }
+
+  // The winners shipped, with what each changed, who shipped and any
+  // override reason.
+  function shipHistory(x) {
+    if (!(x.ships || []).length) return [];
+    const model = (spec) => spec || 'the console’s model';
+    const rows = x.ships.map((sh) => el('tr', {},
+      el('td', {}, fmt.time(sh.shipped_at)), el('td', {}, sh.arm), el('td', {}, sh.shipper || sh.shipped_by),
+      el('td', {class: 'mono'}, sh.harness_version ? fmt.short(sh.harness_version) : '–'),
+      el('td', {}, sh.checkpoint ? (sh.serving_changed ? model(sh.previous_serving) + ' → ' + model(sh.serving) : 'already serving') : '–'),
+      el('td', {}, sh.override || '–')));
+    return [el('h3', {}, 'Shipped'),
+      el('table', {id: 'experiment-ships'}, el('thead', {}, el('tr', {}, ['When', 'Arm', 'By', 'Harness version', 'Serving model', 'Override'].map((h) => el('th', {}, h)))), el('tbody', {}, rows))];
   }
 
   function eventsHelp(x) {
@@ -147,14 +162,18 @@ LiveHAT.page(async () => {
           let body = {};
           for (;;) {
             try {
-              const rel = await api('POST', base + '/ship', body);
-              toast('Published ' + fmt.short(rel.version) + ' to ' + rel.streams.length + ' stream(s)');
+              const res = await api('POST', base + '/ship', body);
+              const done = [];
+              if (res.release) done.push('published ' + fmt.short(res.release.version) + ' to ' + res.release.streams.length + ' stream(s)');
+              if (res.ship.serving_changed) done.push('now serving ' + (res.serving.default ? 'the console’s model' : res.serving.spec));
+              else if (res.ship.checkpoint) done.push('the checkpoint already serves');
+              toast('Shipped ' + res.ship.arm + ': ' + done.join('; '));
               await Promise.all([loadList(), loadDetail()]);
               return;
             } catch (err) {
               // A gate that found regressions needs a recorded reason.
               if (err.field === 'override' && !body.override) {
-                const reason = window.prompt(err.message + '\n\nReason to ship anyway (recorded with the release):');
+                const reason = window.prompt(err.message + '\n\nReason to ship anyway (recorded with the ship):');
                 if (reason) { body = {override: reason}; continue; }
               }
               showError(err);
@@ -162,7 +181,7 @@ LiveHAT.page(async () => {
             }
           }
         }}, 'Ship the winner (' + v.winner + ')');
-        out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, 'Publishes the winner’s harness version to the experiment’s streams through the release gate.')));
+        out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, 'Publishes the winner’s harness version to the experiment’s streams through the release gate, and makes its checkpoint the serving model once its evaluations pass.')));
       } else if (v.decision === 'ship') {
         out.push(el('p', {class: 'small muted'}, 'Stop the experiment to ship the winner.'));
       }
