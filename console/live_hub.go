@@ -295,13 +295,13 @@ func streamContext(catalog json.RawMessage) []harness.ContextItem {
 	if json.Unmarshal(catalog, &c) != nil || len(c.Products) == 0 {
 		return nil
 	}
-	names := make([]string, 0, min(len(c.Products), 20))
-	for _, p := range c.Products[:min(len(c.Products), 20)] {
-		names = append(names, fmt.Sprintf("%s (%s)", p.Name, p.ID))
+	// The lines come from the live room's helpers, so the bundled model
+	// reads here exactly what it was trained on.
+	names, ids := make([]string, len(c.Products)), make([]string, len(c.Products))
+	for i, p := range c.Products {
+		names[i], ids[i] = p.Name, p.ID
 	}
-	items := []harness.ContextItem{liveroom.FeaturedItem(c.Products[0].Name, c.Products[0].ID)}
-	items = append(items, harness.ContextItem{Title: "Items on sale", Text: strings.Join(names, ", ")})
-	return items
+	return []harness.ContextItem{liveroom.FeaturedItem(c.Products[0].Name, c.Products[0].ID), liveroom.ItemsOnSale(names, ids)}
 }
 
 // switchablePlugins serves a session from the plugins of the stream's
