@@ -25,6 +25,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"harness", "validate", "harness/testdata/broken/02-unknown-field.json"}, 1, "did you mean"},
 		{[]string{"serve", "extra-arg"}, 2, "serve takes no arguments"},
 		{[]string{"serve", "--log-level", "loud"}, 2, "--log-level"},
+		{[]string{"serve", "--model", "no/such/checkpoint", "--data", "no/such/data"}, 1, "--model no/such/checkpoint"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

@@ -16,6 +16,7 @@ import (
 	"github.com/livehat/livehat/console"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -35,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dataDir := fs.String("data", "livehat-data", "data `folder`: the SQLite database and uploaded plugins")
 	insecure := fs.Bool("insecure-cookies", false, "send the session cookie without Secure (plain HTTP on a host other than localhost)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	modelArg := fs.String("model", "host", "the model live sessions answer with: host (the rule-based host, no weights) or a checkpoint folder")
 	var extra stringList
 	fs.Var(&extra, "harness", "harness `file` to serve besides the demo (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -64,6 +66,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	for _, h := range hs {
 		log.Info("harness loaded", "name", h.Name, "version", h.ShortVersion())
 	}
+	// The model is opened before the data folder is touched, so a bad
+	// --model fails before first-run setup.
+	liveModel, modelName, closeModel, err := openLiveModel(*modelArg)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	log.Info("model loaded", "model", modelName)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, err := console.OpenStore(ctx, *dataDir)
@@ -86,10 +96,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("example plugins not installed", "err", err)
 	}
 	srv, err := console.New(console.Config{Logger: log, Store: st, Harnesses: hs, Metrics: reg, InsecureCookies: *insecure,
-		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs,
-		// Until the bundled model ships (issue #10) the live room answers
-		// with the rule-based host, named as such in the console.
-		Model: liveroom.Host{}, ModelName: liveroom.HostModelName})
+		DataDir: *dataDir, Sandbox: sandbox, PluginDirs: pluginDirs, Model: liveModel, ModelName: modelName})
 	if err != nil {
 		return err
 	}
@@ -104,6 +111,21 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	fmt.Fprintf(stdout, "LiveHAT console: %s (data in %s)\n", displayURL(ln.Addr()), *dataDir)
 	return srv.Serve(ctx, ln)
+}
+
+// openLiveModel opens the model named by serve's --model: the rule-based
+// host, or a checkpoint folder served with tool calls constrained to their
+// schemas, as the console serves promoted checkpoints. Until the bundled
+// model ships (issue #10) the host is the default.
+func openLiveModel(arg string) (runtime.Model, string, func(), error) {
+	if arg == "host" {
+		return liveroom.Host{}, liveroom.HostModelName, func() {}, nil
+	}
+	eng, err := engine.Load(arg, engine.Options{})
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("--model %s: %w", arg, err)
+	}
+	return runtime.LocalModel{Engine: eng, Constrain: true}, arg, func() { eng.Close() }, nil
 }
 
 // displayURL is the address to open in a browser: a wildcard listen
