@@ -232,7 +232,7 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 		m := r.Mapping()
 		h, rec, mapping = v, &r, &m
 	}
-	msgs, err := teach.answer(ctx, room, h, mapping, q)
+	msgs, err := teach.answer(ctx, room, h, mapping, q, harness.Conversation{Context: streamContext, Messages: memory})
 	if err != nil {
 		return Trajectory{}, err
 	}

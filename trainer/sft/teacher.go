@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/livehat/livehat/harness"
@@ -15,15 +16,17 @@ import (
 
 // teacher is the strong policy whose answers become SFT trajectories: the
 // messages after the viewer's question, under harness h (a variant when
-// mapping is set).
+// mapping is set). before holds the stream context and the conversation
+// memory the trajectory's prompt shows before the question, so a model
+// teacher answers the prompt the student is trained on.
 type teacher interface {
-	answer(ctx context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question) ([]harness.Message, error)
+	answer(ctx context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question, before harness.Conversation) ([]harness.Message, error)
 }
 
 // expertTeacher is the live room's scripted expert.
 type expertTeacher struct{}
 
-func (expertTeacher) answer(_ context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question) ([]harness.Message, error) {
+func (expertTeacher) answer(_ context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question, _ harness.Conversation) ([]harness.Message, error) {
 	return room.Expert(h, mapping, q)
 }
 
@@ -48,11 +51,12 @@ func newTeacher(cfg DataConfig) (teacher, error) {
 	return remoteTeacher{client: client, temperature: &t}, nil
 }
 
-func (t remoteTeacher) answer(ctx context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question) ([]harness.Message, error) {
-	history := []harness.Message{{Role: harness.RoleUser, Content: q.Text}}
+func (t remoteTeacher) answer(ctx context.Context, room *liveroom.Room, h *harness.Harness, mapping *hsa.Mapping, q liveroom.Question, before harness.Conversation) ([]harness.Message, error) {
+	history := append(slices.Clip(before.Messages), harness.Message{Role: harness.RoleUser, Content: q.Text})
+	asked := len(history)
 	rounds := h.Pipeline.ToolRounds.Value
 	for round := 0; ; round++ {
-		p, err := harness.Render(h, harness.Conversation{Messages: history}, harness.RenderOptions{OmitToolsSection: true})
+		p, err := harness.Render(h, harness.Conversation{Context: before.Context, Messages: history}, harness.RenderOptions{OmitToolsSection: true})
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +71,7 @@ func (t remoteTeacher) answer(ctx context.Context, room *liveroom.Room, h *harne
 		}
 		history = append(history, reply)
 		if len(reply.ToolCalls) == 0 {
-			return history[1:], nil
+			return history[asked:], nil
 		}
 		if round >= rounds {
 			return nil, fmt.Errorf("%w: the teacher still called tools after %d rounds", errRejected, rounds)

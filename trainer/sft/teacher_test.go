@@ -69,9 +69,10 @@ func teacherServer(t *testing.T, trajs []Trajectory, edit func(chat.Message) cha
 
 // TestRemoteTeacher runs a model behind an OpenAI-compatible server through
 // the tool loop under base and variant harnesses: a teacher that answers
-// like the expert yields the expert's trajectories, tools served through
-// the inverse mappings; one that states a wrong price is rejected by the
-// grader.
+// like the expert yields the expert's trajectories (it is asked the same
+// stream context and memory, or the server would not know the
+// conversation), tools served through the inverse mappings; one that
+// states a wrong price is rejected by the grader.
 func TestRemoteTeacher(t *testing.T) {
 	base := demo(t)
 	cfg := smallData(true)
@@ -97,6 +98,14 @@ func TestRemoteTeacher(t *testing.T) {
 			m.Content = "It costs 1 yuan, 100% effective!"
 		}
 		return m
+	}
+	// Rejected answers never enter the room's memory, so the wrong-price
+	// run would remember other questions than the expert's: without memory
+	// both runs ask the same conversations.
+	cfg.Teacher, cfg.MemoryShare = "", 0
+	want, _, err = Build(context.Background(), base, cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cfg.Teacher = teacherServer(t, want, wrongPrice).URL
 	_, st, err = Build(context.Background(), base, cfg)
