@@ -159,7 +159,10 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	sess, err := runtime.NewSession(ctx, runtime.Config{
 		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
 		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(ctx, hooks, r.Base, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
-		Queue: runtime.QueueConfig{StaleAfter: time.Hour},
+		// Tool calls get the hooks' floor: a busy machine must not turn a
+		// slow first call of a WASM tool into an item the model failed.
+		ToolTimeout: evalTimeoutFloor,
+		Queue:       runtime.QueueConfig{StaleAfter: time.Hour},
 	})
 	if err != nil {
 		return fail(err)
