@@ -319,16 +319,7 @@ func (r *liveRoom) queueStatsLocked() runtime.QueueStats {
 		all = append(all, x.ls)
 	}
 	for _, ls := range all {
-		q := ls.sess.QueueStats()
-		sum.Submitted += q.Submitted
-		sum.Rejected += q.Rejected
-		sum.Merged += q.Merged
-		sum.Shed += q.Shed
-		sum.Stale += q.Stale
-		sum.Closed += q.Closed
-		sum.Started += q.Started
-		sum.Batched += q.Batched
-		sum.Queued += q.Queued
+		sum = sum.Add(ls.sess.QueueStats())
 	}
 	return sum
 }

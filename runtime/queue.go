@@ -140,6 +140,21 @@ type QueueStats struct {
 	Queued  int `json:"queued"`
 }
 
+// Add returns the counters of s and o together, as for the sessions of
+// one room.
+func (s QueueStats) Add(o QueueStats) QueueStats {
+	s.Submitted += o.Submitted
+	s.Rejected += o.Rejected
+	s.Merged += o.Merged
+	s.Shed += o.Shed
+	s.Stale += o.Stale
+	s.Closed += o.Closed
+	s.Started += o.Started
+	s.Batched += o.Batched
+	s.Queued += o.Queued
+	return s
+}
+
 // input is one question a turn answers: a message, with the
 // near-duplicates merged into it.
 type input struct {

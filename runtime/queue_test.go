@@ -257,3 +257,14 @@ func TestQueueAgeing(t *testing.T) {
 		t.Errorf("strict priority: got %v first, want the product question", in.viewers)
 	}
 }
+
+// TestQueueStatsAdd checks that Add sums every counter, so a room's
+// sessions add up to what one session would report.
+func TestQueueStatsAdd(t *testing.T) {
+	a := QueueStats{Submitted: 1, Rejected: 2, Merged: 3, Shed: 4, Stale: 5, Closed: 6, Started: 7, Batched: 8, Queued: 9}
+	got := a.Add(a)
+	want := QueueStats{Submitted: 2, Rejected: 4, Merged: 6, Shed: 8, Stale: 10, Closed: 12, Started: 14, Batched: 16, Queued: 18}
+	if got != want {
+		t.Errorf("Add = %+v, want %+v", got, want)
+	}
+}
