@@ -270,7 +270,45 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		}
 	}
 	r.Featured = r.Items[rng.IntN(len(r.Items))].ID
+	r.restyleIDs(rand.New(rand.NewPCG(seed, 0x6964207374796c65))) // "id style"
 	return r
+}
+
+// restyleIDs renumbers the items in one of the schemes merchants use —
+// category codes ("CO112"), slugs ("p-face-cream"), SKUs ("SKU40213") or
+// long platform numbers ("6523418890") — so that a model learns to copy
+// an id whatever its shape. It draws from its own generator, so the rest
+// of a room does not depend on it.
+func (r *Room) restyleIDs(rng *rand.Rand) {
+	style := rng.IntN(5)
+	if style < 2 {
+		return // the category codes newItem gives
+	}
+	ids := map[string]string{}
+	used := map[string]bool{}
+	for i := range r.Items {
+		it := &r.Items[i]
+		var id string
+		for id == "" || used[id] {
+			switch style {
+			case 2:
+				id = "p-" + strings.ReplaceAll(strings.ToLower(it.Aliases[2]), " ", "-")
+				if used[id] {
+					id = fmt.Sprintf("%s-%d", id, i+1)
+				}
+			case 3:
+				id = fmt.Sprintf("SKU%05d", rng.IntN(100000))
+			default:
+				id = fmt.Sprintf("%d", 5_000_000_000+rng.Int64N(4_000_000_000))
+			}
+		}
+		used[id] = true
+		ids[it.ID], it.ID = id, id
+	}
+	for i := range r.Coupons {
+		r.Coupons[i].ItemID = ids[r.Coupons[i].ItemID]
+	}
+	r.Featured = ids[r.Featured]
 }
 
 func newItem(rng *rand.Rand, cat Category, index int) Item {

@@ -231,3 +231,80 @@ func TestGradeCountsCallsAndFacts(t *testing.T) {
 		t.Errorf("the price is stated: %+v", g)
 	}
 }
+
+// TestRoomsUseEveryIDScheme checks that rooms number their items in each
+// of the schemes merchants use, with unique ids that coupons and the
+// featured item follow.
+func TestRoomsUseEveryIDScheme(t *testing.T) {
+	schemes := map[string]int{}
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := NewRoom(seed, RoomConfig{MinItems: 1, MaxItems: 6})
+		ids := map[string]bool{}
+		for _, it := range r.Items {
+			if ids[it.ID] {
+				t.Fatalf("room %d: duplicate item id %s", seed, it.ID)
+			}
+			ids[it.ID] = true
+			switch id := it.ID; {
+			case strings.HasPrefix(id, "p-"):
+				schemes["slug"]++
+			case strings.HasPrefix(id, "SKU") && len(id) == 8:
+				schemes["sku"]++
+			case len(id) == 10 && strings.Trim(id, "0123456789") == "":
+				schemes["platform number"]++
+			case len(id) == 5 && strings.Trim(id[2:], "0123456789") == "":
+				schemes["category code"]++
+			default:
+				t.Errorf("room %d: item id %q has no known scheme", seed, id)
+			}
+			if got, ok := r.Resolve(it.ID); !ok || got.ID != it.ID {
+				t.Errorf("room %d: Resolve(%q) = %q, %v", seed, it.ID, got.ID, ok)
+			}
+		}
+		if !ids[r.Featured] {
+			t.Errorf("room %d: featured %q is not an item", seed, r.Featured)
+		}
+		for _, c := range r.Coupons {
+			if !ids[c.ItemID] {
+				t.Errorf("room %d: coupon %s for %q, not an item", seed, c.ID, c.ItemID)
+			}
+		}
+	}
+	if len(schemes) != 4 {
+		t.Errorf("schemes seen: %v, want all four", schemes)
+	}
+}
+
+// TestViewersNameItemsByKind checks that viewers also name an item by its
+// kind ("the lipstick", "口红") — only when no other item of the room is
+// of that kind — and that the gold lookup query is the viewer's word,
+// which resolves to the item the gold's facts are about.
+func TestViewersNameItemsByKind(t *testing.T) {
+	byKind := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := NewRoom(seed, RoomConfig{MinItems: 1, MaxItems: 6})
+		for _, q := range r.Questions(seed, 60, QuestionConfig{Types: []QuestionType{QPrice, QStock, QLink, QShipping}}) {
+			query, _ := q.Gold.Calls[1].Arguments["query"].(string)
+			if !strings.Contains(q.Text, query) {
+				t.Errorf("%s: the query %q is not the viewer's words %q", q.ID, query, q.Text)
+			}
+			it, ok := r.Resolve(query)
+			if !ok {
+				t.Errorf("%s: query %q resolves to no single item", q.ID, query)
+				continue
+			}
+			if kind := [2]string{it.Aliases[2], it.Aliases[3]}; strings.EqualFold(query, kind[0]) || query == kind[1] {
+				byKind++
+				if q.Lang == LangEN && !strings.Contains(q.Text, "the "+query) {
+					t.Errorf("%s: %q names the item by kind without an article", q.ID, q.Text)
+				}
+				if !r.kindIsUnique(query) {
+					t.Errorf("%s: %q names an item by a kind the room has twice", q.ID, q.Text)
+				}
+			}
+		}
+	}
+	if byKind < 200 {
+		t.Errorf("%d questions name their item by kind, want a third or so of 2,400", byKind)
+	}
+}
