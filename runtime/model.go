@@ -29,6 +29,11 @@ type Request struct {
 	Tools    []harness.FunctionSpec
 	// MaxTokens bounds the completion; 0 leaves it to the backend.
 	MaxTokens int
+	// Since is when the question the generation serves arrived (for a turn
+	// of several, the oldest). A backend shared by many sessions serves the
+	// earliest first, so a turn's later rounds and long-queued questions
+	// are not put behind newer work; zero means now.
+	Since time.Time
 }
 
 // Response is the model's message: text, tool calls, or both.

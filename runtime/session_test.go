@@ -730,3 +730,35 @@ func TestCloseDropsQueuedWithReason(t *testing.T) {
 		t.Errorf("queue stats = %+v", st)
 	}
 }
+
+// TestGenerationsCarryTheQuestionsArrival checks that every generation of
+// a turn tells the backend when its question arrived, so that a shared
+// engine serves a turn's later rounds before newer questions.
+func TestGenerationsCarryTheQuestionsArrival(t *testing.T) {
+	var mu sync.Mutex
+	var since []time.Time
+	price := priceModel("The serum is 199 yuan.")
+	m := scriptedModel(func(req Request) (Response, error) {
+		mu.Lock()
+		since = append(since, req.Since)
+		mu.Unlock()
+		return price(req)
+	})
+	s := startSession(t, Config{Model: m, Plugins: newPlugins()})
+	ev := s.Listen(64)
+	before := time.Now()
+	turn := ask(t, s, ev, "How much is the serum?")
+	if turn.Outcome != OutcomeReplied {
+		t.Fatalf("turn = %s (%s)", turn.Outcome, turn.Reason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(since) != 3 {
+		t.Fatalf("%d generations, want 3 (skill, lookup, reply)", len(since))
+	}
+	for i, at := range since {
+		if at.Before(before.Add(-time.Second)) || at.After(time.Now()) || !at.Equal(since[0]) {
+			t.Errorf("generation %d: Since %v, want the question's arrival (after %v), the same for every round", i, at, before)
+		}
+	}
+}

@@ -286,7 +286,8 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		}
 		t0 = time.Now()
 		st := Step{Kind: "model", Start: r.since()}
-		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: maxTokens})
+		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: maxTokens,
+			Since: r.start.Add(-t.Timing.Queue)})
 		st.Took = time.Since(t0)
 		t.Timing.Model += st.Took
 		t.Timing.Prefill += resp.Usage.Prefill

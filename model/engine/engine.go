@@ -7,8 +7,8 @@
 // one token in a single matrix-matrix product over the weights, while
 // joining requests read their prompts in chunks from a per-step budget,
 // oldest first, so that a long prefill never stalls the others. At most
-// Options.MaxBatch requests are active; more wait in arrival order and join
-// between steps. A cancelled request leaves within one step.
+// Options.MaxBatch requests are active; more wait, earliest Request.Since
+// first (by default the order they arrived in), and join between steps. A cancelled request leaves within one step.
 //
 // Prompts go through a prefix cache, so the harness prefix of a live room
 // (its system prompt and tools) is computed once and reused by every viewer
@@ -75,8 +75,8 @@ type Options struct {
 	// context cap). New ignores it. With no Backend, Load creates a CPU
 	// backend that Close stops.
 	Model model.Options
-	// MaxBatch bounds the requests advanced together in one step; more wait
-	// in arrival order. 0 means DefaultMaxBatch.
+	// MaxBatch bounds the requests advanced together in one step; more wait,
+	// earliest Request.Since first. 0 means DefaultMaxBatch.
 	MaxBatch int
 	// PrefillChunk bounds the prompt tokens fed in one step over all joining
 	// requests, so that decoding requests keep producing tokens while a long
@@ -137,6 +137,14 @@ type Request struct {
 	// of the reply, and not counted in CompletionTokens. A Prefix of
 	// "<tool_call>" forces a tool call.
 	Prefix string
+	// Since orders the engine's waiting line: when more requests wait than
+	// MaxBatch admits, the one with the earliest Since joins the batch
+	// first. A caller passes when the work the request serves began — the
+	// arrival of the viewer's question — so that the second round of a
+	// turn, after a tool call, does not queue behind turns that began
+	// later, and a question that waited long elsewhere is not made to
+	// wait again. The zero value is the time Generate is called.
+	Since time.Time
 }
 
 // Delta is one streamed piece of a reply. Exactly one field is set.
@@ -498,6 +506,10 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		notify:    make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		submitted: time.Now(),
+	}
+	r.since = req.Since
+	if r.since.IsZero() {
+		r.since = r.submitted
 	}
 	if req.Constrain {
 		g, err := constrain.Compile(req.Tools)

@@ -703,3 +703,25 @@ func TestCancelAbandonsStep(t *testing.T) {
 		t.Errorf("the abandoned prefill stored %d tokens", st.PrefixCache.StoreTokens)
 	}
 }
+
+// TestWaitingLineServesEarliestSince checks the order in which waiting
+// requests join the batch: earliest Request.Since first, ties in the
+// order they arrived, and never past MaxBatch.
+func TestWaitingLineServesEarliestSince(t *testing.T) {
+	t0 := time.Now()
+	req := func(name string, since time.Duration) *request {
+		return &request{prompt: []int{len(name)}, since: t0.Add(since), submitted: t0}
+	}
+	running := req("running", 0)
+	newer, older, tie1, tie2 := req("newer", 5*time.Second), req("older", -10*time.Second), req("tie 1", time.Second), req("tie 2", time.Second)
+	waiting, active := admit([]*request{newer, tie1, older, tie2}, []*request{running}, 3, t0)
+	if !slices.Equal(active, []*request{running, older, tie1}) || !slices.Equal(waiting, []*request{tie2, newer}) {
+		t.Errorf("admitted %d, waiting %d; want the running one, then the oldest work, then the first of a tie", len(active), len(waiting))
+	}
+	if !older.admitted.Equal(t0) || !newer.admitted.IsZero() {
+		t.Error("admission time not set on exactly the admitted requests")
+	}
+	if w, a := admit(waiting, active, 3, t0); len(a) != 3 || len(w) != 2 {
+		t.Errorf("a full batch admitted more: %d active", len(a))
+	}
+}

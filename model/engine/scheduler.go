@@ -39,6 +39,7 @@ type request struct {
 	draftDists []sample.Dist
 	usage      Usage
 	submitted  time.Time
+	since      time.Time // Request.Since: the waiting line's order
 	admitted   time.Time
 	firstTok   time.Time
 	finished   bool
@@ -148,11 +149,7 @@ func (e *Engine) run() {
 		}
 		waiting = slices.DeleteFunc(waiting, (*request).cancelled)
 		active = slices.DeleteFunc(active, (*request).cancelled)
-		for len(active) < e.opts.MaxBatch && len(waiting) > 0 {
-			waiting[0].admitted = time.Now()
-			active = append(active, waiting[0])
-			waiting = waiting[1:]
-		}
+		waiting, active = admit(waiting, active, e.opts.MaxBatch, time.Now())
 		e.setQueue(len(active), len(waiting))
 		if len(active) == 0 {
 			continue
@@ -170,6 +167,20 @@ func (e *Engine) run() {
 		active = slices.DeleteFunc(active, func(r *request) bool { return r.finished })
 		e.setQueue(len(active), len(waiting))
 	}
+}
+
+// admit moves waiting requests into the batch until it holds maxBatch,
+// earliest since first (ties in arrival order), and returns both lists.
+func admit(waiting, active []*request, maxBatch int, now time.Time) (stillWaiting, batch []*request) {
+	if len(active) < maxBatch && len(waiting) > 1 {
+		slices.SortStableFunc(waiting, func(a, b *request) int { return a.since.Compare(b.since) })
+	}
+	for len(active) < maxBatch && len(waiting) > 0 {
+		waiting[0].admitted = now
+		active = append(active, waiting[0])
+		waiting = waiting[1:]
+	}
+	return waiting, active
 }
 
 func (e *Engine) setQueue(active, waiting int) {
