@@ -2,13 +2,15 @@
 // precision GEMM ([Pool.Sgemm]), matrix-vector and small-batch
 // matrix-matrix products over fp32, bf16 and 8-bit quantized weights
 // ([Pool.MatVec], [Pool.MatMul] and their BF16 and Q8 variants), helpers for
-// work that is already parallel ([Gemv], [GemvT], [Axpy], [Dot]), and the
-// bf16 conversions.
+// work that is already parallel ([Gemv], [GemvT], [Axpy], [Dot]), the
+// bf16 conversions, and the float32 exponential [Exp32] with its vector
+// forms [Exp] and [Softmax], which match it bit for bit.
 //
 // On amd64 with AVX2 and FMA the hot loops are Go assembly: a 6×16 GEMM
 // micro-kernel behind a Goto/BLIS-style packing driver, multi-row mat-vec
-// kernels that widen bf16 and int8 weights in registers, and transposing
-// packers for weights used in prefill. On arm64 the GEMM micro-kernel, the
+// kernels that widen bf16 and int8 weights in registers, transposing
+// packers for weights used in prefill, and Exp and Softmax (separate
+// multiplies and adds, rounding as Exp32 does). On arm64 the GEMM micro-kernel, the
 // fp32/bf16 and single-row Q8 mat-vec, GemvT and Dot are NEON assembly. Elsewhere, on amd64 CPUs without
 // AVX2/FMA, or when built with the purego tag, the same drivers run
 // portable Go loops.

@@ -2,6 +2,8 @@
 
 package kernel
 
+import "math"
+
 // Assembly kernels in kernels_amd64.s, used when the CPU and the OS support
 // AVX2 and FMA; otherwise the portable Go versions run.
 
@@ -55,6 +57,15 @@ func quantX16AVX2(nblk int, x, xd *float32, xq *int16, xs *float32) (ok bool)
 
 //go:noescape
 func dotAVX2(n int, a, b *float32) float32
+
+//go:noescape
+func expAVX2(n int, src, dst *float32, shift float32, table *[15]float32) (sum float32)
+
+//go:noescape
+func scaleAVX2(n int, alpha float32, x *float32)
+
+//go:noescape
+func maxAVX2(n int, x *float32) (m float32, nan bool)
 
 // hasAVX2FMA and q8Int16Kernels are set once at start-up; only
 // TestPortableDispatch switches them off, to run the fallback branches.
@@ -354,4 +365,63 @@ func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) boo
 		return true
 	}
 	return quantizeActivationGo(xd[k32:], xq[k32:], xs[nblk:], x[k32:])
+}
+
+// expTable lists Exp32's constants in the order expAVX2 reads them; the
+// sign mask and the exponent bias are bit patterns.
+func expTable() [15]float32 {
+	return [15]float32{
+		expLog2e, math.Float32frombits(1 << 31), 0.5, expLn2hi, expLn2lo,
+		expC7, expC6, expC5, expC4, expC3, 1,
+		expMin, expMax, float32(math.Inf(1)), math.Float32frombits(127),
+	}
+}
+
+// expSlice runs the assembly on blocks of 8 (its sum is not needed here)
+// and Exp32 on the rest.
+func expSlice(dst, src []float32) {
+	n := len(src) &^ 7
+	if !hasAVX2FMA || n == 0 {
+		expGo(dst, src)
+		return
+	}
+	dst = dst[:len(src)]
+	table := expTable()
+	expAVX2(n, &src[0], &dst[0], 0, &table)
+	expGo(dst[n:], src[n:])
+}
+
+// softmax runs softmaxGo's steps in assembly: the maximum, the
+// exponentials with their left-to-right sum, and the scaling, with the
+// last len(x)%8 values in Go. Rows with a NaN or an infinite maximum,
+// which end all NaN, take softmaxGo itself, so that even the NaN payloads
+// agree. VMAXPS may give -0 where max gives +0, which changes nothing:
+// x-(-0) and x-(+0) differ at most in the sign of a zero, and
+// Exp32(-0) = Exp32(+0) = 1.
+func softmax(x []float32) {
+	n := len(x) &^ 7
+	if !hasAVX2FMA || n == 0 {
+		softmaxGo(x)
+		return
+	}
+	mx, nan := maxAVX2(n, &x[0])
+	for _, v := range x[n:] {
+		mx = max(mx, v)
+	}
+	if nan || mx != mx || math.IsInf(float64(mx), 0) {
+		softmaxGo(x)
+		return
+	}
+	table := expTable()
+	sum := expAVX2(n, &x[0], &x[0], mx, &table)
+	for i, v := range x[n:] {
+		e := Exp32(v - mx)
+		x[n+i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	scaleAVX2(n, inv, &x[0])
+	for i := n; i < len(x); i++ {
+		x[i] *= inv
+	}
 }

@@ -1748,3 +1748,162 @@ quant_fail:
 	VZEROUPPER
 	MOVB $0, ok+40(FP)
 	RET
+
+// SUM8LANES adds lanes 0 to 7 of Y12 to X13 in that order (X2, X3 scratch).
+#define SUM8LANES \
+	VEXTRACTF128 $1, Y12, X3; \
+	VADDSS X12, X13, X13; \
+	VPERMILPS $1, X12, X2; \
+	VADDSS X2, X13, X13; \
+	VPERMILPS $2, X12, X2; \
+	VADDSS X2, X13, X13; \
+	VPERMILPS $3, X12, X2; \
+	VADDSS X2, X13, X13; \
+	VADDSS X3, X13, X13; \
+	VPERMILPS $1, X3, X2; \
+	VADDSS X2, X13, X13; \
+	VPERMILPS $2, X3, X2; \
+	VADDSS X2, X13, X13; \
+	VPERMILPS $3, X3, X2; \
+	VADDSS X2, X13, X13
+
+// func expAVX2(n int, src, dst *float32, shift float32, table *[15]float32) (sum float32)
+//
+// dst[i] = Exp32(src[i] - shift) for i < n, n a positive multiple of 8,
+// except that a NaN src[i] is copied unchanged; with shift finite that is
+// Exp32(src[i] - shift) for every src[i]. Every step is Exp32's, in its
+// order, as a separate multiply and add (no FMA: Exp32 rounds each
+// product), so the results match bit for bit. It returns the sum of the
+// dst[i] added one by one from i = 0 up, as softmaxGo adds them. That
+// chain of dependent adds bounds the loop, so each pass adds the lanes of
+// the previous block (Y12, zeros at first: adding +0 to the +0 start
+// changes nothing) while this block's exponentials compute. table holds
+// Exp32's constants (expTable); Y8–Y11 and Y14 keep five of them, Y15 the
+// shift, X13 the sum; Y0 = src, Y1 = x = src - shift, Y3 = n,
+// Y4 = float(n), Y5 = r, Y6 = the result.
+TEXT ·expAVX2(SB), NOSPLIT, $0-44
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	MOVQ table+32(FP), DX
+	VBROADCASTSS shift+24(FP), Y15
+	VBROADCASTSS 40(DX), Y14 // 1
+	VBROADCASTSS 28(DX), Y11 // 1/120
+	VBROADCASTSS 24(DX), Y10 // 1/720
+	VBROADCASTSS 20(DX), Y9 // 1/5040
+	VBROADCASTSS 8(DX), Y8 // 1/2
+	VXORPS X13, X13, X13
+	VXORPS Y12, Y12, Y12
+	XORQ AX, AX
+exp_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS Y15, Y0, Y1
+	// n = int32(t ± 1/2) with t = x·log2e, the sign of t's.
+	VBROADCASTSS 0(DX), Y2 // log2e
+	VMULPS Y2, Y1, Y2
+	VBROADCASTSS 4(DX), Y3 // sign bit
+	VANDPS Y3, Y2, Y3
+	VORPS Y8, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VCVTTPS2DQ Y2, Y3
+	VCVTDQ2PS Y3, Y4
+	// r = (x - fn·ln2hi) - fn·ln2lo
+	VBROADCASTSS 12(DX), Y5 // ln2hi
+	VMULPS Y5, Y4, Y5
+	VSUBPS Y5, Y1, Y5
+	VBROADCASTSS 16(DX), Y6 // ln2lo
+	VMULPS Y6, Y4, Y6
+	VSUBPS Y6, Y5, Y5
+	// Horner: p = 1/5040, then p = r·p + c for c = 1/720 … 1/2, 1, 1.
+	VMULPS Y9, Y5, Y6
+	VADDPS Y10, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VADDPS Y11, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VBROADCASTSS 32(DX), Y7 // 1/24
+	VADDPS Y7, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VBROADCASTSS 36(DX), Y7 // 1/6
+	VADDPS Y7, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VADDPS Y8, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VADDPS Y14, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VADDPS Y14, Y6, Y6
+	// p·2^n through the exponent bits.
+	VPBROADCASTD 56(DX), Y7 // exponent bias
+	VPADDD Y7, Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VMULPS Y3, Y6, Y6
+	// 0 where x < -87.33, +Inf where x > 88.72, src where it is NaN.
+	VBROADCASTSS 44(DX), Y7 // -87.33
+	VCMPPS $0x11, Y7, Y1, Y7
+	VANDNPS Y6, Y7, Y6
+	VBROADCASTSS 48(DX), Y7 // 88.72
+	VCMPPS $0x1e, Y7, Y1, Y7
+	VBROADCASTSS 52(DX), Y5 // +Inf
+	VBLENDVPS Y7, Y5, Y6, Y6
+	VCMPPS $3, Y0, Y0, Y7
+	VBLENDVPS Y7, Y0, Y6, Y6
+	VMOVUPS Y6, (DI)(AX*4)
+	SUM8LANES
+	VMOVAPS Y6, Y12
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JL exp_loop
+	SUM8LANES
+	VZEROUPPER
+	MOVSS X13, sum+40(FP)
+	RET
+
+// func scaleAVX2(n int, alpha float32, x *float32)
+//
+// x[i] *= alpha for i < n, n a positive multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ x+16(FP), SI
+	XORQ AX, AX
+scale_loop:
+	VMULPS (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JL scale_loop
+	VZEROUPPER
+	RET
+
+// func maxAVX2(n int, x *float32) (m float32, nan bool)
+//
+// m = the largest x[i] for i < n, n a positive multiple of 8, and whether
+// some x[i] is NaN (m is then meaningless). Y0 holds the running maxima,
+// Y1 the NaN lanes seen.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-21
+	MOVQ n+0(FP), CX
+	MOVQ x+8(FP), SI
+	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y1
+	MOVQ $8, AX
+	JMP max_check
+max_loop:
+	VMOVUPS (SI)(AX*4), Y2
+	VMAXPS Y2, Y0, Y0
+	VCMPPS $3, Y2, Y2, Y3
+	VORPS Y3, Y1, Y1
+	ADDQ $8, AX
+max_check:
+	CMPQ AX, CX
+	JL max_loop
+	VEXTRACTF128 $1, Y0, X2
+	VMAXPS X2, X0, X0
+	VPERMILPS $0x4e, X0, X2
+	VMAXPS X2, X0, X0
+	VPERMILPS $0xb1, X0, X2
+	VMAXPS X2, X0, X0
+	VMOVMSKPS Y1, AX
+	VZEROUPPER
+	MOVSS X0, m+16(FP)
+	TESTL AX, AX
+	SETNE nan+20(FP)
+	RET

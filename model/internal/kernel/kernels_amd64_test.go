@@ -22,4 +22,6 @@ func TestPortableDispatch(t *testing.T) {
 	t.Run("Dot", TestDot)
 	t.Run("Q8Int16", TestQ8Int16)
 	t.Run("Q8BatchConsistency", TestQ8BatchConsistency)
+	t.Run("Exp", TestExp)
+	t.Run("Softmax", TestSoftmax)
 }

@@ -4,8 +4,8 @@ package kernel
 
 // NEON kernels in kernels_arm64.s (Advanced SIMD is part of every arm64
 // CPU) for the GEMM micro-kernel, the fp32/bf16 mat-vec kernels, the
-// single-row Q8 mat-vec, GemvT and Dot; the batched Q8 kernels and the B
-// packers run their portable Go versions.
+// single-row Q8 mat-vec, GemvT and Dot; the batched Q8 kernels, the B
+// packers, Exp and Softmax run their portable Go versions.
 
 //go:noescape
 func gemm6x16NEON(k int, a, b, c *float32, ldc int, alpha, beta float32)
@@ -214,3 +214,7 @@ func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
 func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
 	return quantizeActivationGo(xd, xq, xs, x)
 }
+
+func expSlice(dst, src []float32) { expGo(dst, src) }
+
+func softmax(x []float32) { softmaxGo(x) }

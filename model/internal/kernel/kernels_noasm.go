@@ -65,3 +65,7 @@ func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []
 func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
 	return quantizeActivationGo(xd, xq, xs, x)
 }
+
+func expSlice(dst, src []float32) { expGo(dst, src) }
+
+func softmax(x []float32) { softmaxGo(x) }
