@@ -441,23 +441,9 @@ func swiglu(b Backend, gate, up []float32, n, dim int) {
 	b.Parallel(n, act)
 }
 
-// softmax normalises x in place.
-func softmax(x []float32) {
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		mx = max(mx, v)
-	}
-	var sum float32
-	for i, v := range x {
-		e := Exp32(v - mx)
-		x[i] = e
-		sum += e
-	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
-	}
-}
+// softmax normalises x in place, with the vector kernel: its results are
+// bit for bit those of the scalar loop over [Exp32].
+func softmax(x []float32) { kernel.Softmax(x) }
 
 func axpy(y []float32, a float32, x []float32) {
 	x = x[:len(y)]
@@ -471,31 +457,6 @@ func axpy(y []float32, a float32, x []float32) {
 // MLP activation. It reduces x = n·ln2 + r with |r| ≤ ln2/2 and evaluates a
 // degree-7 Taylor polynomial of e^r (truncation error below 1e-8
 // relative), then scales by 2^n through the exponent bits. The trainer's
-// forward pass uses it too, so training and inference round alike.
-func Exp32(x float32) float32 {
-	switch {
-	case x != x:
-		return x
-	case x < -87.33:
-		return 0 // below the smallest normal float32; exactly 0 is close enough
-	case x > 88.72:
-		return float32(math.Inf(1))
-	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693145751953125 // ln 2 split so that n·ln2hi is exact
-		ln2lo = 1.42860682030941723212e-6
-	)
-	t := x * log2e
-	if t < 0 {
-		t -= 0.5
-	} else {
-		t += 0.5
-	}
-	n := int32(t)
-	fn := float32(n)
-	r := (x - fn*ln2hi) - fn*ln2lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	// x ≥ -87.33 keeps n ≥ -126, so 2^n is a normal float32.
-	return p * math.Float32frombits(uint32(n+127)<<23)
-}
+// forward pass uses it too, so training and inference round alike, and the
+// vector softmax of inference matches it bit for bit.
+func Exp32(x float32) float32 { return kernel.Exp32(x) }
