@@ -460,3 +460,8 @@ func axpy(y []float32, a float32, x []float32) {
 // forward pass uses it too, so training and inference round alike, and the
 // vector softmax of inference matches it bit for bit.
 func Exp32(x float32) float32 { return kernel.Exp32(x) }
+
+// Exp sets dst[i] = Exp32(src[i]) for every i, bit for bit, with the
+// vector kernel where the CPU has one. dst may be src itself but must not
+// overlap it otherwise; it panics if the lengths differ.
+func Exp(dst, src []float32) { kernel.Exp(dst, src) }

@@ -457,8 +457,8 @@ func (n *net[F]) exp(x float64) F {
 }
 
 // expShift sets x[j] = e^(x[j]−shift) and returns their sum. It is the
-// inner loop of every softmax, so the float32 case has its own loop with
-// expf written out.
+// inner loop of every softmax, so the float32 case goes through the
+// model's vector exp (bit for bit model.Exp32).
 func (n *net[F]) expShift(x []F, shift float64) float64 {
 	if x32, ok := any(x).([]float32); ok && n.fastExp {
 		return expShift32(x32, float32(shift))
@@ -473,32 +473,12 @@ func (n *net[F]) expShift(x []F, shift float64) float64 {
 }
 
 func expShift32(x []float32, shift float32) float64 {
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693145751953125
-		ln2lo = 1.42860682030941723212e-6
-	)
-	var sum float64
 	for j, v := range x {
-		y := v - shift
-		if !(y >= -87.33) || y > 88.72 { // the edges and NaN go the slow way
-			y = model.Exp32(y)
-			x[j] = y
-			sum += float64(y)
-			continue
-		}
-		t := y * log2e
-		if t < 0 {
-			t -= 0.5
-		} else {
-			t += 0.5
-		}
-		k := int32(t)
-		fk := float32(k)
-		r := (y - fk*ln2hi) - fk*ln2lo
-		p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-		e := p * math.Float32frombits(uint32(k+127)<<23)
-		x[j] = e
+		x[j] = v - shift
+	}
+	model.Exp(x, x)
+	var sum float64
+	for _, e := range x {
 		sum += float64(e)
 	}
 	return sum
