@@ -35,6 +35,8 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	rate := fs.Float64("rate", 0.5, "viewer messages per second per room (bursts come on top)")
 	duration := fs.Duration("duration", 20*time.Second, "how long viewers send messages")
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
+	maxBatch := fs.Int("max-batch", 0, "requests the engine advances together in one step (0: the engine's default)")
+	prefillChunk := fs.Int("prefill-chunk", 0, "prompt tokens the engine reads in one step over all joining requests (0: the engine's default)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
 	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
 	promoteArg := fs.String("promote-after", "2s", "wait after which a queued question rises one priority class (-1s: strict priority); a list such as 2s,-1s adds arms, crossed with --batch")
@@ -57,7 +59,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, closeModel, err := openModel(*modelArg, *remoteModel)
+	m, closeModel, err := openModel(*modelArg, *remoteModel, engine.Options{MaxBatch: *maxBatch, PrefillChunk: *prefillChunk})
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func parsePromotes(arg string) ([]time.Duration, error) {
 }
 
 // openModel builds the model a bench talks to.
-func openModel(arg, remoteName string) (runtime.Model, func(), error) {
+func openModel(arg, remoteName string, opts engine.Options) (runtime.Model, func(), error) {
 	switch {
 	case strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://"):
 		if remoteName == "" {
@@ -150,7 +152,7 @@ func openModel(arg, remoteName string) (runtime.Model, func(), error) {
 		}
 		return runtime.RemoteModel{Client: c}, func() {}, nil
 	case strings.HasPrefix(arg, "random:"):
-		e, err := randomEngine(strings.TrimPrefix(arg, "random:"))
+		e, err := randomEngine(strings.TrimPrefix(arg, "random:"), opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -159,7 +161,7 @@ func openModel(arg, remoteName string) (runtime.Model, func(), error) {
 		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
 			return nil, nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want random:tiny, random:small, a checkpoint folder or a URL", arg)}
 		}
-		e, err := engine.Load(filepath.Clean(arg), engine.Options{})
+		e, err := engine.Load(filepath.Clean(arg), opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -170,7 +172,7 @@ func openModel(arg, remoteName string) (runtime.Model, func(), error) {
 // randomEngine builds a random-weight model over a vocabulary trained on
 // live-room text: its replies are noise, but its prompts, prefix cache and
 // compute are those of a real compact model of that size.
-func randomEngine(size string) (*engine.Engine, error) {
+func randomEngine(size string, opts engine.Options) (*engine.Engine, error) {
 	var corpus []string
 	for seed := uint64(1); seed <= 20; seed++ {
 		room := liveroom.NewRoom(seed, liveroom.RoomConfig{})
@@ -204,5 +206,5 @@ func randomEngine(size string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.New(m, tok, engine.Options{})
+	return engine.New(m, tok, opts)
 }

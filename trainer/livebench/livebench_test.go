@@ -9,6 +9,7 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
 )
 
@@ -37,7 +38,7 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, closeModel, err := openModel("random:tiny", "")
+	m, closeModel, err := openModel("random:tiny", "", engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
