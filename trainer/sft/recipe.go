@@ -97,9 +97,9 @@ const recipeTimes = "recipe-times.jsonl"
 // RecipeMain is `livehat train --recipe NAME`: it runs the recipe's stages
 // in order, each in its own run folder under --out (tokenizer.json, base/,
 // sft1/, sft2/, opd/, rl/), and copies the last stage's model, config and
-// tokenizer to --out/model. A stage that already reached its steps is
-// skipped and an interrupted one resumed, so running the same command
-// again continues a killed recipe. --until stops after a table row (base,
+// tokenizer to --out/model (--out/model-fixed for the Fixed-Harness rows).
+// A stage that already reached its steps is skipped and an interrupted one
+// resumed, so running the same command again continues a killed recipe. --until stops after a table row (base,
 // sft, opd or hat); --augment=false trains the SFT stages on the fixed
 // harness instead (Fixed-Harness SFT, folders sft1-fixed and sft2-fixed);
 // --seed changes the weights and example order of every stage, not the
@@ -214,7 +214,13 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			break
 		}
 	}
-	return exportModel(filepath.Join(final, checkpointDir), filepath.Join(*out, "model"))
+	// The Fixed-Harness rows share the folder (and the base) with the HAT
+	// rows, so their model must not overwrite the HAT model.
+	export := "model"
+	if !*augment {
+		export = "model-fixed"
+	}
+	return exportModel(filepath.Join(final, checkpointDir), filepath.Join(*out, export))
 }
 
 // trainStage runs one stage's TrainMain.

@@ -98,7 +98,8 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if err := TrainMain(ctx, []string{"--recipe", "smoke", "--out", fixed, "--until", "sft", "--augment=false", "--threads", "1"}, nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if !fileExists(filepath.Join(fixed, "sft2-fixed", checkpointDir)) || fileExists(filepath.Join(fixed, "opd")) || fileExists(filepath.Join(fixed, "opd-fixed")) {
+	if !fileExists(filepath.Join(fixed, "sft2-fixed", checkpointDir)) || fileExists(filepath.Join(fixed, "opd")) || fileExists(filepath.Join(fixed, "opd-fixed")) ||
+		!fileExists(filepath.Join(fixed, "model-fixed", "model.safetensors")) || fileExists(filepath.Join(fixed, "model")) {
 		t.Errorf("--until sft --augment=false: %s", out.String())
 	}
 	if times, _ := os.ReadFile(filepath.Join(fixed, recipeTimes)); !strings.Contains(string(times), `"stage":"sft2-fixed"`) {
