@@ -8,7 +8,8 @@
 // joining requests read their prompts in chunks from a per-step budget,
 // oldest first, so that a long prefill never stalls the others. At most
 // Options.MaxBatch requests are active; more wait, earliest Request.Since
-// first (by default the order they arrived in), and join between steps. A cancelled request leaves within one step.
+// first (by default the order they arrived in), and join between steps. A
+// cancelled request leaves within one step.
 //
 // Prompts go through a prefix cache, so the harness prefix of a live room
 // (its system prompt and tools) is computed once and reused by every viewer
