@@ -1,6 +1,7 @@
 package model
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -180,26 +181,55 @@ func (c *PrefixCache) split(node *radixNode, at int) {
 }
 
 // evict removes least-recently-used leaves until the cache fits its budget.
+// Once over the budget it frees down to fifteen sixteenths of it, so that
+// the walk over the tree that finds the leaves happens once per sixteenth
+// of the budget stored, not at every Store of a full cache; the path the
+// current Store touched is kept even where that stops short of the lower
+// mark (it fits the budget by itself).
 func (c *PrefixCache) evict() {
-	for c.bytes > c.maxBytes {
-		var victim *radixNode
-		var walk func(n *radixNode)
-		walk = func(n *radixNode) {
-			if len(n.children) == 0 && n != c.root && (victim == nil || n.lastUse < victim.lastUse) {
-				victim = n
-			}
-			for _, ch := range n.children {
-				walk(ch)
-			}
+	if c.bytes <= c.maxBytes {
+		return
+	}
+	low := c.maxBytes - c.maxBytes/16
+	var leaves leafHeap
+	var walk func(n *radixNode)
+	walk = func(n *radixNode) {
+		if len(n.children) == 0 && n != c.root {
+			leaves = append(leaves, n)
 		}
-		walk(c.root)
-		if victim == nil {
+		for _, ch := range n.children {
+			walk(ch)
+		}
+	}
+	walk(c.root)
+	heap.Init(&leaves)
+	for c.bytes > low && len(leaves) > 0 {
+		victim := heap.Pop(&leaves).(*radixNode)
+		if victim.lastUse == c.clock {
 			return
 		}
-		delete(victim.parent.children, victim.tokens[0])
+		parent := victim.parent
+		delete(parent.children, victim.tokens[0])
 		c.bytes -= c.nodeBytes(len(victim.tokens))
 		c.stats.Evictions++
+		if len(parent.children) == 0 && parent != c.root {
+			heap.Push(&leaves, parent)
+		}
 	}
+}
+
+// leafHeap orders leaves least recently used first.
+type leafHeap []*radixNode
+
+func (h leafHeap) Len() int           { return len(h) }
+func (h leafHeap) Less(i, j int) bool { return h[i].lastUse < h[j].lastUse }
+func (h leafHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *leafHeap) Push(x any)        { *h = append(*h, x.(*radixNode)) }
+func (h *leafHeap) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return n
 }
 
 // Prefill runs a prompt into the sequence and returns the logits that

@@ -325,3 +325,40 @@ func TestPrefillChunked(t *testing.T) {
 		t.Errorf("oversized prompt: err = %v", err)
 	}
 }
+
+// A full cache frees a sixteenth of its budget at once, so that the stores
+// after it do not each walk the tree to evict one leaf.
+func TestPrefixCacheEvictsToLowMark(t *testing.T) {
+	ctx := context.Background()
+	m := tinyModel(t, "tiny", F32)
+	per := m.kvBytesPerToken()
+	cache := NewPrefixCache(m, 32*per)
+	prompt := func(i int) []int { return []int{4*i + 1, 4*i + 2, 4*i + 3, 4*i + 4} }
+	for i := range 8 {
+		if _, err := m.Prefill(ctx, m.NewSequence(), prompt(i), cache); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := cache.Stats().Evictions; got != 0 {
+		t.Fatalf("%d evictions with the budget exactly full", got)
+	}
+	if _, err := m.Prefill(ctx, m.NewSequence(), prompt(8), cache); err != nil {
+		t.Fatal(err)
+	}
+	// 36 tokens' worth is over the 32 budget; the low mark is 30, so the
+	// two least recently used prompts go.
+	if got, want := cache.Bytes(), 28*per; got != want {
+		t.Errorf("after going over the budget: %d bytes, want %d", got, want)
+	}
+	for i, want := range []int{0, 0, 3, 3} {
+		if n, _ := cache.Restore(m.NewSequence(), prompt(i)); n != want {
+			t.Errorf("prompt %d: %d tokens restored, want %d", i, n, want)
+		}
+	}
+	if _, err := m.Prefill(ctx, m.NewSequence(), prompt(9), cache); err != nil {
+		t.Fatal(err)
+	}
+	if got := cache.Stats().Evictions; got != 2 {
+		t.Errorf("%d evictions after a store that fits under the budget again, want the first 2", got)
+	}
+}
