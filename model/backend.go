@@ -1,10 +1,6 @@
 package model
 
-import (
-	"sync"
-
-	"github.com/livehat/livehat/model/internal/kernel"
-)
+import "github.com/livehat/livehat/model/internal/kernel"
 
 // Backend runs the dense linear algebra of a forward pass; the model code
 // around it (norms, RoPE, softmax, the KV cache) is plain Go. Slices passed in
@@ -57,24 +53,6 @@ func (c *CPU) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 	c.pool.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 }
 
-// Parallel implements Backend. It splits [0, n) into one contiguous range
-// per thread.
-func (c *CPU) Parallel(n int, fn func(i int)) {
-	t := min(c.Threads(), n)
-	if t <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range t {
-		lo, hi := w*n/t, (w+1)*n/t
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
-}
+// Parallel implements Backend on the pool's threads: a call waits for the
+// items, not for a worker that has not started yet.
+func (c *CPU) Parallel(n int, fn func(i int)) { c.pool.Parallel(n, fn) }

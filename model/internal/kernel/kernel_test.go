@@ -6,9 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Error bounds. Every kernel sums k products in float32 in some order (with
@@ -398,6 +401,50 @@ func TestPool(t *testing.T) {
 	p.Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, c, 100)
 	if c[17] != want[17] {
 		t.Fatal("closed pool gave a different result")
+	}
+}
+
+// A call completes on the threads that run: a worker held up elsewhere
+// (here: still busy with a hand-off that blocks) neither stalls the call nor
+// loses a task, and gets a later call's work once it is free.
+func TestPoolDoesNotWaitForABusyWorker(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	release := make(chan struct{})
+	p.workers[0] <- func() { <-release }
+	rng := rand.New(rand.NewPCG(3, 4))
+	a, b := randSlice(rng, 200*300), randSlice(rng, 300*100)
+	want := make([]float32, 200*100)
+	NewPool(1).Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, want, 100)
+	finished := make(chan []float32)
+	go func() {
+		counts := make([]int32, 1000)
+		for range 3 { // the first call fills the worker's hand-off buffer
+			p.Parallel(len(counts), func(i int) { atomic.AddInt32(&counts[i], 1) })
+		}
+		for i, n := range counts {
+			if n != 3 {
+				t.Errorf("item %d ran %d times in 3 calls", i, n)
+				break
+			}
+		}
+		c := make([]float32, 200*100)
+		p.Sgemm(false, false, 200, 100, 300, 1, a, 300, b, 100, 0, c, 100)
+		finished <- c
+	}()
+	select {
+	case c := <-finished:
+		if !slices.Equal(c, want) {
+			t.Error("Sgemm beside a busy worker differs from one thread's")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("calls waited for a worker that could not start")
+	}
+	close(release)
+	var ran atomic.Int64
+	p.Parallel(100, func(int) { ran.Add(1) })
+	if ran.Load() != 100 {
+		t.Errorf("after the worker is free: %d of 100 items ran", ran.Load())
 	}
 }
 

@@ -124,8 +124,8 @@ func (p *Pool) linearHeld(nt int, src weightRows, y []float32, ldy, rows, cols i
 	}
 	step := roundUp(ceilDiv(rows, nt), 4)
 	nt = ceilDiv(rows, step)
-	p.run(nt, func(tid int) {
-		r0 := tid * step
+	p.run(nt, nt, func(_, task int) {
+		r0 := task * step
 		linearRows(src, y, ldy, r0, min(r0+step, rows), cols, x, ldx, batch, alpha, beta)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Pool runs kernels on a fixed set of worker goroutines, one per thread.
@@ -47,7 +48,9 @@ func NewPool(threads int) *Pool {
 	p := &Pool{threads: threads, scratch: make([]threadScratch, threads)}
 	p.workers = make([]chan func(), threads-1)
 	for i := range p.workers {
-		ch := make(chan func())
+		// One call's hand-off waits in the buffer while the worker ends
+		// the previous one's; run never blocks on a send.
+		ch := make(chan func(), 1)
 		p.workers[i] = ch
 		go func() {
 			for f := range ch {
@@ -111,25 +114,59 @@ func (p *Pool) scratchFor(tid int) *threadScratch {
 	return &p.scratch[tid]
 }
 
-// run calls f(0), …, f(n-1) concurrently, f(0) on the calling goroutine,
-// and returns when all have finished. The pool must be held with at least
-// n threads.
-func (p *Pool) run(n int, f func(tid int)) {
-	if n <= 1 {
-		f(0)
+// run calls f(tid, task) for every task in [0, tasks) on at most nt
+// threads, the calling goroutine being thread 0, and returns when every
+// task has finished. The threads claim tasks in order as they come free,
+// and the call waits for the tasks, not for the workers: a worker whose
+// core is busy with other goroutines (a live server's hooks and rendering)
+// and starts late leaves its share to the threads that are running,
+// instead of holding up the call, and a worker still behind on an earlier
+// call is not handed the next. Thread tid only ever runs on one goroutine,
+// so it may use p.scratchFor(tid). The pool must be held with at least nt
+// threads.
+func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
+	if nt <= 1 || tasks <= 1 {
+		for t := range tasks {
+			f(0, t)
+		}
 		return
 	}
-	var wg sync.WaitGroup
-	wg.Add(n - 1)
-	for i := 1; i < n; i++ {
-		tid := i
-		p.workers[i-1] <- func() {
-			defer wg.Done()
-			f(tid)
+	var next atomic.Int64
+	var done sync.WaitGroup
+	done.Add(tasks)
+	work := func(tid int) {
+		for {
+			t := int(next.Add(1)) - 1
+			if t >= tasks {
+				return
+			}
+			f(tid, t)
+			done.Done()
 		}
 	}
-	f(0)
-	wg.Wait()
+	for i := 1; i < min(nt, tasks); i++ {
+		select {
+		case p.workers[i-1] <- func() { work(i) }:
+		default:
+		}
+	}
+	work(0)
+	done.Wait()
+}
+
+// Parallel calls fn(i) for every i in [0, n) on the pool's threads, in
+// contiguous ranges claimed as threads come free.
+func (p *Pool) Parallel(n int, fn func(i int)) {
+	nt := p.acquire()
+	defer p.release()
+	// A few ranges per thread balance uneven items (attention rows of
+	// different lengths) without a claim per item.
+	tasks := min(n, 4*nt)
+	p.run(nt, tasks, func(_, t int) {
+		for i := t * n / tasks; i < (t+1)*n/tasks; i++ {
+			fn(i)
+		}
+	})
 }
 
 // PhysicalCores reports the number of physical cores this process may use:

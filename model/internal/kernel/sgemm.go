@@ -112,9 +112,9 @@ func (p *Pool) gemmHeld(nt, m, n, k int, alpha float32, a packerA, b bPacker, be
 	mStep := roundUp(ceilDiv(m, tm), gemmMR)
 	nStep := roundUp(ceilDiv(n, tn), gemmNR)
 	tm, tn = ceilDiv(m, mStep), ceilDiv(n, nStep)
-	p.run(tm*tn, func(tid int) {
-		i0 := (tid / tn) * mStep
-		j0 := (tid % tn) * nStep
+	p.run(tm*tn, tm*tn, func(tid, task int) {
+		i0 := (task / tn) * mStep
+		j0 := (task % tn) * nStep
 		s := p.scratchFor(tid)
 		gemmBlock(s, i0, min(i0+mStep, m), j0, min(j0+nStep, n), k, alpha, a, b, beta, c, ldc)
 	})
