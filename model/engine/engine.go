@@ -103,6 +103,10 @@ type Options struct {
 	// asked for the GPU would otherwise serve many times slower without
 	// anyone noticing.
 	Backend string
+	// Threads is the CPU backend's compute threads when Load creates it
+	// (the host-side threads of the CUDA backend). 0 means one per
+	// physical core.
+	Threads int
 }
 
 // Request is one chat completion.
@@ -244,7 +248,7 @@ func Load(dir string, opts Options) (*Engine, error) {
 	mopts := opts.Model
 	owned := func() {}
 	if mopts.Backend == nil {
-		b, release, err := openBackend(opts.Backend)
+		b, release, err := openBackend(opts.Backend, opts.Threads)
 		if err != nil {
 			return nil, fmt.Errorf("engine: load %s: %w", dir, err)
 		}
@@ -270,8 +274,8 @@ func Load(dir string, opts Options) (*Engine, error) {
 }
 
 // openBackend creates the backend name selects ("" reads LIVEHAT_BACKEND)
-// and the function that releases it.
-func openBackend(name string) (model.Backend, func(), error) {
+// on the given CPU threads and the function that releases it.
+func openBackend(name string, threads int) (model.Backend, func(), error) {
 	if name == "" {
 		var err error
 		if name, err = cuda.BackendName(); err != nil {
@@ -280,14 +284,14 @@ func openBackend(name string) (model.Backend, func(), error) {
 	}
 	switch name {
 	case "cpu":
-		cpu := model.NewCPU(0)
+		cpu := model.NewCPU(threads)
 		return cpu, cpu.Close, nil
 	case "cuda":
 		d, err := cuda.Open(cuda.Options{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("backend cuda (LIVEHAT_BACKEND=cpu computes on the CPU instead): %w", err)
 		}
-		b := cuda.NewBackend(d, 0)
+		b := cuda.NewBackend(d, threads)
 		return b, func() {
 			b.Close()
 			d.Close()

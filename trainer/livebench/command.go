@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,10 +38,12 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
 	maxBatch := fs.Int("max-batch", 0, "requests the engine advances together in one step (0: the engine's default)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "prompt tokens the engine reads in one step over all joining requests (0: the engine's default)")
+	threads := fs.Int("threads", 0, "the CPU backend's compute threads (0: one per physical core)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
 	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
 	promoteArg := fs.String("promote-after", "2s", "wait after which a queued question rises one priority class (-1s: strict priority); a list such as 2s,-1s adds arms, crossed with --batch")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (set-up, traffic and drain) to this file (read it with go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,7 +62,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, closeModel, err := openModel(*modelArg, *remoteModel, engine.Options{MaxBatch: *maxBatch, PrefillChunk: *prefillChunk})
+	m, closeModel, err := openModel(*modelArg, *remoteModel, engine.Options{MaxBatch: *maxBatch, PrefillChunk: *prefillChunk, Threads: *threads})
 	if err != nil {
 		return err
 	}
@@ -73,6 +76,13 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		if _, err := sb.LoadGoDir(ctx, dir); err != nil {
 			return err
 		}
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, arms (batch, promote-after) %v\n", *streams, *rate, *duration, *modelArg, *concurrency, arms)
 	reps, err := Run(ctx, Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
@@ -94,8 +104,8 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		fmt.Fprintf(stdout, "— %d rooms, up to %d question(s) a turn, %s\n", rep.Streams, rep.Batch, ageing)
 		fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale, %d closed; %d merged as near-duplicates, %d batched, in %d turns\n",
 			rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Closed, rep.Merged, rep.Batched, rep.Turns)
-		fmt.Fprintf(stdout, "machine busy: %.0f%% (process CPU over %d cores × %s wall); rooms busy %.0f%% of the wall in turns\n",
-			100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second), 100*rep.RoomBusy)
+		fmt.Fprintf(stdout, "machine busy: %.0f%% while viewers send, %.0f%% with the drain (process CPU over %d cores × %s wall); rooms busy %.0f%% of the wall in turns\n",
+			100*rep.TrafficBusy, 100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second), 100*rep.RoomBusy)
 		fmt.Fprintf(stdout, "per question (a message with its near-duplicates, from its arrival):\n")
 		fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
 		fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
@@ -152,11 +162,16 @@ func openModel(arg, remoteName string, opts engine.Options) (runtime.Model, func
 		}
 		return runtime.RemoteModel{Client: c}, func() {}, nil
 	case strings.HasPrefix(arg, "random:"):
-		e, err := randomEngine(strings.TrimPrefix(arg, "random:"), opts)
+		cpu := model.NewCPU(opts.Threads)
+		e, err := randomEngine(strings.TrimPrefix(arg, "random:"), cpu, opts)
 		if err != nil {
+			cpu.Close()
 			return nil, nil, err
 		}
-		return runtime.LocalModel{Engine: e, Constrain: true}, func() { e.Close() }, nil
+		return runtime.LocalModel{Engine: e, Constrain: true}, func() {
+			e.Close()
+			cpu.Close()
+		}, nil
 	default:
 		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
 			return nil, nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want random:tiny, random:small, a checkpoint folder or a URL", arg)}
@@ -172,7 +187,7 @@ func openModel(arg, remoteName string, opts engine.Options) (runtime.Model, func
 // randomEngine builds a random-weight model over a vocabulary trained on
 // live-room text: its replies are noise, but its prompts, prefix cache and
 // compute are those of a real compact model of that size.
-func randomEngine(size string, opts engine.Options) (*engine.Engine, error) {
+func randomEngine(size string, cpu *model.CPU, opts engine.Options) (*engine.Engine, error) {
 	var corpus []string
 	for seed := uint64(1); seed <= 20; seed++ {
 		room := liveroom.NewRoom(seed, liveroom.RoomConfig{})
@@ -202,9 +217,26 @@ func randomEngine(size string, opts engine.Options) (*engine.Engine, error) {
 	if id, ok := tok.TokenID("<|im_end|>"); ok {
 		cfg.EOSTokenID = id
 	}
-	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32})
+	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32, Backend: cpu})
 	if err != nil {
 		return nil, err
 	}
 	return engine.New(m, tok, opts)
+}
+
+// startCPUProfile starts writing a CPU profile to path; the function it
+// returns stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -94,8 +94,13 @@ type Report struct {
 	Model        runtime.Percentiles `json:"model"`
 	OutsideModel float64             `json:"outside_model"`
 	// Busy is the process's CPU time (user + system) over the machine's
-	// capacity for the run (cores × wall).
+	// capacity (cores × Wall) from the first viewer's message to the end
+	// of the drain.
 	Busy float64 `json:"busy"`
+	// TrafficBusy is the same over the window in which viewers send
+	// (Config.Duration from the first message): the load the latencies
+	// were measured under, without the quieter drain.
+	TrafficBusy float64 `json:"traffic_busy"`
 	// RoomBusy is the share of the run the rooms' turn workers spent in
 	// turns (Σ turn time outside the queue / (streams × concurrency ×
 	// wall)): the utilisation that queue wait follows, whatever else
@@ -104,7 +109,9 @@ type Report struct {
 	// OutsideModelP50 is the median time a turn spent outside the model
 	// and its queue (hooks, tools, rendering, scheduling).
 	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
-	Wall            time.Duration `json:"wall_ns"`
+	// Wall is the time from the first viewer's message to the end of the
+	// drain.
+	Wall time.Duration `json:"wall_ns"`
 	// ByClass is the turn total per question by priority class
 	// (runtime.Classify): the queue serves the urgent classes first, so
 	// chit-chat waits by design.
@@ -188,17 +195,25 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Arms), Arm: setting},
 			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16), byClass: map[runtime.Priority]*runtime.LatencyStats{}}
 	}
-	cpu0 := processCPU()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := time.Now()
-	errs := make(chan error, cfg.Streams)
+	type room struct {
+		arm    *arm
+		pair   uint64
+		view   *liveroom.Room
+		sess   *runtime.Session
+		events <-chan runtime.Event
+	}
+	rooms := make([]room, 0, cfg.Streams)
+	defer func() {
+		for _, r := range rooms {
+			r.sess.Close()
+		}
+	}()
 	for i := range cfg.Streams {
 		// Room i belongs to arm i mod len(Arms) and plays the viewers of
 		// room i div len(Arms): every arm gets the same rooms.
 		a, pair := arms[i%len(arms)], uint64(i/len(arms))
-		room := liveroom.NewRoom(cfg.Seed+pair+1, liveroom.RoomConfig{})
-		catalog, err := room.CatalogJSON()
+		view := liveroom.NewRoom(cfg.Seed+pair+1, liveroom.RoomConfig{})
+		catalog, err := view.CatalogJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -217,15 +232,34 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		rooms = append(rooms, room{arm: a, pair: pair, view: view, sess: sess, events: sess.Listen(1024)})
 		if err := sess.Warm(ctx); err != nil {
 			return nil, err
 		}
-		events := sess.Listen(1024)
+	}
+	// Every room is open and warm before the first viewer sends, so the
+	// load measured is that of the traffic, not of the set-up.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	cpu0 := processCPU()
+	trafficCPU := make(chan time.Duration, 1)
+	go func() {
+		select {
+		case <-time.After(time.Until(end)):
+		case <-ctx.Done():
+		}
+		trafficCPU <- processCPU() - cpu0
+	}()
+	errs := make(chan error, cfg.Streams)
+	for _, r := range rooms {
+		a := r.arm
 		var turns atomic.Int64
 		wg.Add(2)
 		go func() { // collect
 			defer wg.Done()
-			for e := range events {
+			for e := range r.events {
 				if e.Kind == runtime.EventTurn {
 					turns.Add(1)
 				}
@@ -236,8 +270,8 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		}()
 		go func() { // viewers
 			defer wg.Done()
-			defer sess.Close()
-			sent, err := play(ctx, sess, room, cfg, pair)
+			defer r.sess.Close()
+			sent, err := play(ctx, r.sess, r.view, cfg, r.pair, end)
 			mu.Lock()
 			a.rep.Sent += sent
 			mu.Unlock()
@@ -245,17 +279,19 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 				errs <- err
 				return
 			}
-			drain(ctx, sess, &turns, cfg.Drain)
+			drain(ctx, r.sess, &turns, cfg.Drain)
 		}()
 	}
 	wg.Wait()
 	close(errs)
 	wall := time.Since(start)
-	busy := (processCPU() - cpu0).Seconds() / (float64(goruntime.NumCPU()) * wall.Seconds())
+	cores := float64(goruntime.NumCPU())
+	busy := (processCPU() - cpu0).Seconds() / (cores * wall.Seconds())
+	trafficBusy := (<-trafficCPU).Seconds() / (cores * cfg.Duration.Seconds())
 	var out []Report
 	for _, a := range arms {
 		rep := a.rep
-		rep.Wall, rep.Busy = wall, busy
+		rep.Wall, rep.Busy, rep.TrafficBusy = wall, busy, trafficBusy
 		rep.RoomBusy = a.working.Seconds() / (float64(rep.Streams*max(cfg.Concurrency, 1)) * wall.Seconds())
 		snap, qsnap := a.stats.Snapshot(), a.questions.Snapshot()
 		rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
@@ -332,10 +368,9 @@ func processCPU() time.Duration {
 
 // play sends one stream's viewer messages: Poisson arrivals with bursts
 // (a flash sale makes many ask at once), repeated questions and spam.
-func play(ctx context.Context, s *runtime.Session, room *liveroom.Room, cfg Config, stream uint64) (int, error) {
+func play(ctx context.Context, s *runtime.Session, room *liveroom.Room, cfg Config, stream uint64, end time.Time) (int, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, stream))
 	qs := room.Questions(cfg.Seed*31+stream, 400, liveroom.QuestionConfig{TypoRate: 0.2})
-	end := time.Now().Add(cfg.Duration)
 	sent := 0
 	for i := 0; time.Now().Before(end); i++ {
 		wait := time.Duration(rng.ExpFloat64() / cfg.Rate * float64(time.Second))
