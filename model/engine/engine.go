@@ -42,6 +42,7 @@ import (
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/constrain"
 	"github.com/livehat/livehat/model/cuda"
+	"github.com/livehat/livehat/model/internal/kernel"
 	"github.com/livehat/livehat/model/sample"
 	"github.com/livehat/livehat/model/tokenizer"
 )
@@ -104,8 +105,13 @@ type Options struct {
 	// anyone noticing.
 	Backend string
 	// Threads is the CPU backend's compute threads when Load creates it
-	// (the host-side threads of the CUDA backend). 0 means one per
-	// physical core.
+	// (the host-side threads of the CUDA backend). 0 means
+	// DefaultThreads, one per physical core but one: the core left over
+	// runs what else a serving process does while the model computes (the
+	// runtime's hooks and tools, prompt rendering, HTTP, the GC), which
+	// otherwise takes turns with a compute thread inside every matrix
+	// product. On the 2-core machine one compute thread gave lower
+	// latency than two in paired live-room runs (runtime/BENCHMARKS.md).
 	Threads int
 }
 
@@ -273,9 +279,16 @@ func Load(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// DefaultThreads is the compute threads Load gives the CPU backend when
+// Options.Threads is 0: one per physical core but one, at least one.
+func DefaultThreads() int { return max(1, kernel.PhysicalCores()-1) }
+
 // openBackend creates the backend name selects ("" reads LIVEHAT_BACKEND)
 // on the given CPU threads and the function that releases it.
 func openBackend(name string, threads int) (model.Backend, func(), error) {
+	if threads <= 0 {
+		threads = DefaultThreads()
+	}
 	if name == "" {
 		var err error
 		if name, err = cuda.BackendName(); err != nil {
@@ -398,6 +411,11 @@ type Stats struct {
 	StepSequences int64
 	// MaxStepSequences is the largest batch of one step.
 	MaxStepSequences int
+	// Busy is the wall time the scheduler spent in steps (the model's
+	// pass and the work on its result): over an interval, its growth is
+	// the share of the time the engine had work, the utilisation its
+	// queue follows.
+	Busy time.Duration
 	// PrefixCache holds the prefix cache's counters (zero when disabled).
 	PrefixCache model.PrefixCacheStats
 	// Speculation sums the requests' speculative-decoding counts.

@@ -278,6 +278,7 @@ func TestConcurrentMatchesSequential(t *testing.T) {
 	// A small batch and prefill chunk make requests wait, join between
 	// steps and read their prompts over several steps while others decode.
 	batched := startEngine(t, m, tok, Options{MaxBatch: 4, PrefillChunk: 16})
+	began := time.Now()
 	got := make([]Result, len(reqs))
 	streamed := make([]string, len(reqs))
 	var wg sync.WaitGroup
@@ -304,6 +305,9 @@ func TestConcurrentMatchesSequential(t *testing.T) {
 	}
 	if st.MaxStepSequences < 2 || st.MaxStepSequences > 4 || st.Active != 0 || st.Waiting != 0 {
 		t.Errorf("stats %+v: want batches of 2 to 4 sequences and nothing left", st)
+	}
+	if st.Busy <= 0 || st.Busy > time.Since(began) {
+		t.Errorf("busy %v over a run of %v", st.Busy, time.Since(began))
 	}
 	t.Logf("%d steps, mean batch %.2f", st.Steps, float64(st.StepSequences)/float64(st.Steps))
 	for i := range reqs {

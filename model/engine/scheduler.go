@@ -154,7 +154,12 @@ func (e *Engine) run() {
 		if len(active) == 0 {
 			continue
 		}
-		if err := e.step(active); err != nil {
+		began := time.Now()
+		err := e.step(active)
+		e.statsMu.Lock()
+		e.stats.Busy += time.Since(began)
+		e.statsMu.Unlock()
+		if err != nil {
 			if e.stepCtx.Err() != nil {
 				e.closeAll(waiting, active)
 				return

@@ -38,7 +38,7 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 	maxTokens := fs.Int("max-tokens", 32, "tokens per generation (random models never stop on their own)")
 	maxBatch := fs.Int("max-batch", 0, "requests the engine advances together in one step (0: the engine's default)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "prompt tokens the engine reads in one step over all joining requests (0: the engine's default)")
-	threads := fs.Int("threads", 0, "the CPU backend's compute threads (0: one per physical core)")
+	threads := fs.Int("threads", 0, "the CPU backend's compute threads (0: one per physical core but one, which the runtime keeps)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
 	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
 	promoteArg := fs.String("promote-after", "2s", "wait after which a queued question rises one priority class (-1s: strict priority); a list such as 2s,-1s adds arms, crossed with --batch")
@@ -104,8 +104,8 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		fmt.Fprintf(stdout, "— %d rooms, up to %d question(s) a turn, %s\n", rep.Streams, rep.Batch, ageing)
 		fmt.Fprintf(stdout, "messages: %d sent: %d answered, %d safe lines, %d denied (spam), %d shed, %d stale, %d closed; %d merged as near-duplicates, %d batched, in %d turns\n",
 			rep.Sent, rep.Answered, rep.SafeLines, rep.Denied, rep.Shed, rep.Stale, rep.Closed, rep.Merged, rep.Batched, rep.Turns)
-		fmt.Fprintf(stdout, "machine busy: %.0f%% while viewers send, %.0f%% with the drain (process CPU over %d cores × %s wall); rooms busy %.0f%% of the wall in turns\n",
-			100*rep.TrafficBusy, 100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second), 100*rep.RoomBusy)
+		fmt.Fprintf(stdout, "machine busy: %.0f%% while viewers send, %.0f%% with the drain (process CPU over %d cores × %s wall); engine stepping %.0f%% of the sending time; rooms busy %.0f%% of the wall in turns\n",
+			100*rep.TrafficBusy, 100*rep.Busy, goruntime.NumCPU(), rep.Wall.Round(time.Second), 100*rep.EngineBusy, 100*rep.RoomBusy)
 		fmt.Fprintf(stdout, "per question (a message with its near-duplicates, from its arrival):\n")
 		fmt.Fprintf(stdout, "first chunk  P50 %s  P95 %s  P99 %s\n", ms(rep.FirstChunk.P50), ms(rep.FirstChunk.P95), ms(rep.FirstChunk.P99))
 		fmt.Fprintf(stdout, "turn total   P50 %s  P95 %s  P99 %s  (P95/P50 %.2f)\n", ms(rep.Total.P50), ms(rep.Total.P95), ms(rep.Total.P99),
@@ -116,6 +116,11 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 			}
 		}
 		fmt.Fprintf(stdout, "model        P50 %s  P95 %s\n", ms(rep.Model.P50), ms(rep.Model.P95))
+		if rep.Turns > 0 && rep.PromptTokens > 0 {
+			perTurn := func(n int) float64 { return float64(n) / float64(rep.Turns) }
+			fmt.Fprintf(stdout, "per turn: %.1f generations reading %.0f prompt tokens (%.0f%% from the prefix cache) and writing %.0f\n",
+				perTurn(rep.Generations), perTurn(rep.PromptTokens), 100*float64(rep.CachedTokens)/float64(rep.PromptTokens), perTurn(rep.CompletionTokens))
+		}
 		fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
 			100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))
 	}
@@ -162,7 +167,11 @@ func openModel(arg, remoteName string, opts engine.Options) (runtime.Model, func
 		}
 		return runtime.RemoteModel{Client: c}, func() {}, nil
 	case strings.HasPrefix(arg, "random:"):
-		cpu := model.NewCPU(opts.Threads)
+		threads := opts.Threads
+		if threads <= 0 {
+			threads = engine.DefaultThreads()
+		}
+		cpu := model.NewCPU(threads)
 		e, err := randomEngine(strings.TrimPrefix(arg, "random:"), cpu, opts)
 		if err != nil {
 			cpu.Close()

@@ -101,6 +101,10 @@ type Report struct {
 	// (Config.Duration from the first message): the load the latencies
 	// were measured under, without the quieter drain.
 	TrafficBusy float64 `json:"traffic_busy"`
+	// EngineBusy is the share of that window in which the local engine
+	// was running steps (engine.Stats.Busy): the utilisation of the
+	// server every room's generations queue for. Zero for a remote model.
+	EngineBusy float64 `json:"engine_busy"`
 	// RoomBusy is the share of the run the rooms' turn workers spent in
 	// turns (Σ turn time outside the queue / (streams × concurrency ×
 	// wall)): the utilisation that queue wait follows, whatever else
@@ -109,6 +113,14 @@ type Report struct {
 	// OutsideModelP50 is the median time a turn spent outside the model
 	// and its queue (hooks, tools, rendering, scheduling).
 	OutsideModelP50 time.Duration `json:"outside_model_p50_ns"`
+	// Generations, PromptTokens, CachedTokens and CompletionTokens sum
+	// the model's work over the spoken turns: its calls, the prompt
+	// tokens they read, the part of those the prefix cache held, and the
+	// tokens they wrote.
+	Generations      int `json:"generations"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 	// Wall is the time from the first viewer's message to the end of the
 	// drain.
 	Wall time.Duration `json:"wall_ns"`
@@ -142,6 +154,14 @@ func (a *arm) observe(e runtime.Event) {
 		if t.Outcome == runtime.OutcomeReplied || t.Outcome == runtime.OutcomeSafeLine {
 			a.rep.Turns++
 			a.stats.Add(t.Timing)
+			for _, st := range t.Steps {
+				if st.Kind == "model" {
+					a.rep.Generations++
+				}
+			}
+			a.rep.PromptTokens += t.Timing.PromptTokens
+			a.rep.CachedTokens += t.Timing.CachedTokens
+			a.rep.CompletionTokens += t.Timing.CompletionTokens
 			a.outside = append(a.outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
 			a.working += t.Timing.Total - t.Timing.Queue
 			for _, q := range questionTimings(t) {
@@ -243,14 +263,15 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	end := start.Add(cfg.Duration)
-	cpu0 := processCPU()
-	trafficCPU := make(chan time.Duration, 1)
+	cpu0, busy0 := processCPU(), engineBusy(cfg.Model)
+	type window struct{ cpu, engine time.Duration }
+	traffic := make(chan window, 1)
 	go func() {
 		select {
 		case <-time.After(time.Until(end)):
 		case <-ctx.Done():
 		}
-		trafficCPU <- processCPU() - cpu0
+		traffic <- window{processCPU() - cpu0, engineBusy(cfg.Model) - busy0}
 	}()
 	errs := make(chan error, cfg.Streams)
 	for _, r := range rooms {
@@ -287,11 +308,13 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	wall := time.Since(start)
 	cores := float64(goruntime.NumCPU())
 	busy := (processCPU() - cpu0).Seconds() / (cores * wall.Seconds())
-	trafficBusy := (<-trafficCPU).Seconds() / (cores * cfg.Duration.Seconds())
+	w := <-traffic
+	trafficBusy := w.cpu.Seconds() / (cores * cfg.Duration.Seconds())
+	engineShare := w.engine.Seconds() / cfg.Duration.Seconds()
 	var out []Report
 	for _, a := range arms {
 		rep := a.rep
-		rep.Wall, rep.Busy, rep.TrafficBusy = wall, busy, trafficBusy
+		rep.Wall, rep.Busy, rep.TrafficBusy, rep.EngineBusy = wall, busy, trafficBusy, engineShare
 		rep.RoomBusy = a.working.Seconds() / (float64(rep.Streams*max(cfg.Concurrency, 1)) * wall.Seconds())
 		snap, qsnap := a.stats.Snapshot(), a.questions.Snapshot()
 		rep.FirstChunk, rep.Total, rep.Model, rep.OutsideModel = qsnap.FirstChunk, qsnap.Total, snap.Model, snap.OutsideModel
@@ -355,6 +378,15 @@ func questionTimings(t *runtime.Turn) []questionTiming {
 		out = append(out, questionTiming{a.Text, tm})
 	}
 	return out
+}
+
+// engineBusy is the local engine's step time so far (zero for a remote
+// model).
+func engineBusy(m runtime.Model) time.Duration {
+	if lm, ok := m.(runtime.LocalModel); ok {
+		return lm.Engine.Stats().Busy
+	}
+	return 0
 }
 
 // processCPU is the user and system CPU time the process has used.

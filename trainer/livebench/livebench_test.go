@@ -58,7 +58,7 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		if accounted != rep.Sent {
 			t.Errorf("batch %d: %d messages sent but %d accounted for: %+v", rep.Batch, rep.Sent, accounted, rep)
 		}
-		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 || rep.TrafficBusy <= 0 || rep.RoomBusy <= 0 {
+		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 || rep.TrafficBusy <= 0 || rep.EngineBusy <= 0 || rep.Generations < rep.Turns || rep.PromptTokens <= 0 || rep.RoomBusy <= 0 {
 			t.Errorf("batch %d: latencies or load not measured: %+v", rep.Batch, rep)
 		}
 	}
