@@ -428,8 +428,19 @@ func addTo(dst, src []float32) {
 func swiglu(b Backend, gate, up []float32, n, dim int) {
 	act := func(r int) {
 		g, u := gate[r*dim:(r+1)*dim], up[r*dim:(r+1)*dim]
-		for i, v := range g {
-			g[i] = v / (1 + Exp32(-v)) * u[i]
+		// e^(-v) in vector blocks (bit for bit Exp32's), the rest as
+		// the scalar expression v / (1 + Exp32(-v)) * u.
+		var e [64]float32
+		for i0 := 0; i0 < dim; i0 += len(e) {
+			blk := g[i0:min(i0+len(e), dim)]
+			neg := e[:len(blk)]
+			for j, v := range blk {
+				neg[j] = -v
+			}
+			kernel.Exp(neg, neg)
+			for j, v := range blk {
+				blk[j] = v / (1 + neg[j]) * u[i0+j]
+			}
 		}
 	}
 	if n*dim < 1<<14 {

@@ -66,6 +66,10 @@ func (c *PrefixCache) Stats() PrefixCacheStats {
 
 func (c *PrefixCache) nodeBytes(n int) int64 { return int64(n) * c.model.kvBytesPerToken() }
 
+// restoreHeadroom is the tokens past the prompt a restored sequence has room
+// for before its key and value slices grow.
+const restoreHeadroom = 256
+
 // Restore copies into the empty sequence seq the cached KV entries of the
 // longest cached prefix of tokens, leaving at least the last token to be
 // computed (its logits are needed), and returns how many tokens it
@@ -85,6 +89,11 @@ func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
 	c.clock++
 	want := tokens[:max(0, len(tokens)-1)]
 	kvDim := c.model.kvDim()
+	type piece struct {
+		node *radixNode
+		take int
+	}
+	var path []piece
 	node, n := c.root, 0
 	for n < len(want) {
 		child := node.children[want[n]]
@@ -95,10 +104,7 @@ func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
 		for take < len(child.tokens) && n+take < len(want) && child.tokens[take] == want[n+take] {
 			take++
 		}
-		for l := range seq.k {
-			seq.k[l] = append(seq.k[l], child.k[l][:take*kvDim]...)
-			seq.v[l] = append(seq.v[l], child.v[l][:take*kvDim]...)
-		}
+		path = append(path, piece{child, take})
 		for p := child; p != nil; p = p.parent {
 			p.lastUse = c.clock
 		}
@@ -107,6 +113,17 @@ func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
 			break
 		}
 		node = child
+	}
+	// Room for the whole prompt and a reply, so that neither the copy
+	// nor the prefill after it grows the slices piece by piece.
+	capacity := (len(tokens) + restoreHeadroom) * kvDim
+	for l := range seq.k {
+		seq.k[l] = make([]float32, 0, capacity)
+		seq.v[l] = make([]float32, 0, capacity)
+		for _, pc := range path {
+			seq.k[l] = append(seq.k[l], pc.node.k[l][:pc.take*kvDim]...)
+			seq.v[l] = append(seq.v[l], pc.node.v[l][:pc.take*kvDim]...)
+		}
 	}
 	seq.tokens = append(seq.tokens, want[:n]...)
 	c.stats.HitTokens += int64(n)
