@@ -12,7 +12,9 @@ type Backend interface {
 	// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices,
 	// as BLAS does.
 	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
-	// Parallel calls fn(i) for every i in [0, n), concurrently.
+	// Parallel calls fn(i) for every i in [0, n), concurrently. fn must
+	// not call the backend: the CPU backend runs it on the threads of the
+	// call in progress.
 	Parallel(n int, fn func(i int))
 	// Threads reports how many threads the backend computes on.
 	Threads() int

@@ -155,7 +155,8 @@ func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
 }
 
 // Parallel calls fn(i) for every i in [0, n) on the pool's threads, in
-// contiguous ranges claimed as threads come free.
+// contiguous ranges claimed as threads come free. It holds the pool, so fn
+// must not call it.
 func (p *Pool) Parallel(n int, fn func(i int)) {
 	nt := p.acquire()
 	defer p.release()
