@@ -78,6 +78,8 @@ func (s *Server) servingView(ctx context.Context, orgID string) servingView {
 type servedModels struct {
 	mu      sync.Mutex
 	engines map[string]*engine.Engine
+	// metrics exports each engine's counters on /metrics (nil without).
+	metrics *runtime.EngineMetrics
 }
 
 func (m *servedModels) get(spec string) (*engine.Engine, error) {
@@ -94,6 +96,7 @@ func (m *servedModels) get(spec string) (*engine.Engine, error) {
 		m.engines = map[string]*engine.Engine{}
 	}
 	m.engines[spec] = eng
+	m.metrics.Watch(spec, eng)
 	return eng, nil
 }
 
@@ -101,6 +104,7 @@ func (m *servedModels) close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for spec, eng := range m.engines {
+		m.metrics.Forget(spec)
 		eng.Close()
 		delete(m.engines, spec)
 	}

@@ -222,6 +222,12 @@ func TestTrainingRunStreamsMetricsAndPromotes(t *testing.T) {
 	if code != 200 || !strings.Contains(string(raw), `"model":"`+spec+`"`) {
 		t.Errorf("a turn after the promotion: %d %s, want the trace to name %s", code, raw, spec)
 	}
+	// The engine it answered with reports its work on /metrics.
+	_, _, metrics := e.call(t, "", "GET", "/metrics", "", "")
+	if series := `livehat_engine_steps_total{model="` + spec + `"}`; !strings.Contains(string(metrics), series) ||
+		!strings.Contains(string(metrics), `livehat_engine_busy_seconds_total{model="`+spec+`"}`) {
+		t.Errorf("/metrics lacks the served engine's series %s", series)
+	}
 	if code, sv, _ = e.call(t, e.admin, "GET", "/api/serving-model", "", ""); code != 200 || sv["spec"] != spec {
 		t.Errorf("GET serving model: %d %v", code, sv)
 	}

@@ -102,6 +102,14 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandler:          s.handleError,
 	})
 	if cfg.Metrics != nil {
+		em, err := runtime.NewEngineMetrics(cfg.Metrics)
+		if err != nil {
+			return nil, fmt.Errorf("console: engine metrics: %w", err)
+		}
+		if lm, ok := cfg.Model.(runtime.LocalModel); ok {
+			em.Watch(s.configuredModelName(), lm.Engine)
+		}
+		s.served.metrics = em
 		s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
 	}
 	s.routes()

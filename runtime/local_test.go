@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestLocalModelInTheLoop runs turns with the real model core in the
@@ -74,4 +77,43 @@ func TestLocalModelInTheLoop(t *testing.T) {
 	if first.Timing.CachedTokens == 0 || second.Timing.CachedTokens == 0 {
 		t.Errorf("turns reused no cached prompt tokens after Warm: %+v / %+v", first.Timing, second.Timing)
 	}
+
+	// The engine's counters reach Prometheus under the model's name, and
+	// stop when it is forgotten.
+	reg := prometheus.NewRegistry()
+	em, err := NewEngineMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	em.Watch("tiny", eng)
+	want := `
+# HELP livehat_engine_waiting_requests Requests waiting for a place in the batch.
+# TYPE livehat_engine_waiting_requests gauge
+livehat_engine_waiting_requests{model="tiny"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "livehat_engine_waiting_requests"); err != nil {
+		t.Error(err)
+	}
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			got[mf.GetName()] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	st := eng.Stats()
+	if got["livehat_engine_busy_seconds_total"] <= 0 || got["livehat_engine_steps_total"] != float64(st.Steps) ||
+		got["livehat_engine_prefix_cache_hit_tokens_total"] != float64(st.PrefixCache.HitTokens) || len(got) != 7 {
+		t.Errorf("engine metrics %v, engine stats %+v", got, st)
+	}
+	em.Forget("tiny")
+	if n := testutil.CollectAndCount(em); n != 0 {
+		t.Errorf("%d series after Forget", n)
+	}
+	var none *EngineMetrics
+	none.Watch("tiny", eng)
+	none.Forget("tiny")
 }
