@@ -180,6 +180,16 @@ type messageQueue struct {
 	st     QueueStats
 	wake   chan struct{}
 	closed bool
+	// depth, when set, is told the queue's length after every change,
+	// under mu, so an exported gauge sees the changes in their order.
+	depth func(n int)
+}
+
+// changed reports the queue's length to depth; q.mu must be held.
+func (q *messageQueue) changed() {
+	if q.depth != nil {
+		q.depth(len(q.items))
+	}
 }
 
 func newMessageQueue(cfg QueueConfig, now func() time.Time) *messageQueue {
@@ -226,6 +236,7 @@ func (q *messageQueue) push(m Message) []dropped {
 		}
 	}
 	q.items = append(q.items, in)
+	defer q.changed()
 	var out []dropped
 	for len(q.items) > q.cfg.Capacity {
 		// Shed the lowest-priority, oldest message.
@@ -274,8 +285,11 @@ func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 			}
 			kept = append(kept, it)
 		}
-		clear(q.items[len(kept):])
-		q.items = kept
+		if len(kept) < len(q.items) {
+			clear(q.items[len(kept):])
+			q.items = kept
+			q.changed()
+		}
 		ready := func(it *input) bool { return q.cfg.MergeWindow <= 0 || now.Sub(it.at) >= q.cfg.MergeWindow }
 		best := -1
 		for i, it := range q.items {
@@ -309,6 +323,7 @@ func (q *messageQueue) pop(ctx context.Context) ([]input, []dropped, bool) {
 			q.items = rest
 			q.st.Started++
 			q.st.Batched += len(batch) - 1
+			q.changed()
 			if len(q.items) > 0 {
 				// Another worker may be idle while messages remain.
 				select {
@@ -360,6 +375,7 @@ func (q *messageQueue) close() []dropped {
 		}
 	}
 	q.items = nil
+	q.changed()
 	return out
 }
 

@@ -156,6 +156,9 @@ func NewSession(ctx context.Context, cfg Config) (*Session, error) {
 	s.log = cfg.Logger.With("session", s.id, "stream", cfg.Stream)
 	s.harness.Store(&installed{cfg.Harness, cfg.Harness.Version()})
 	s.queue = newMessageQueue(cfg.Queue, cfg.Now)
+	if m := cfg.Metrics; m != nil {
+		s.queue.depth = func(n int) { m.setQueueDepth(cfg.Stream, n) }
+	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop()
 	return s, nil
@@ -210,9 +213,6 @@ func (s *Session) Listen(buffer int) <-chan Event {
 
 func (s *Session) publish(e Event) {
 	s.cfg.Metrics.observe(s.cfg.Stream, e)
-	if e.Kind == EventTurn || e.Kind == EventDropped {
-		s.observeQueue()
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ch := range s.listeners {
@@ -253,7 +253,6 @@ func (s *Session) Submit(m Message) error {
 	for _, d := range s.queue.push(m) {
 		s.publish(Event{Kind: EventDropped, Message: &d.msg, Reason: d.reason})
 	}
-	s.observeQueue()
 	return nil
 }
 
@@ -273,13 +272,6 @@ func (s *Session) Observe(m Message) error {
 	}
 	s.signals.observe(m)
 	return nil
-}
-
-// observeQueue exports the queue's depth when the session has metrics.
-func (s *Session) observeQueue() {
-	if s.cfg.Metrics != nil {
-		s.cfg.Metrics.setQueueDepth(s.cfg.Stream, s.queue.stats().Queued)
-	}
 }
 
 // Warm computes the harness prefix of the prompt before the first viewer
