@@ -125,6 +125,8 @@ type Room struct {
 	Items    []Item   `json:"items"`
 	Coupons  []Coupon `json:"coupons"`
 	Featured string   `json:"featured"`
+	// shortKinds lets viewers shorten an item's kind (RoomConfig.Varied).
+	shortKinds bool
 }
 
 // Price is the current price of the item: list price less the promotion,
@@ -223,6 +225,12 @@ func Yuan(fen int64) string {
 type RoomConfig struct {
 	// MinItems and MaxItems bound the catalog size; defaults 3 and 6.
 	MinItems, MaxItems int
+	// Varied names items the way a wider range of merchants and viewers
+	// do: a third of the items carry no brand ("修护面霜", "Repair Face
+	// Cream") and draw from a larger bank of descriptors, and viewers may
+	// shorten a kind ("精华" for 精华液, "the cream"). Off, a seed gives
+	// the rooms it always gave, so the evaluation suites stay fixed.
+	Varied bool `json:",omitempty"`
 }
 
 // NewRoom generates a room from a seed. The same seed and config always
@@ -235,7 +243,7 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cfg.MaxItems = max(cfg.MinItems, 6)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c697665726f6f6d)) // "liveroom"
-	r := &Room{Seed: seed}
+	r := &Room{Seed: seed, shortKinds: cfg.Varied}
 	host := pick(rng, hostNames())
 	r.Merchant = Merchant{
 		Name:         brandName(rng) + " Live Shop",
@@ -249,7 +257,7 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cat := Categories()[rng.IntN(len(Categories()))]
 		var it Item
 		for {
-			it = newItem(rng, cat, i+1)
+			it = newItem(rng, cat, i+1, cfg.Varied)
 			if !usedNames[it.NameEN] && !usedNames[it.NameZH] {
 				break
 			}
@@ -311,17 +319,24 @@ func (r *Room) restyleIDs(rng *rand.Rand) {
 	r.Featured = ids[r.Featured]
 }
 
-func newItem(rng *rand.Rand, cat Category, index int) Item {
+func newItem(rng *rand.Rand, cat Category, index int, varied bool) Item {
 	kind := pick(rng, productKinds(cat))
 	brand := brandName(rng)
 	brandZH := brandNameZH(rng)
-	desc := pick(rng, descriptors())
+	descs := descriptors()
+	if varied {
+		descs = append(descs, moreDescriptors()...)
+	}
+	desc := pick(rng, descs)
 	it := Item{
 		ID:       fmt.Sprintf("%s%d", strings.ToUpper(string(cat[:2])), 100+index*7+rng.IntN(7)),
 		Category: cat,
 		NameEN:   fmt.Sprintf("%s %s %s", brand, desc.en, kind.en),
 		NameZH:   brandZH + desc.zh + kind.zh,
 		Aliases:  []string{fmt.Sprintf("%d号链接", index), fmt.Sprintf("link %d", index), kind.en, kind.zh},
+	}
+	if varied && rng.IntN(3) == 0 {
+		it.NameEN, it.NameZH = desc.en+" "+kind.en, desc.zh+kind.zh
 	}
 	it.ListPrice = int64(kind.minPrice+rng.IntN(kind.maxPrice-kind.minPrice+1)) * 100
 	if rng.IntN(100) < 40 {

@@ -308,3 +308,49 @@ func TestViewersNameItemsByKind(t *testing.T) {
 		t.Errorf("%d questions name their item by kind, want a third or so of 2,400", byKind)
 	}
 }
+
+// TestVariedRoomsNameItemsAsMerchantsDo: varied rooms have items without
+// a brand and viewers who shorten a kind, every query still resolves to
+// the item asked about, and the expert still solves every question.
+func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
+	base := demoHarness(t)
+	unbranded, short := 0, 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := NewRoom(seed, RoomConfig{MinItems: 1, MaxItems: 6, Varied: true})
+		for _, it := range r.Items {
+			if len(strings.Fields(it.NameEN)) == 1+len(strings.Fields(it.Aliases[2])) {
+				unbranded++
+			}
+		}
+		for _, q := range r.Questions(seed, 60, QuestionConfig{Types: []QuestionType{QPrice, QStock, QLink, QShipping}}) {
+			query, _ := q.Gold.Calls[1].Arguments["query"].(string)
+			it, ok := r.Resolve(query)
+			if !ok || it.ID != r.questionItem(q).ID {
+				t.Errorf("%s: query %q resolves to %q (%v), the question is about %q", q.ID, query, it.ID, ok, r.questionItem(q).ID)
+			}
+			if query != "" && (query == shortKind(it.Aliases[3]) || query == shortKind(it.Aliases[2])) {
+				short++
+			}
+			g := r.GradeTranscript(q, mustExpert(t, r, base, q), GradeOptions{ReplyChars: base.Pipeline.ReplyChars.Value})
+			if g.Score != 1 {
+				t.Errorf("%s %q: expert graded %+v", q.ID, q.Text, g)
+			}
+		}
+	}
+	if unbranded < 20 || short < 50 {
+		t.Errorf("%d unbranded items and %d shortened kinds in 40 varied rooms", unbranded, short)
+	}
+	// Rooms that are not varied are the ones the suites were built on.
+	if r := NewRoom(42, RoomConfig{}); r.Items[0].NameEN != "Fliamas Velvet Sunscreen" || r.Items[len(r.Items)-1].NameZH != "暖橙黛暖暖卫衣" {
+		t.Errorf("room 42 changed: %q … %q", r.Items[0].NameEN, r.Items[len(r.Items)-1].NameZH)
+	}
+}
+
+func mustExpert(t *testing.T, r *Room, h *harness.Harness, q Question) []harness.Message {
+	t.Helper()
+	msgs, err := r.Expert(h, nil, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}

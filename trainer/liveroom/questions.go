@@ -166,6 +166,12 @@ func (r *Room) mention(rng *rand.Rand, it Item, l Lang) (text, query string) {
 	opts := []string{it.Name(l), link}
 	if r.kindIsUnique(kind) {
 		opts = append(opts, kind)
+		if short := shortKind(kind); r.shortKinds && short != "" {
+			if found, ok := r.Resolve(short); ok && found.ID == it.ID {
+				kind = short
+				opts = append(opts, kind)
+			}
+		}
 	}
 	m := pick(rng, opts)
 	if l == LangEN && m == kind {

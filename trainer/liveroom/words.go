@@ -75,6 +75,46 @@ func descriptors() []bilingual {
 		{"Light", "轻盈"}, {"Velvet", "丝绒"}, {"Fresh", "清新"}, {"Warm", "暖暖"}, {"Air", "空气"}, {"Pure", "纯净"}}
 }
 
+// moreDescriptors widen the descriptor bank of varied rooms with the
+// feature words merchants name items by.
+func moreDescriptors() []bilingual {
+	return []bilingual{{"Repair", "修护"}, {"Hydrating", "补水"}, {"Hyaluronic", "玻尿酸"}, {"Clear", "清透"}, {"Fleece", "加绒"},
+		{"Matte", "哑光"}, {"Organic", "有机"}, {"Slim", "修身"}, {"Wireless", "无线"}, {"Thermal", "保暖"}, {"Gentle", "温和"},
+		{"Family", "家庭装"}, {"Travel", "旅行装"}, {"Crispy", "香脆"}}
+}
+
+// shortKind is how viewers shorten a kind ("精华" for 精华液, "cream"
+// for Face Cream), or "" when they do not.
+func shortKind(kind string) string {
+	switch kind {
+	case "精华液":
+		return "精华"
+	case "防晒霜":
+		return "防晒"
+	case "洁面乳":
+		return "洁面"
+	case "蓝牙耳机":
+		return "耳机"
+	case "智能手表":
+		return "手表"
+	case "每日坚果":
+		return "坚果"
+	case "Face Cream":
+		return "cream"
+	case "Smart Watch":
+		return "watch"
+	case "Down Jacket":
+		return "jacket"
+	case "Desk Lamp":
+		return "lamp"
+	case "Water Bottle":
+		return "bottle"
+	case "Nut Mix":
+		return "nuts"
+	}
+	return ""
+}
+
 func variantNames(rng *rand.Rand, c Category) []string {
 	switch c {
 	case Apparel:
