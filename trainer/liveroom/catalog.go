@@ -125,8 +125,9 @@ type Room struct {
 	Items    []Item   `json:"items"`
 	Coupons  []Coupon `json:"coupons"`
 	Featured string   `json:"featured"`
-	// shortKinds lets viewers shorten an item's kind (RoomConfig.Varied).
-	shortKinds bool
+	// varied: the room was made with RoomConfig.Varied, so its viewers
+	// phrase questions in more ways too.
+	varied bool
 }
 
 // Price is the current price of the item: list price less the promotion,
@@ -227,8 +228,9 @@ type RoomConfig struct {
 	MinItems, MaxItems int
 	// Varied names items the way a wider range of merchants and viewers
 	// do: a third of the items carry no brand ("修护面霜", "Repair Face
-	// Cream") and draw from a larger bank of descriptors, and viewers may
-	// shorten a kind ("精华" for 精华液, "the cream"). Off, a seed gives
+	// Cream") and draw from a larger bank of descriptors, size charts
+	// differ from item to item, and viewers may shorten a kind ("精华" for
+	// 精华液, "the cream") or leave out units. Off, a seed gives
 	// the rooms it always gave, so the evaluation suites stay fixed.
 	Varied bool `json:",omitempty"`
 }
@@ -243,7 +245,7 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cfg.MaxItems = max(cfg.MinItems, 6)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c697665726f6f6d)) // "liveroom"
-	r := &Room{Seed: seed, shortKinds: cfg.Varied}
+	r := &Room{Seed: seed, varied: cfg.Varied}
 	host := pick(rng, hostNames())
 	r.Merchant = Merchant{
 		Name:         brandName(rng) + " Live Shop",
@@ -342,7 +344,20 @@ func newItem(rng *rand.Rand, cat Category, index int, varied bool) Item {
 	if rng.IntN(100) < 40 {
 		it.PromoPercentOff = []int{5, 10, 15, 20, 30}[rng.IntN(5)]
 	}
-	for _, v := range variantNames(rng, cat) {
+	names := variantNames(rng, cat)
+	if cat == Apparel {
+		it.SizeChart = sizeChart()
+		if varied {
+			// Merchants' charts differ: a model must read the chart it
+			// is given, not recall one.
+			it.SizeChart = variedSizeChart(rng)
+			names = names[:0]
+			for _, r := range it.SizeChart {
+				names = append(names, r.Size)
+			}
+		}
+	}
+	for _, v := range names {
 		stock := 0
 		switch roll := rng.IntN(10); {
 		case roll < 2:
@@ -356,9 +371,6 @@ func newItem(rng *rand.Rand, cat Category, index int, varied bool) Item {
 	}
 	for _, a := range attributes(rng, cat) {
 		it.Attributes = append(it.Attributes, a)
-	}
-	if cat == Apparel {
-		it.SizeChart = sizeChart()
 	}
 	it.Shipping = Shipping{Days: 1 + rng.IntN(5), ReturnDays: 7}
 	if rng.IntN(3) == 0 {

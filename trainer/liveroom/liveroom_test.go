@@ -3,6 +3,7 @@ package liveroom
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -315,14 +316,21 @@ func TestViewersNameItemsByKind(t *testing.T) {
 func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
 	base := demoHarness(t)
 	unbranded, short := 0, 0
+	charts := map[string]bool{}
 	for seed := uint64(1); seed <= 40; seed++ {
 		r := NewRoom(seed, RoomConfig{MinItems: 1, MaxItems: 6, Varied: true})
 		for _, it := range r.Items {
 			if len(strings.Fields(it.NameEN)) == 1+len(strings.Fields(it.Aliases[2])) {
 				unbranded++
 			}
+			if len(it.SizeChart) > 0 {
+				charts[fmt.Sprint(it.SizeChart)] = true
+				if len(it.Variants) != len(it.SizeChart) {
+					t.Errorf("%s: variants %v for the size chart %v", it.ID, it.Variants, it.SizeChart)
+				}
+			}
 		}
-		for _, q := range r.Questions(seed, 60, QuestionConfig{Types: []QuestionType{QPrice, QStock, QLink, QShipping}}) {
+		for _, q := range r.Questions(seed, 60, QuestionConfig{Types: []QuestionType{QPrice, QStock, QLink, QShipping, QSize}}) {
 			query, _ := q.Gold.Calls[1].Arguments["query"].(string)
 			it, ok := r.Resolve(query)
 			if !ok || it.ID != r.questionItem(q).ID {
@@ -337,8 +345,8 @@ func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
 			}
 		}
 	}
-	if unbranded < 20 || short < 50 {
-		t.Errorf("%d unbranded items and %d shortened kinds in 40 varied rooms", unbranded, short)
+	if unbranded < 20 || short < 50 || len(charts) < 5 {
+		t.Errorf("%d unbranded items, %d shortened kinds and %d different size charts in 40 varied rooms", unbranded, short, len(charts))
 	}
 	// Rooms that are not varied are the ones the suites were built on.
 	if r := NewRoom(42, RoomConfig{}); r.Items[0].NameEN != "Fliamas Velvet Sunscreen" || r.Items[len(r.Items)-1].NameZH != "暖橙黛暖暖卫衣" {

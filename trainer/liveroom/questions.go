@@ -166,7 +166,7 @@ func (r *Room) mention(rng *rand.Rand, it Item, l Lang) (text, query string) {
 	opts := []string{it.Name(l), link}
 	if r.kindIsUnique(kind) {
 		opts = append(opts, kind)
-		if short := shortKind(kind); r.shortKinds && short != "" {
+		if short := shortKind(kind); r.varied && short != "" {
 			if found, ok := r.Resolve(short); ok && found.ID == it.ID {
 				kind = short
 				opts = append(opts, kind)
@@ -249,7 +249,11 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 		row := it.SizeChart[rng.IntN(len(it.SizeChart))]
 		h := row.MinHeight + 1 + rng.IntN(row.MaxHeight-row.MinHeight-1)
 		w := row.MinWeight + 1 + rng.IntN(row.MaxWeight-row.MinWeight-1)
-		q.Text = fmt.Sprintf(say("I'm %dcm and %dkg, which size of %s should I get?", "身高%d体重%d公斤，%s穿什么码？"), h, w, name)
+		zhText := "身高%d体重%d公斤，%s穿什么码？"
+		if r.varied && rng.IntN(2) == 0 {
+			zhText = "身高%d体重%d，%s穿什么码？"
+		}
+		q.Text = fmt.Sprintf(say("I'm %dcm and %dkg, which size of %s should I get?", zhText), h, w, name)
 		q.Gold = Gold{Skill: SkillSize, Calls: []hsa.Call{loadSkill(SkillSize), lookup(query)},
 			MustState: []Fact{phrase("recommended size", row.Size+" ", row.Size+"码", "size "+row.Size, row.Size+".", row.Size+"。", row.Size+",", row.Size+"，")}}
 	case QSpecs:

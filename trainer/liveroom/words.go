@@ -166,6 +166,23 @@ func attributes(rng *rand.Rand, c Category) []Attribute {
 	}
 }
 
+// variedSizeChart is sizeChart shifted by a few centimetres and
+// kilograms, two to four consecutive sizes of it.
+func variedSizeChart(rng *rand.Rand) []SizeRow {
+	dh, dw := 5*(rng.IntN(4)-2), 5*(rng.IntN(3)-1)
+	all := sizeChart()
+	n := 2 + rng.IntN(len(all)-1)
+	first := rng.IntN(len(all) - n + 1)
+	out := all[first : first+n]
+	for i := range out {
+		out[i].MinHeight += dh
+		out[i].MaxHeight += dh
+		out[i].MinWeight += dw
+		out[i].MaxWeight += dw
+	}
+	return out
+}
+
 func sizeChart() []SizeRow {
 	return []SizeRow{
 		{"S", 150, 160, 40, 50},
