@@ -211,6 +211,7 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 	case QPrice:
 		q.Text = say(pick(rng, []string{"How much is %s?", "What's the price of %s today?", "%s price?"}),
 			pick(rng, []string{"%s多少钱？", "%s现在什么价格", "%s今天直播间价格是多少"}))
+		q.Text = r.ask(rng, q.Text, say("How much for %s?", "%s什么价？"), say("What does %s cost?", "%s怎么卖？"))
 		q.Text = fmt.Sprintf(q.Text, name)
 		q.Gold = Gold{Skill: SkillPrice, Calls: []hsa.Call{loadSkill(SkillPrice), lookup(query)},
 			MustState: []Fact{money("current price of "+it.ID, it.Price())}}
@@ -219,9 +220,12 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 		qty := 1
 		if t == QEligibility {
 			qty = 1 + rng.IntN(3)
-			q.Text = fmt.Sprintf(say("If I buy %d of %s, can I use the coupon? What do I pay?", "%[2]s买%[1]d件能用券吗？到手多少钱？"), qty, name)
+			q.Text = fmt.Sprintf(r.ask(rng, say("If I buy %d of %s, can I use the coupon? What do I pay?", "%[2]s买%[1]d件能用券吗？到手多少钱？"),
+				say("Buying %d of %s, does the coupon apply?", "%[2]s拍%[1]d件可以用券吗？")), qty, name)
 		} else {
-			q.Text = fmt.Sprintf(say("Is there a coupon for %s? What's the final price?", "%s有优惠券吗？券后多少钱"), name)
+			q.Text = fmt.Sprintf(r.ask(rng, say("Is there a coupon for %s? What's the final price?", "%s有优惠券吗？券后多少钱"),
+				say("Any coupon for %s?", "%s有优惠券吗？"), say("Can I use a coupon on %s?", "%s能用券吗？"),
+				say("Is there a coupon for %s? How much after it?", "%s有券吗？到手价多少？")), name)
 		}
 		args := map[string]any{"item_id": it.ID}
 		if qty > 1 {
@@ -249,26 +253,31 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 		row := it.SizeChart[rng.IntN(len(it.SizeChart))]
 		h := row.MinHeight + 1 + rng.IntN(row.MaxHeight-row.MinHeight-1)
 		w := row.MinWeight + 1 + rng.IntN(row.MaxWeight-row.MinWeight-1)
-		zhText := "身高%d体重%d公斤，%s穿什么码？"
-		if r.varied && rng.IntN(2) == 0 {
-			zhText = "身高%d体重%d，%s穿什么码？"
-		}
-		q.Text = fmt.Sprintf(say("I'm %dcm and %dkg, which size of %s should I get?", zhText), h, w, name)
+		q.Text = fmt.Sprintf(r.ask(rng, say("I'm %dcm and %dkg, which size of %s should I get?", "身高%d体重%d公斤，%s穿什么码？"),
+			say("I'm %dcm, %dkg. What size of %s fits me?", "身高%d体重%d，%s穿什么码？"),
+			say("%dcm and %dkg, which size of %s?", "%dcm，%dkg，%s选哪个码？")), h, w, name)
 		q.Gold = Gold{Skill: SkillSize, Calls: []hsa.Call{loadSkill(SkillSize), lookup(query)},
 			MustState: []Fact{phrase("recommended size", row.Size+" ", row.Size+"码", "size "+row.Size, row.Size+".", row.Size+"。", row.Size+",", row.Size+"，")}}
 	case QSpecs:
 		a := it.Attributes[rng.IntN(len(it.Attributes))]
-		q.Text = fmt.Sprintf(say("What's the %[2]s of %[1]s?", "%[1]s的%[2]s是什么？"), name, say(a.Key, a.KeyZH))
+		q.Text = fmt.Sprintf(r.ask(rng, say("What's the %[2]s of %[1]s?", "%[1]s的%[2]s是什么？"),
+			say("Tell me the %[2]s of %[1]s.", "%[1]s的%[2]s呢？")), name, say(a.Key, a.KeyZH))
 		q.Gold = Gold{Skill: SkillFacts, Calls: []hsa.Call{loadSkill(SkillFacts), lookup(query)},
 			MustState: []Fact{phrase(a.Key+" of "+it.ID, a.Value, a.ValueZH)}}
 	case QStock:
 		v := it.Variants[rng.IntN(len(it.Variants))]
 		variant := v.Name
+		if r.varied && variant != "standard" && rng.IntN(3) == 0 {
+			// Asked of the item as a whole, it is in stock if any variant is.
+			variant, v = "standard", Variant{Stock: it.TotalStock()}
+		}
 		if variant == "standard" {
-			q.Text = fmt.Sprintf(say("Is %s still in stock?", "%s还有货吗？"), name)
+			q.Text = fmt.Sprintf(r.ask(rng, say("Is %s still in stock?", "%s还有货吗？"), say("Is %s in stock?", "%s有货吗？"),
+				say("Do you still have %s?", "%s还有吗？"), say("Is %s sold out?", "%s卖完了吗？")), name)
 			variant = ""
 		} else {
-			q.Text = fmt.Sprintf(say("Is %s in %s still in stock?", "%s的%s还有货吗？"), name, v.Name)
+			q.Text = fmt.Sprintf(r.ask(rng, say("Is %s in %s still in stock?", "%s的%s还有货吗？"), say("Do you have %s in %s?", "%s的%s有货吗？"),
+				say("Is %s in %s sold out?", "%s的%s卖完了吗？")), name, v.Name)
 		}
 		args := map[string]any{"item_id": it.ID}
 		if variant != "" {
@@ -285,7 +294,9 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 			q.Gold.MustNotState = []Fact{soldOut}
 		}
 	case QShipping:
-		q.Text = fmt.Sprintf(say("How long does shipping take for %s, and can I return it?", "%s多久发货？可以退货吗？"), name)
+		q.Text = fmt.Sprintf(r.ask(rng, say("How long does shipping take for %s, and can I return it?", "%s多久发货？可以退货吗？"),
+			say("How long does shipping take for %s?", "%s几天发货？"), say("When will %s ship?", "%s什么时候发货？"),
+			say("How many days until %s ships?", "%s多久能发货？")), name)
 		q.Gold = Gold{Skill: SkillShipping, Calls: []hsa.Call{loadSkill(SkillShipping), lookup(query), {Name: ToolShippingPolicy, Arguments: map[string]any{"item_id": it.ID}}}}
 		days := fmt.Sprintf("%d", it.Shipping.Days)
 		q.Gold.MustState = []Fact{phrase("dispatch days", days+" day", days+"天", days+" business day", days+"个工作日")}
@@ -305,11 +316,12 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 			other = r.Items[rng.IntN(len(r.Items))]
 		}
 		otherName, otherQuery := r.mention(rng, other, l)
-		q.Text = fmt.Sprintf(say("Which is cheaper, %s or %s?", "%s和%s哪个便宜？"), name, otherName)
+		q.Text = fmt.Sprintf(r.ask(rng, say("Which is cheaper, %s or %s?", "%s和%s哪个便宜？"), say("%s or %s, which costs less?", "%s和%s哪个更便宜？")), name, otherName)
 		q.Gold = Gold{Skill: SkillPrice, Calls: []hsa.Call{loadSkill(SkillPrice), lookup(query), lookup(otherQuery)},
 			MustState: []Fact{money("price of "+it.ID, it.Price()), money("price of "+other.ID, other.Price())}}
 	case QLink:
-		q.Text = fmt.Sprintf(say("Where is the link for %s?", "%s的链接在哪？"), name)
+		q.Text = fmt.Sprintf(r.ask(rng, say("Where is the link for %s?", "%s的链接在哪？"), say("Link for %s please", "%s的链接在哪"),
+			say("How do I buy %s?", "%s怎么买？"), say("Can you pin the link of %s?", "%s链接发一下")), name)
 		q.Gold = Gold{Skill: SkillLink, Calls: []hsa.Call{loadSkill(SkillLink), lookup(query), {Name: ToolSendLink, Arguments: map[string]any{"item_id": it.ID}}},
 			MustState: []Fact{phrase("link pinned", "pinned", "link", "链接", "置顶", "小黄车")}}
 	case QChitchat:
@@ -341,6 +353,15 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 	}
 	q.Gold.Money = append(q.Gold.Money, moneyOf(q.Gold.MustState)...)
 	return q
+}
+
+// ask is a question's wording: fixed, or in a varied room any of fixed
+// and more.
+func (r *Room) ask(rng *rand.Rand, fixed string, more ...string) string {
+	if !r.varied {
+		return fixed
+	}
+	return pick(rng, append([]string{fixed}, more...))
 }
 
 func moneyOf(facts []Fact) []int64 {
