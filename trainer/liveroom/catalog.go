@@ -302,7 +302,18 @@ func (r *Room) restyleIDs(rng *rand.Rand) {
 		for id == "" || used[id] {
 			switch style {
 			case 2:
-				id = "p-" + strings.ReplaceAll(strings.ToLower(it.Aliases[2]), " ", "-")
+				id = "p-" + slug(it.Aliases[2])
+				if r.varied {
+					// Slugs a model can only copy, not derive from the kind.
+					switch rng.IntN(4) {
+					case 1:
+						id = "p-" + slug(it.NameEN)
+					case 2:
+						id = fmt.Sprintf("%s-%02d", slug(it.Aliases[2]), 1+rng.IntN(99))
+					case 3:
+						id = fmt.Sprintf("p%d-%s", 1+rng.IntN(999), slug(it.Aliases[2]))
+					}
+				}
 				if used[id] {
 					id = fmt.Sprintf("%s-%d", id, i+1)
 				}
@@ -319,6 +330,11 @@ func (r *Room) restyleIDs(rng *rand.Rand) {
 		r.Coupons[i].ItemID = ids[r.Coupons[i].ItemID]
 	}
 	r.Featured = ids[r.Featured]
+}
+
+// slug is a name as an id part: "Face Cream" → "face-cream".
+func slug(name string) string {
+	return strings.ReplaceAll(strings.ToLower(name), " ", "-")
 }
 
 func newItem(rng *rand.Rand, cat Category, index int, varied bool) Item {

@@ -312,12 +312,12 @@ func TestViewersNameItemsByKind(t *testing.T) {
 }
 
 // TestVariedRoomsNameItemsAsMerchantsDo: varied rooms have items without
-// a brand, charts of their own, viewers who shorten a kind and word
-// questions in more ways, every query still resolves to
-// the item asked about, and the expert still solves every question.
+// a brand, charts of their own, slug ids that are not the kind, viewers
+// who shorten a kind and word questions in more ways; every query still
+// resolves to the item asked about, and the expert solves every question.
 func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
 	base := demoHarness(t)
-	unbranded, short := 0, 0
+	unbranded, short, slugs := 0, 0, 0
 	charts := map[string]bool{}
 	wordings := map[string]int{}
 	for seed := uint64(1); seed <= 40; seed++ {
@@ -325,6 +325,9 @@ func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
 		for _, it := range r.Items {
 			if len(strings.Fields(it.NameEN)) == 1+len(strings.Fields(it.Aliases[2])) {
 				unbranded++
+			}
+			if strings.Contains(it.ID, slug(it.Aliases[2])) && it.ID != "p-"+slug(it.Aliases[2]) {
+				slugs++
 			}
 			if len(it.SizeChart) > 0 {
 				charts[fmt.Sprint(it.SizeChart)] = true
@@ -355,6 +358,9 @@ func TestVariedRoomsNameItemsAsMerchantsDo(t *testing.T) {
 	}
 	if unbranded < 20 || short < 50 || len(charts) < 5 {
 		t.Errorf("%d unbranded items, %d shortened kinds and %d different size charts in 40 varied rooms", unbranded, short, len(charts))
+	}
+	if slugs < 5 {
+		t.Errorf("%d slugs other than p-KIND in 40 varied rooms", slugs)
 	}
 	if len(wordings) < 4 {
 		t.Errorf("varied rooms use only these of the other wordings: %v", wordings)
