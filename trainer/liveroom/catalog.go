@@ -291,6 +291,11 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 // of a room does not depend on it.
 func (r *Room) restyleIDs(rng *rand.Rand) {
 	style := rng.IntN(5)
+	if r.varied && style == 0 {
+		// Slugs are what models copy worst: varied rooms have twice as
+		// many, in place of category codes.
+		style = 2
+	}
 	if style < 2 {
 		return // the category codes newItem gives
 	}
