@@ -125,9 +125,8 @@ type Room struct {
 	Items    []Item   `json:"items"`
 	Coupons  []Coupon `json:"coupons"`
 	Featured string   `json:"featured"`
-	// varied: the room was made with RoomConfig.Varied, so its viewers
-	// phrase questions in more ways too.
-	varied bool
+	// variety is RoomConfig.Variety: its viewers ask in more ways too.
+	variety int
 }
 
 // Price is the current price of the item: list price less the promotion,
@@ -226,13 +225,22 @@ func Yuan(fen int64) string {
 type RoomConfig struct {
 	// MinItems and MaxItems bound the catalog size; defaults 3 and 6.
 	MinItems, MaxItems int
-	// Varied names items the way a wider range of merchants and viewers
-	// do: a third of the items carry no brand ("修护面霜", "Repair Face
-	// Cream") and draw from a larger bank of descriptors, size charts
-	// differ from item to item, and viewers may shorten a kind ("精华" for
-	// 精华液, "the cream") or leave out units. Off, a seed gives
-	// the rooms it always gave, so the evaluation suites stay fixed.
-	Varied bool `json:",omitempty"`
+	// Variety makes rooms the way a wider range of merchants and viewers
+	// do, in levels that each add to the one before, so that a run made
+	// at one level can be made again:
+	//
+	//  1. a third of the items carry no brand ("修护面霜", "Repair Face
+	//     Cream") and names draw from a larger bank of descriptors; size
+	//     charts differ from item to item; viewers may shorten a kind
+	//     ("精华" for 精华液, "the cream") and leave units out;
+	//  2. two to five wordings per question type and language, and stock
+	//     questions about an item as a whole;
+	//  3. slug ids that carry the name, a number or a prefix;
+	//  4. slug ids in two rooms of five instead of one.
+	//
+	// At 0 a seed gives the rooms it always gave, so the evaluation suites
+	// stay fixed.
+	Variety int `json:",omitempty"`
 }
 
 // NewRoom generates a room from a seed. The same seed and config always
@@ -245,7 +253,7 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cfg.MaxItems = max(cfg.MinItems, 6)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c697665726f6f6d)) // "liveroom"
-	r := &Room{Seed: seed, varied: cfg.Varied}
+	r := &Room{Seed: seed, variety: cfg.Variety}
 	host := pick(rng, hostNames())
 	r.Merchant = Merchant{
 		Name:         brandName(rng) + " Live Shop",
@@ -259,7 +267,7 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cat := Categories()[rng.IntN(len(Categories()))]
 		var it Item
 		for {
-			it = newItem(rng, cat, i+1, cfg.Varied)
+			it = newItem(rng, cat, i+1, cfg.Variety >= 1)
 			if !usedNames[it.NameEN] && !usedNames[it.NameZH] {
 				break
 			}
@@ -291,9 +299,9 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 // of a room does not depend on it.
 func (r *Room) restyleIDs(rng *rand.Rand) {
 	style := rng.IntN(5)
-	if r.varied && style == 0 {
-		// Slugs are what models copy worst: varied rooms have twice as
-		// many, in place of category codes.
+	if r.variety >= 4 && style == 0 {
+		// Slugs are what models copy worst: twice as many, in place of
+		// category codes.
 		style = 2
 	}
 	if style < 2 {
@@ -308,7 +316,7 @@ func (r *Room) restyleIDs(rng *rand.Rand) {
 			switch style {
 			case 2:
 				id = "p-" + slug(it.Aliases[2])
-				if r.varied {
+				if r.variety >= 3 {
 					// Slugs a model can only copy, not derive from the kind.
 					switch rng.IntN(4) {
 					case 1:

@@ -166,7 +166,7 @@ func (r *Room) mention(rng *rand.Rand, it Item, l Lang) (text, query string) {
 	opts := []string{it.Name(l), link}
 	if r.kindIsUnique(kind) {
 		opts = append(opts, kind)
-		if short := shortKind(kind); r.varied && short != "" {
+		if short := shortKind(kind); r.variety >= 1 && short != "" {
 			if found, ok := r.Resolve(short); ok && found.ID == it.ID {
 				kind = short
 				opts = append(opts, kind)
@@ -267,7 +267,7 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 	case QStock:
 		v := it.Variants[rng.IntN(len(it.Variants))]
 		variant := v.Name
-		if r.varied && variant != "standard" && rng.IntN(3) == 0 {
+		if r.variety >= 2 && variant != "standard" && rng.IntN(3) == 0 {
 			// Asked of the item as a whole, it is in stock if any variant is.
 			variant, v = "standard", Variant{Stock: it.TotalStock()}
 		}
@@ -355,10 +355,10 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 	return q
 }
 
-// ask is a question's wording: fixed, or in a varied room any of fixed
-// and more.
+// ask is a question's wording: fixed, or from RoomConfig.Variety 2 on any
+// of fixed and more.
 func (r *Room) ask(rng *rand.Rand, fixed string, more ...string) string {
-	if !r.varied {
+	if r.variety < 2 {
 		return fixed
 	}
 	return pick(rng, append([]string{fixed}, more...))

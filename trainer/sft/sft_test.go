@@ -534,3 +534,23 @@ func TestTrainMainDispatchesStages(t *testing.T) {
 		t.Errorf("verl-rl export: %.300s", data)
 	}
 }
+
+// TestBuildRejectsBadDataConfig: each unusable setting is named.
+func TestBuildRejectsBadDataConfig(t *testing.T) {
+	base := demo(t)
+	for _, tc := range []struct {
+		edit func(*DataConfig)
+		want string
+	}{
+		{func(c *DataConfig) { c.Room.Variety = 5 }, "variety 5"},
+		{func(c *DataConfig) { c.Room.Variety = -1 }, "variety -1"},
+		{func(c *DataConfig) { c.Rooms = -1 }, "negative data counts"},
+		{func(c *DataConfig) { c.ContextShare = 1.5 }, "shares must lie in [0, 1]"},
+	} {
+		cfg := DefaultDataConfig()
+		tc.edit(&cfg)
+		if _, _, err := Build(context.Background(), base, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want an error naming %q, got %v", tc.want, err)
+		}
+	}
+}
