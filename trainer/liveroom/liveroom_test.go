@@ -386,22 +386,34 @@ func mustExpert(t *testing.T, r *Room, h *harness.Harness, q Question) []harness
 	return msgs
 }
 
-// TestPlainRoomsAreUnchanged pins the rooms and questions that rooms
-// without RoomConfig.Variety give: the evaluation suites are built from
-// them, so a change here changes every number in trainer/REPRODUCTION.md.
-// If that is intended, say so there and update the digest.
-func TestPlainRoomsAreUnchanged(t *testing.T) {
-	h := sha256.New()
-	for seed := uint64(1); seed <= 30; seed++ {
-		r := NewRoom(seed, RoomConfig{MinItems: 3, MaxItems: 6})
-		b, _ := json.Marshal(r)
-		h.Write(b)
-		for _, q := range r.Questions(seed, 40, QuestionConfig{TypoRate: 0.2}) {
-			b, _ := json.Marshal(q)
+// TestRoomsAreUnchanged pins the rooms and questions a seed gives at each
+// RoomConfig.Variety. Plain rooms (0) are what the evaluation suites are
+// built from, so a change there changes every number in
+// trainer/REPRODUCTION.md; each other level is what the runs recorded
+// there trained on. A new kind of variety is a new level.
+func TestRoomsAreUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		cfg    RoomConfig
+		digest string
+	}{
+		{RoomConfig{MinItems: 3, MaxItems: 6}, "711e6387e738c5e1dc33f24aaf0a14a00349e297448aa66a29cc27b86e92dc6f"},
+		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 1}, "3c30226260805c3226092fc39d618b494c3e1957fbbd52f6330fd3d19b139445"},
+		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 2}, "80777abd0c0068260f711807ce7247ab33e0e212f6aa2c8b38db41e9a092d951"},
+		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 3}, "8289dc7736aa5330ae03f75a52a11b3b511e582248e0b640cb22cbe1f90f752a"},
+		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 4}, "cccf07dccefee8900458bbc2e0ef52260f8d4d5b908aba6159dae11f7b10c4a1"},
+	} {
+		h := sha256.New()
+		for seed := uint64(1); seed <= 30; seed++ {
+			r := NewRoom(seed, tc.cfg)
+			b, _ := json.Marshal(r)
 			h.Write(b)
+			for _, q := range r.Questions(seed, 40, QuestionConfig{TypoRate: 0.2}) {
+				b, _ := json.Marshal(q)
+				h.Write(b)
+			}
 		}
-	}
-	if got := fmt.Sprintf("%x", h.Sum(nil)); got != "711e6387e738c5e1dc33f24aaf0a14a00349e297448aa66a29cc27b86e92dc6f" {
-		t.Errorf("plain rooms changed: digest %s", got)
+		if got := fmt.Sprintf("%x", h.Sum(nil)); got != tc.digest {
+			t.Errorf("rooms of variety %d changed: digest %s", tc.cfg.Variety, got)
+		}
 	}
 }

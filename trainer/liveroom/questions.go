@@ -253,9 +253,13 @@ func (r *Room) question(rng *rand.Rand, t QuestionType, l Lang) Question {
 		row := it.SizeChart[rng.IntN(len(it.SizeChart))]
 		h := row.MinHeight + 1 + rng.IntN(row.MaxHeight-row.MinHeight-1)
 		w := row.MinWeight + 1 + rng.IntN(row.MaxWeight-row.MinWeight-1)
-		q.Text = fmt.Sprintf(r.ask(rng, say("I'm %dcm and %dkg, which size of %s should I get?", "身高%d体重%d公斤，%s穿什么码？"),
+		text := r.ask(rng, say("I'm %dcm and %dkg, which size of %s should I get?", "身高%d体重%d公斤，%s穿什么码？"),
 			say("I'm %dcm, %dkg. What size of %s fits me?", "身高%d体重%d，%s穿什么码？"),
-			say("%dcm and %dkg, which size of %s?", "%dcm，%dkg，%s选哪个码？")), h, w, name)
+			say("%dcm and %dkg, which size of %s?", "%dcm，%dkg，%s选哪个码？"))
+		if r.variety == 1 && rng.IntN(2) == 0 && zh {
+			text = "身高%d体重%d，%s穿什么码？" // level 1 left only the unit out
+		}
+		q.Text = fmt.Sprintf(text, h, w, name)
 		q.Gold = Gold{Skill: SkillSize, Calls: []hsa.Call{loadSkill(SkillSize), lookup(query)},
 			MustState: []Fact{phrase("recommended size", row.Size+" ", row.Size+"码", "size "+row.Size, row.Size+".", row.Size+"。", row.Size+",", row.Size+"，")}}
 	case QSpecs:
