@@ -157,6 +157,39 @@ type Tool struct {
 	// Plugin and Export name the plugin export that implements the tool.
 	Plugin string `json:"plugin,omitempty"`
 	Export string `json:"export,omitempty"`
+	// CatalogArgs names the arguments (top-level string properties of
+	// Parameters) whose value is the id of an item of the stream's catalog.
+	// A runtime that knows the catalog holds the model to those ids: a
+	// constrained decoder cannot write another, and a call naming another
+	// is refused before the plugin runs. It is not shown to the model.
+	CatalogArgs []string `json:"catalog_args,omitempty"`
+}
+
+// CatalogParameters returns Parameters with each CatalogArgs property
+// limited to ids (a JSON Schema "enum"): the schema a constrained decoder
+// holds the model's call to. With no CatalogArgs or no ids it returns
+// Parameters unchanged.
+func (t Tool) CatalogParameters(ids []string) (json.RawMessage, error) {
+	if len(t.CatalogArgs) == 0 || len(ids) == 0 {
+		return t.Parameters, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for _, name := range t.CatalogArgs {
+		prop, ok := props[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("tool %q: catalog argument %q is not a property of its parameters", t.Name, name)
+		}
+		prop["enum"] = ids
+	}
+	out, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+	}
+	return out, nil
 }
 
 // HookEvent is a point in the turn lifecycle where hooks run.
@@ -446,6 +479,7 @@ func (h *Harness) Clone() *Harness {
 	c.Tools = make([]Tool, len(h.Tools))
 	for i, t := range h.Tools {
 		t.Parameters = append(json.RawMessage(nil), t.Parameters...)
+		t.CatalogArgs = append([]string(nil), t.CatalogArgs...)
 		c.Tools[i] = t
 	}
 	c.Hooks = make([]Hook, len(h.Hooks))

@@ -65,6 +65,8 @@ func TestBrokenHarnesses(t *testing.T) {
 		"18-yaml-unknown-field.yaml":         {11, `pipeline.retry_budget: unknown field "retry_budget"`},
 		"19-skill-file-missing.json":         {4, "cannot read skills/nowhere/SKILL.md"},
 		"20-skill-file-escapes.json":         {4, "must be a relative path inside the harness folder"},
+		"21-catalog-arg-not-string.json":     {28, `tools[1].catalog_args: "item" has type "integer"; a catalog id is a string`},
+		"22-catalog-arg-unknown.json":        {28, `tools[1].catalog_args: "item" is not a property of the parameters`},
 	}
 	files, err := filepath.Glob("testdata/broken/*")
 	if err != nil {

@@ -236,3 +236,51 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("changing the clone changed the original")
 	}
 }
+
+// Catalog arguments narrow the call schema, never what the model reads.
+func TestCatalogParameters(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, ok := h.Tool("coupon_check")
+	if !ok || len(tool.CatalogArgs) != 1 {
+		t.Fatalf("demo coupon_check = %+v, want one catalog argument", tool)
+	}
+	bound, err := tool.CatalogParameters([]string{"p-serum", "p-cream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type string   `json:"type"`
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(bound, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if p := schema.Properties["item_id"]; p.Type != "string" || strings.Join(p.Enum, ",") != "p-serum,p-cream" {
+		t.Errorf("item_id = %+v, want a string held to the two ids", p)
+	}
+	if p := schema.Properties["quantity"]; len(p.Enum) != 0 || p.Type != "integer" {
+		t.Errorf("quantity changed: %+v", p)
+	}
+	if unchanged, _ := tool.CatalogParameters(nil); string(unchanged) != string(tool.Parameters) {
+		t.Error("with no ids the parameters changed")
+	}
+	p, err := Render(h, Conversation{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Tools {
+		if strings.Contains(string(f.Function.Parameters), "enum\": [\"p-") || strings.Contains(string(f.Function.Parameters), "catalog_args") {
+			t.Errorf("rendered %s shows the catalog binding: %s", f.Function.Name, f.Function.Parameters)
+		}
+	}
+	tool.CatalogArgs = []string{"nowhere"}
+	if _, err := tool.CatalogParameters([]string{"p-serum"}); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
+		t.Errorf("unknown catalog argument: err %v", err)
+	}
+}

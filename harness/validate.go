@@ -184,9 +184,53 @@ func (v *validator) tools(h *Harness) {
 		}
 		if err := checkParameters(t.Parameters); err != nil {
 			v.add(p+".parameters", "%v", err)
+		} else if err := checkCatalogArgs(t.Parameters, t.CatalogArgs); err != nil {
+			v.add(p+".catalog_args", "%v", err)
 		}
 		v.pluginRef(p, t.Plugin, t.Export, true)
 	}
+}
+
+// checkCatalogArgs requires each catalog argument to be a distinct
+// top-level property of the parameters that a string can satisfy, so the
+// runtime can hold it to the catalog's ids.
+func checkCatalogArgs(raw json.RawMessage, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return fmt.Errorf("parameters: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, name := range args {
+		if seen[name] {
+			return fmt.Errorf("%q is listed twice", name)
+		}
+		seen[name] = true
+		prop, ok := schema.Properties[name]
+		if !ok {
+			return fmt.Errorf("%q is not a property of the parameters", name)
+		}
+		var p struct {
+			Type any `json:"type"`
+		}
+		if err := json.Unmarshal(prop, &p); err != nil {
+			return fmt.Errorf("%q: %v", name, err)
+		}
+		switch ty := p.Type.(type) {
+		case nil:
+		case string:
+			if ty != "string" {
+				return fmt.Errorf("%q has type %q; a catalog id is a string", name, ty)
+			}
+		default:
+			return fmt.Errorf("%q must have type \"string\" (or none) to hold a catalog id", name)
+		}
+	}
+	return nil
 }
 
 // checkParameters requires a JSON Schema for an arguments object and

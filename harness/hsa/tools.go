@@ -346,6 +346,7 @@ func toolDistractors(h *harness.Harness, seed int64, opts Options) (*harness.Har
 		d := orig
 		d.Name = name
 		d.Parameters = slices.Clone(orig.Parameters)
+		d.CatalogArgs = slices.Clone(orig.CatalogArgs)
 		lead := k.en
 		if isChinese(orig.Description) {
 			lead = k.zh

@@ -22,7 +22,38 @@ func newVariant(h *harness.Harness, seed int64, opts Options) *variant {
 	return &variant{h: h.Clone(), rng: newRand(seed), opts: opts}
 }
 
-func (v *variant) record(s Step) { v.steps = append(v.steps, s) }
+func (v *variant) record(s Step) {
+	v.steps = append(v.steps, s)
+	v.followCatalogArgs(s)
+}
+
+// followCatalogArgs keeps a tool's catalog arguments naming the same
+// arguments after a step reshapes them: a renamed top-level argument is
+// renamed there too; after a wrap no argument is top-level, so the tool
+// keeps none (its ids are then checked by the plugin alone).
+func (v *variant) followCatalogArgs(s Step) {
+	if s.Op != OpRenameParam && s.Op != OpWrap {
+		return
+	}
+	for i := range v.h.Tools {
+		t := &v.h.Tools[i]
+		if t.Name != s.Tool || len(t.CatalogArgs) == 0 {
+			continue
+		}
+		if s.Op == OpWrap {
+			t.CatalogArgs = nil
+			continue
+		}
+		if len(s.Path) > 0 {
+			continue
+		}
+		for j, a := range t.CatalogArgs {
+			if a == s.From {
+				t.CatalogArgs[j] = s.To
+			}
+		}
+	}
+}
 
 // edit records a change of what the model reads.
 func (v *variant) edit(target, from, to string) {

@@ -1,0 +1,100 @@
+package hsa
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/livehat/livehat/harness"
+)
+
+// A variant keeps each tool's catalog arguments naming the argument that
+// carries the item id in its mapped gold calls, whatever it was renamed to;
+// only a wrap, which leaves no argument at the top level, drops them.
+func TestCatalogArgsFollowTheirArgument(t *testing.T) {
+	if _, err := os.Stat(demoHarness); err != nil {
+		t.Skipf("no demo harness: %v", err)
+	}
+	h, err := harness.Load(demoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gold []Call
+	for _, tool := range h.Tools {
+		if slices.Equal(tool.CatalogArgs, []string{"item_id"}) {
+			gold = append(gold, Call{Name: tool.Name, Arguments: map[string]any{"item_id": "p-cream"}})
+		}
+	}
+	if len(gold) < 4 {
+		t.Fatalf("the demo harness binds %d tools to the catalog, want the 4 item tools", len(gold))
+	}
+	check := func(what string, nh *harness.Harness, m Mapping) {
+		t.Helper()
+		if err := harness.Validate(nh); err != nil {
+			t.Fatalf("%s: invalid variant: %v", what, err)
+		}
+		for _, c := range gold {
+			mc, err := m.Map(c)
+			if err != nil {
+				t.Fatalf("%s: map %v: %v", what, c, err)
+			}
+			tool, _ := nh.Tool(mc.Name)
+			wrapped := wrappedTools(m)[mc.Name]
+			switch {
+			case wrapped && len(tool.CatalogArgs) > 0:
+				t.Errorf("%s: %s was wrapped but keeps catalog arguments %v", what, mc.Name, tool.CatalogArgs)
+			case !wrapped && len(tool.CatalogArgs) != 1:
+				t.Errorf("%s: %s lost its catalog argument (%v; steps %+v)", what, mc.Name, tool.CatalogArgs, m.Steps)
+			case !wrapped && mc.Arguments[tool.CatalogArgs[0]] != "p-cream":
+				t.Errorf("%s: %s binds %q but the item id is in %v", what, mc.Name, tool.CatalogArgs[0], mc.Arguments)
+			}
+		}
+	}
+	opts := Options{Gold: gold}
+	renamed := 0
+	for _, f := range Families() {
+		for seed := range int64(6) {
+			nh, m, err := f.Apply(h, seed, opts)
+			if errors.Is(err, ErrNotApplicable) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", f.Name, seed, err)
+			}
+			check(f.Name, nh, m)
+			for _, t := range nh.Tools {
+				if len(t.CatalogArgs) == 1 && t.CatalogArgs[0] != "item_id" {
+					renamed++
+				}
+			}
+		}
+	}
+	for _, pool := range []Pool{PoolTrain, PoolHeldOut} {
+		for seed := range int64(6) {
+			nh, rec, err := Augment(h, pool, seed, 3, opts)
+			if err != nil {
+				t.Fatalf("augment %s seed %d: %v", pool, seed, err)
+			}
+			check("augment/"+string(pool), nh, rec.Mapping())
+		}
+	}
+	if renamed == 0 {
+		t.Error("no variant renamed a catalog argument; the test proves nothing about renames")
+	}
+}
+
+// wrappedTools names, as the variant finally calls them, the tools whose
+// arguments a wrap step moved into one object.
+func wrappedTools(m Mapping) map[string]bool {
+	w := map[string]bool{}
+	for _, s := range m.Steps {
+		switch {
+		case s.Op == OpWrap:
+			w[s.Tool] = true
+		case s.Op == OpRenameTool && w[s.Tool]:
+			w[s.To] = true
+		}
+	}
+	return w
+}
