@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -294,5 +296,56 @@ func TestCallGuardFollowsReply(t *testing.T) {
 	push("<tool_call>")
 	if guard.call == nil {
 		t.Error("a second call did not start the constraint")
+	}
+}
+
+// CallTools narrow what the constraint allows without changing the prompt:
+// a free-text item id shown to the model is held to the catalog's ids.
+func TestCallToolsNarrowTheConstraintNotThePrompt(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 9)
+	e := startEngine(t, m, tok, Options{})
+	shown := []chat.Tool{{Name: "send_link", Description: "Pin an item's link.",
+		Parameters: json.RawMessage(`{"type": "object", "properties": {"item_id": {"type": "string"}}, "required": ["item_id"]}`)}}
+	narrow := []chat.Tool{{Name: "send_link", Description: "Pin an item's link.",
+		Parameters: json.RawMessage(`{"type": "object", "properties": {"item_id": {"type": "string", "enum": ["p-cream", "p-serum"]}}, "required": ["item_id"]}`)}}
+	ctx := context.Background()
+	var prompt []int
+	for i := range 6 {
+		req := Request{Messages: question("host", "cart"), Tools: shown, Prefix: chat.ToolCallOpen, MaxTokens: 60,
+			Sampling: sample.Config{Temperature: 1, Seed: uint64(i)}, Constrain: true}
+		free, err := e.Generate(ctx, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.CallTools = narrow
+		res, err := e.Generate(ctx, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompt = append(prompt, free.Usage.PromptTokens, res.Usage.PromptTokens)
+		// A random model may start a second call and run out of tokens
+		// in it; every id it wrote, finished or not, must be the schema's.
+		ids := regexp.MustCompile(`"item_id"\s*:\s*"([^"]*)"`).FindAllStringSubmatch(res.Text, -1)
+		if len(ids) == 0 {
+			t.Fatalf("seed %d: no item id written: %q", i, res.Text)
+		}
+		for _, id := range ids {
+			if id[1] != "p-cream" && id[1] != "p-serum" {
+				t.Errorf("seed %d: item_id %q is not one of the call schema's ids in %q (free call: %q)", i, id[1], res.Text, free.Text)
+			}
+		}
+	}
+	for _, n := range prompt[1:] {
+		if n != prompt[0] {
+			t.Errorf("prompt lengths %v: the call schemas changed what the model reads", prompt)
+			break
+		}
+	}
+	for _, bad := range [][]chat.Tool{{}, {{Name: "other", Parameters: narrow[0].Parameters}}} {
+		_, err := e.Generate(ctx, Request{Messages: question("host", "cart"), Tools: shown, CallTools: bad, Constrain: true}, nil)
+		if err == nil || !strings.Contains(err.Error(), "call schema") {
+			t.Errorf("call schemas %v for tools %v: err %v, want a mismatch named", bad, shown, err)
+		}
 	}
 }

@@ -136,6 +136,11 @@ type Request struct {
 	// Tools. Schema keywords that constrain values rather than structure
 	// (minimum, pattern, format) are not enforced; see constrain.Grammar.
 	Constrain bool
+	// CallTools, when set, are the schemas Constrain holds calls to in
+	// place of Tools': the same tools with narrower values, such as an
+	// item id limited to the ids of the stream's catalog. The prompt still
+	// shows Tools, so what the model reads does not change with them.
+	CallTools []chat.Tool
 	// DisableThinking renders the prompt with an empty <think> block, so a
 	// Qwen3 model answers without reasoning first.
 	DisableThinking bool
@@ -492,6 +497,28 @@ func (e *Engine) Generate(ctx context.Context, req Request, onDelta func(Delta) 
 
 // newRequest renders and tokenizes the prompt and prepares the sampler and
 // the constraint, so that bad input fails before it reaches the scheduler.
+// sameTools requires CallTools, when set, to name exactly the tools the
+// prompt shows: a call schema for a tool the model cannot see, or none
+// for one it can, would make the constraint and the prompt disagree.
+func sameTools(tools, call []chat.Tool) error {
+	if call == nil {
+		return nil
+	}
+	shown := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		shown[t.Name] = true
+	}
+	if len(call) != len(tools) {
+		return fmt.Errorf("engine: %d call schemas for %d tools", len(call), len(tools))
+	}
+	for _, t := range call {
+		if !shown[t.Name] {
+			return fmt.Errorf("engine: call schema for %q, which is not among the tools", t.Name)
+		}
+	}
+	return nil
+}
+
 func (e *Engine) newRequest(req Request) (*request, error) {
 	if len(req.Messages) == 0 {
 		return nil, errors.New("engine: request has no messages")
@@ -501,6 +528,9 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	}
 	if req.Constrain && len(req.Tools) == 0 {
 		return nil, errors.New("engine: Constrain needs tools")
+	}
+	if err := sameTools(req.Tools, req.CallTools); err != nil {
+		return nil, err
 	}
 	sampler, err := sample.New(req.Sampling)
 	if err != nil {
@@ -535,7 +565,11 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		r.since = r.submitted
 	}
 	if req.Constrain {
-		g, err := constrain.Compile(req.Tools)
+		schemas := req.Tools
+		if req.CallTools != nil {
+			schemas = req.CallTools
+		}
+		g, err := constrain.Compile(schemas)
 		if err != nil {
 			return nil, fmt.Errorf("engine: constrain tool calls: %w", err)
 		}
