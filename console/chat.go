@@ -218,7 +218,7 @@ func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 	// A session of its own: the turn runs the stream's harness, plugins
 	// and catalog without queueing behind (or merging with) live viewers.
 	sess, _, modelName, err := h.newSession(h.ctx, st, setup, "", runtime.Config{MaxTokens: maxTokens,
-		Context: func() []harness.ContextItem { return setup.context }})
+		Context: func() []harness.ContextItem { return setup.context }, CatalogItems: func() []string { return setup.items }})
 	if err != nil {
 		<-sem
 		return err

@@ -598,8 +598,8 @@ func (s *Server) shipExperiment(c *fiber.Ctx) error {
 	return s.runShip(c, plan)
 }
 
-// catalogItems lists the item ids of a stream's catalog, what events may
-// name.
+// catalogItems lists the item ids of a stream's catalog: what events may
+// name, and what the model's item arguments are held to.
 func catalogItems(raw json.RawMessage) []string {
 	var cat plugins.Catalog
 	if json.Unmarshal(raw, &cat) != nil {

@@ -165,6 +165,7 @@ type streamSetup struct {
 	effective string
 	catalog   string
 	context   []harness.ContextItem
+	items     []string // the catalog's item ids, which tool arguments are held to
 	strategy  runtime.Strategy
 	onAir     bool
 }
@@ -211,7 +212,7 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		return nil, fmt.Errorf("stream %s: %w", st.ID, err)
 	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(st.Catalog), context: streamContext(st.Catalog), onAir: st.OnAir}
+		catalog: string(st.Catalog), context: streamContext(st.Catalog), items: catalogItems(st.Catalog), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
@@ -322,6 +323,13 @@ func (p *switchablePlugins) Hook(ctx context.Context, plugin, export string, inp
 
 func (p *switchablePlugins) Skill(ctx context.Context, plugin, export string, input json.RawMessage) (string, error) {
 	return (*p.cur.Load()).Skill(ctx, plugin, export, input)
+}
+
+// catalogItems returns the item ids of the session's current catalog.
+func (ls *liveSession) catalogItems() []string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.setup.items
 }
 
 // liveSession is a room's runtime.Session with what it was built from.
@@ -531,7 +539,8 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pin: pin, pumped: make(chan struct{})}
 	ls.context.Store(&setup.context)
 	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
-		Context: func() []harness.ContextItem { return *ls.context.Load() },
+		Context:      func() []harness.ContextItem { return *ls.context.Load() },
+		CatalogItems: ls.catalogItems,
 	})
 	if err != nil {
 		return nil, err

@@ -133,6 +133,9 @@ func (m LocalModel) Generate(ctx context.Context, req Request) (Response, error)
 	tools := toChatTools(req.Tools)
 	r := engine.Request{Messages: toChat(req.Messages), Tools: tools, MaxTokens: req.MaxTokens, Sampling: m.Sampling,
 		Constrain: m.Constrain && len(tools) > 0, Since: req.Since}
+	if r.Constrain && req.CallTools != nil {
+		r.CallTools = toChatTools(req.CallTools)
+	}
 	res, err := m.Engine.Generate(ctx, r, nil)
 	if err != nil {
 		return Response{}, err

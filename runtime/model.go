@@ -27,6 +27,10 @@ type Model interface {
 type Request struct {
 	Messages []harness.Message
 	Tools    []harness.FunctionSpec
+	// CallTools, when set, are Tools with narrower argument schemas (ids
+	// bound to the stream's catalog): a backend that constrains tool calls
+	// holds them to these, while the prompt shows Tools.
+	CallTools []harness.FunctionSpec
 	// MaxTokens bounds the completion; 0 leaves it to the backend.
 	MaxTokens int
 	// Since is when the question the generation serves arrived (for a turn

@@ -27,6 +27,13 @@ type Config struct {
 	// Context returns the stream's current state for the prompt's context
 	// section (featured item, active coupon); nil for none.
 	Context func() []harness.ContextItem
+	// CatalogItems returns the ids of the stream's catalog items; nil for
+	// a stream without one. With it, a tool argument the harness binds to
+	// the catalog (harness.Tool.CatalogArgs) is held to these ids: a local
+	// model's constrained decoder cannot write another, and a call from any
+	// backend naming another is refused with the ids listed, before the
+	// plugin runs.
+	CatalogItems func() []string
 	// Signals reports stream signals for strategy rules (e.g. "stock_low":
 	// 1 when the featured item runs low); nil for none.
 	Signals func() map[string]float64

@@ -148,6 +148,8 @@ type turnRunner struct {
 	start time.Time
 	// injected is hook context for this turn.
 	injected []harness.InjectedContext
+	// items caches the stream's catalog ids for the turn; see catalogItems.
+	items []string
 }
 
 func (r *turnRunner) since() time.Duration { return time.Since(r.start) }
@@ -286,8 +288,13 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		}
 		t0 = time.Now()
 		st := Step{Kind: "model", Start: r.since()}
-		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, MaxTokens: maxTokens,
-			Since: r.start.Add(-t.Timing.Queue)})
+		callTools, err := r.callTools(tools)
+		if err != nil {
+			r.safeLine(msgs[turnStart:], "tools: "+err.Error())
+			return
+		}
+		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, CallTools: callTools,
+			MaxTokens: maxTokens, Since: r.start.Add(-t.Timing.Queue)})
 		st.Took = time.Since(t0)
 		t.Timing.Model += st.Took
 		t.Timing.Prefill += resp.Usage.Prefill
@@ -534,8 +541,73 @@ func (r *turnRunner) loadSkill(ctx context.Context, call harness.ToolCall) (stri
 	return content, s.Kind == harness.SkillReply
 }
 
-// validateArgs checks a call's arguments against the tool's schema before
-// any plugin sees them.
+// catalogItems returns the stream's item ids, read once per turn so that
+// every round and every check of the turn sees the same catalog; nil when
+// the stream has none.
+func (r *turnRunner) catalogItems() []string {
+	if r.items == nil && r.s.cfg.CatalogItems != nil {
+		r.items = append([]string{}, r.s.cfg.CatalogItems()...)
+	}
+	return r.items
+}
+
+// callTools returns the offered tools with their catalog arguments held
+// to the stream's item ids, or nil when no offered tool has one (or the
+// stream has no catalog), which leaves the tools' own schemas in force.
+func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.FunctionSpec, error) {
+	if len(tools) == 0 || r.s.cfg.CatalogItems == nil {
+		return nil, nil
+	}
+	ids := r.catalogItems()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []harness.FunctionSpec
+	for i, spec := range tools {
+		tool, ok := r.h.Tool(spec.Function.Name)
+		if !ok || len(tool.CatalogArgs) == 0 {
+			continue
+		}
+		params, err := tool.CatalogParameters(ids)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = append([]harness.FunctionSpec(nil), tools...)
+		}
+		out[i].Function.Parameters = params
+	}
+	return out, nil
+}
+
+// checkCatalogArgs refuses a call whose catalog argument names no item of
+// the stream, listing the ids so that the model can correct itself.
+func (r *turnRunner) checkCatalogArgs(tool harness.Tool, args json.RawMessage) error {
+	if len(tool.CatalogArgs) == 0 || r.s.cfg.CatalogItems == nil {
+		return nil
+	}
+	ids := r.catalogItems()
+	if len(ids) == 0 {
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return fmt.Errorf("arguments of %s are not a JSON object: %v", tool.Name, err)
+	}
+	for _, name := range tool.CatalogArgs {
+		v, ok := obj[name]
+		if !ok {
+			continue
+		}
+		if id, _ := v.(string); !slices.Contains(ids, id) {
+			return fmt.Errorf("%s %v is not an item of this stream; the items are %s", name, v, strings.Join(ids, ", "))
+		}
+	}
+	return nil
+}
+
+// validateArgs checks a call's arguments against the tool's schema and
+// the stream's catalog before any plugin sees them.
 func (r *turnRunner) validateArgs(tool harness.Tool, args json.RawMessage) error {
 	schema, err := r.s.schema(r.h, tool)
 	if err != nil {
@@ -548,7 +620,7 @@ func (r *turnRunner) validateArgs(tool harness.Tool, args json.RawMessage) error
 	if err := schema.Validate(v); err != nil {
 		return fmt.Errorf("arguments of %s do not match its schema: %v", tool.Name, firstLine(err.Error()))
 	}
-	return nil
+	return r.checkCatalogArgs(tool, args)
 }
 
 func firstLine(s string) string {

@@ -50,6 +50,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	out := fs.String("out", "", "write the JSON report (and per-item results) to this folder")
 	responses := fs.String("responses", "", "IFEval: score these responses (official input_response_data layout)")
 	suitesDir := fs.String("suites", "", "read suite files <name>.jsonl from this folder instead of the committed ones")
+	bindCatalog := fs.Bool("bind-catalog", false, "hold the model's item arguments to the room's catalog ids, as live sessions do")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,7 +89,8 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 				return nil, err
 			}
 		}
-		runner = &Runner{Base: cfg.Base, Sandbox: sb, Model: factory, Parallel: *parallel, Logger: quiet, Progress: progress}
+		runner = &Runner{Base: cfg.Base, Sandbox: sb, Model: factory, Parallel: *parallel, Logger: quiet, Progress: progress,
+			BindCatalog: *bindCatalog}
 		return runner, nil
 	}
 	defer func() {

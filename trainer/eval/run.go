@@ -52,6 +52,10 @@ type Runner struct {
 	Logger      *slog.Logger
 	// Progress, when set, is called after each item.
 	Progress func(done, total int)
+	// BindCatalog holds the model's item arguments to the room's item ids
+	// (runtime.Config.CatalogItems), as live sessions do. Off, the model
+	// is measured alone, as the recorded tables were.
+	BindCatalog bool
 }
 
 // ItemResult is one graded item.
@@ -156,14 +160,18 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sess, err := runtime.NewSession(ctx, runtime.Config{
+	cfg := runtime.Config{
 		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
 		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(ctx, hooks, r.Base, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
 		// Tool calls get the hooks' floor: a busy machine must not turn a
 		// slow first call of a WASM tool into an item the model failed.
 		ToolTimeout: evalTimeoutFloor,
 		Queue:       runtime.QueueConfig{StaleAfter: time.Hour},
-	})
+	}
+	if r.BindCatalog {
+		cfg.CatalogItems = room.ItemIDs
+	}
+	sess, err := runtime.NewSession(ctx, cfg)
 	if err != nil {
 		return fail(err)
 	}

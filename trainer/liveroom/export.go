@@ -77,3 +77,13 @@ func (r *Room) CatalogJSON() ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
+
+// ItemIDs returns the ids of the room's items, in catalog order: what a
+// live session holds the model's item arguments to.
+func (r *Room) ItemIDs() []string {
+	ids := make([]string, len(r.Items))
+	for i, it := range r.Items {
+		ids[i] = it.ID
+	}
+	return ids
+}

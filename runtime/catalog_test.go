@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/livehat/livehat/harness"
+)
+
+// couponModel loads the price skill, asks coupon_check about item, then
+// answers with what the tool said; it records every request it gets.
+type couponModel struct {
+	item string
+	mu   sync.Mutex
+	reqs []Request
+}
+
+func (m *couponModel) Generate(_ context.Context, req Request) (Response, error) {
+	m.mu.Lock()
+	m.reqs = append(m.reqs, req)
+	m.mu.Unlock()
+	last := req.Messages[len(req.Messages)-1]
+	switch {
+	case last.Role == harness.RoleUser:
+		return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+	case last.Role == harness.RoleTool && last.Name == "load_skill":
+		return Response{ToolCalls: []harness.ToolCall{call("coupon_check", `{"item_id":"`+m.item+`"}`)}}, nil
+	default:
+		return Response{Content: "Coupon: " + last.Content}, nil
+	}
+}
+
+// itemSchema returns the item_id property of a tool's parameters.
+func itemSchema(t *testing.T, specs []harness.FunctionSpec, tool string) map[string]any {
+	t.Helper()
+	for _, s := range specs {
+		if s.Function.Name != tool {
+			continue
+		}
+		var p struct {
+			Properties map[string]map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(s.Function.Parameters, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Properties["item_id"]
+	}
+	t.Fatalf("no tool %s among %d", tool, len(specs))
+	return nil
+}
+
+func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
+	items := []string{"SE1", "CR2"}
+	t.Run("call schemas", func(t *testing.T) {
+		m := &couponModel{item: "CR2"}
+		p := newPlugins()
+		s := startSession(t, Config{Model: m, Plugins: p, CatalogItems: func() []string { return items }})
+		turn := ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
+		if turn.Outcome != OutcomeReplied || !strings.Contains(turn.Reply, `"amount":"20"`) {
+			t.Fatalf("turn = %s %q (%s)", turn.Outcome, turn.Reply, turn.Reason)
+		}
+		for _, req := range m.reqs {
+			shown := itemSchema(t, req.Tools, "coupon_check")
+			if _, ok := shown["enum"]; ok {
+				t.Errorf("the prompt's schema shows the catalog: %v", shown)
+			}
+			bound := itemSchema(t, req.CallTools, "coupon_check")
+			if enum, _ := bound["enum"].([]any); len(enum) != 2 || enum[0] != "SE1" || enum[1] != "CR2" {
+				t.Errorf("call schema of coupon_check: %v, want item_id held to %v", bound, items)
+			}
+			if look := itemSchema(t, req.CallTools, "product_lookup"); look != nil {
+				t.Errorf("product_lookup has no catalog argument but its call schema changed: %v", look)
+			}
+		}
+	})
+	t.Run("refused before the plugin", func(t *testing.T) {
+		m := &couponModel{item: "p-cleanser"}
+		p := newPlugins()
+		s := startSession(t, Config{Model: m, Plugins: p, CatalogItems: func() []string { return items }})
+		turn := ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
+		if slices.ContainsFunc(p.calls, func(c string) bool { return strings.HasPrefix(c, "tool:coupon_check") }) {
+			t.Errorf("the plugin ran with an id outside the catalog: %v", p.calls)
+		}
+		var refused bool
+		for _, st := range turn.Steps {
+			if st.Kind == "tool" && st.Name == "coupon_check" {
+				refused = strings.Contains(st.Error, `item_id p-cleanser is not an item of this stream; the items are SE1, CR2`)
+			}
+		}
+		if !refused {
+			t.Errorf("no refusal naming the id and the items in the trace: %+v", turn.Steps)
+		}
+		if !strings.Contains(turn.Reply, "SE1, CR2") {
+			t.Errorf("the model was not told the items: reply %q", turn.Reply)
+		}
+	})
+	t.Run("no catalog", func(t *testing.T) {
+		m := &couponModel{item: "p-cleanser"}
+		p := newPlugins()
+		s := startSession(t, Config{Model: m, Plugins: p})
+		ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
+		for _, req := range m.reqs {
+			if req.CallTools != nil {
+				t.Errorf("call schemas without a catalog: %v", req.CallTools)
+			}
+		}
+		if !slices.Contains(p.calls, `tool:coupon_check{"item_id":"p-cleanser"}`) {
+			t.Errorf("without a catalog the plugin decides; calls %v", p.calls)
+		}
+	})
+}
