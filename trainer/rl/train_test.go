@@ -262,6 +262,10 @@ func TestTrainMain(t *testing.T) {
 	if !strings.Contains(out.String(), "step 2/2  reward") {
 		t.Errorf("progress: %s", out.String())
 	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := rl.TrainMain(ctx, []string{"--config", conf, "--harness", hpath, "--steps", "1", "--out", bad, "--variety", "5"}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "room variety 5") {
+		t.Errorf("--variety 5: err %v, want the level named", err)
+	}
 	for _, args := range [][]string{{"--out", run}, {"--init", "x"}, {"--stage", "opd", "--init", "x", "--out", run}} {
 		if _, ok := rl.TrainMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
 			t.Errorf("TrainMain(%v): want a usage error", args)
