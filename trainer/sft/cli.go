@@ -80,6 +80,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
 	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "optimizer steps")
+	fs.IntVar(&cfg.StopAt, "stop-at", cfg.StopAt, "stop after this step, keeping the learning-rate schedule of --steps (0: run them all)")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per optimizer step")
 	fs.IntVar(&cfg.MicroTokens, "micro-tokens", cfg.MicroTokens, "tokens per forward pass; gradients of larger batches accumulate")
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "peak learning rate")
@@ -103,7 +104,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 // sft here, opd and rl in packages opd and rl (see their TrainMain for
 // their flags). The SFT stage:
 //
-//	livehat train --stage sft --out DIR [--config run.json] [--augment=true|false] [--steps N] [--resume]
+//	livehat train --stage sft --out DIR [--config run.json] [--augment=true|false] [--steps N] [--stop-at N] [--resume]
 //	    [--model tiny|small|5m | --init CHECKPOINT] [--batch 8] [--micro-tokens 8192]
 //	    [--lr 2e-3] [--warmup 20] [--min-lr-ratio 0.1] [--weight-decay 0.1] [--clip 1]
 //	    [--save-every 50] [--eval-examples 16 --eval-every 25] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
@@ -111,8 +112,8 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5 --memory-share 0.5]
 //	    [--teacher URL --teacher-model NAME]
 //
-// With --resume the run folder's run.json is used and only --steps may
-// change (the cosine schedule follows the new total).
+// With --resume the run folder's run.json is used and only --steps (the
+// cosine schedule follows the new total) and --stop-at may change.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if _, ok := flagValue(args, "recipe"); ok {
 		return RecipeMain(ctx, args, stdout, stderr)
@@ -161,8 +162,8 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		cfg.Model = ""
 	}
 	if *f.resume {
-		steps := cfg.Steps
-		cfg = TrainConfig{}
+		steps, stopAt := cfg.Steps, cfg.StopAt
+		cfg = TrainConfig{StopAt: stopAt}
 		fs.Visit(func(fl *flag.Flag) {
 			if fl.Name == "steps" {
 				cfg.Steps = steps

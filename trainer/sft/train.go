@@ -63,6 +63,10 @@ type TrainConfig struct {
 	Steps       int `json:"steps"`
 	Batch       int `json:"batch"`
 	MicroTokens int `json:"micro_tokens"`
+	// StopAt, when set, ends the run after that step, with a checkpoint,
+	// while the learning rate follows the schedule of all Steps: a later
+	// run can start from an earlier step of a longer run, as it was.
+	StopAt int `json:"stop_at,omitempty"`
 	// LR is the peak learning rate, reached after Warmup steps, then
 	// decayed on a cosine to LR·MinLRRatio.
 	LR         float64        `json:"lr"`
@@ -98,6 +102,8 @@ func (c TrainConfig) validate() error {
 		return fmt.Errorf("sft: the configuration is for stage %q", c.Stage)
 	case c.Steps <= 0 || c.Batch <= 0 || c.MicroTokens <= 0:
 		return fmt.Errorf("sft: steps, batch and micro-tokens must be positive, got %d, %d, %d", c.Steps, c.Batch, c.MicroTokens)
+	case c.StopAt < 0 || c.StopAt > c.Steps:
+		return fmt.Errorf("sft: stop at step %d: want 0 (the end) to the %d steps of the schedule", c.StopAt, c.Steps)
 	case !(c.LR > 0) || c.Warmup < 0 || c.MinLRRatio < 0 || c.MinLRRatio > 1:
 		return fmt.Errorf("sft: learning rate %g, warm-up %d, min ratio %g", c.LR, c.Warmup, c.MinLRRatio)
 	case c.EvalExamples < 0 || c.EvalEvery < 0:
@@ -161,6 +167,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if cfg.Steps > 0 {
 			saved.Steps = cfg.Steps
 		}
+		saved.StopAt = cfg.StopAt
 		saved.Data.TeacherAPIKey = cfg.Data.TeacherAPIKey
 		cfg = saved
 	}
@@ -237,7 +244,11 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	defer steps.Close()
 
 	sched := nn.Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: cfg.Steps, MinRatio: cfg.MinLRRatio}
-	for step := start; step < cfg.Steps; step++ {
+	end := cfg.Steps
+	if cfg.StopAt > 0 {
+		end = cfg.StopAt
+	}
+	for step := start; step < end; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -266,7 +277,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		dt := time.Since(t0).Seconds()
 		mt := Metrics{Step: step + 1, Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
 			TokensPerSec: float64(loss.Seen) / dt, StepSeconds: dt}
-		if len(held) > 0 && (mt.Step == cfg.Steps || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
+		if len(held) > 0 && (mt.Step == end || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
 			var ev nn.Loss
 			for _, mb := range nn.Pack(held, cfg.MicroTokens) {
 				l, err := m.Evaluate(ctx, mb)
@@ -286,7 +297,7 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if err := steps.Step(mt, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, lr, norm, mt.TokensPerSec)); err != nil {
 			return fmt.Errorf("sft: %w", err)
 		}
-		if mt.Step == cfg.Steps || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
+		if mt.Step == end || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
 			if err := runfolder.SaveCheckpoint(out, m, opt, tok, mt.Step); err != nil {
 				return err
 			}
