@@ -28,17 +28,35 @@ type RecipeStage struct {
 	// Stage is the trainer stage: sft, opd or rl.
 	Stage string `json:"stage"`
 	// Row is the table row the stage completes ("" for an intermediate
-	// stage): base, sft, opd or hat.
-	Row   string   `json:"row,omitempty"`
-	Steps int      `json:"steps"`
-	Args  []string `json:"args"`
+	// stage): base, sft, opd, hat, or bundled for the shipped model.
+	Row   string `json:"row,omitempty"`
+	Steps int    `json:"steps"`
+	// StopAt, when set, ends the stage after that step while its learning
+	// rate follows the schedule of all Steps (an SFT stage's --stop-at):
+	// the next stage starts from an earlier step of a longer run, as the
+	// recorded one did.
+	StopAt int `json:"stop_at,omitempty"`
+	// From names the stage whose checkpoint this one starts from; empty,
+	// the stage before it.
+	From string   `json:"from,omitempty"`
+	Args []string `json:"args"`
+}
+
+// lastStep is the step the stage ends at, its steps scaled.
+func (st RecipeStage) lastStep(scale float64) (steps, last int) {
+	steps = max(1, int(float64(st.Steps)*scale+0.5))
+	if st.StopAt == 0 {
+		return steps, steps
+	}
+	return steps, min(steps, max(1, int(float64(st.StopAt)*scale+0.5)))
 }
 
 // Recipe is the whole Harness-Aware Training pipeline as a list of runs:
 // a compact tokenizer, a general base (general corpus plus the copy and
 // retrieval warm-up), HSA-SFT in two curriculum phases (rooms of one or two
 // items, then three to six), General On-Policy Distillation with the base
-// as teacher, and HSA-RL in the live room.
+// as teacher, and HSA-RL in the live room — the table's rows — and the
+// stages that continue HSA-SFT from an earlier row into the shipped model.
 type Recipe struct {
 	Name string `json:"name"`
 	// Tokenizer holds the flags of the SFT run whose data and settings
@@ -55,6 +73,11 @@ func Recipes() map[string]Recipe {
 		return []string{"--rooms", strconv.Itoa(rooms), "--questions", "12", "--min-items", strconv.Itoa(minItems), "--max-items", strconv.Itoa(maxItems),
 			"--general", strconv.Itoa(general), "--retrieval", strconv.Itoa(retrieval), "--data-seed", seed}
 	}
+	continuation := func(name, from string, steps, stopAt int, lr, seed string, variety int) RecipeStage {
+		return RecipeStage{Name: name, Stage: "sft", Steps: steps, StopAt: stopAt, From: from,
+			Args: append([]string{"--batch", "16", "--lr", lr, "--warmup", "30", "--max-len", "1024", "--save-every", "250",
+				"--eval-every", "500", "--variety", strconv.Itoa(variety)}, data(2400, 1, 6, 3000, 6000, seed)...)}
+	}
 	bundled := Recipe{
 		Name:      "bundled",
 		Tokenizer: append([]string{"--vocab", "4096", "--phrases", "2048", "--context-share", "0", "--memory-share", "0"}, data(600, 1, 2, 3000, 6000, "1")...),
@@ -69,6 +92,20 @@ func Recipes() map[string]Recipe {
 				"--max-new-tokens", "64", "--lr", "3e-4", "--save-every", "50", "--eval-every", "50"}},
 			{Name: "rl", Stage: "rl", Row: "hat", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "1e-4",
 				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
+			// The shipped model continues HSA-SFT from sft2 on four times the
+			// rooms, of 1-6 items, then on rooms of growing variety
+			// (trainer/REPRODUCTION.md, "The demo stream's difference"),
+			// and ends with HSA-RL on such rooms.
+			continuation("sft3", "sft2", 4000, 0, "1e-3", "3", 0),
+			continuation("sft4b", "", 2000, 0, "1e-3", "5", 0),
+			continuation("sft5b", "", 2500, 750, "1e-3", "7", 1),
+			continuation("sft6", "", 2500, 500, "1e-3", "8", 2),
+			continuation("sft7", "", 2000, 750, "1e-3", "9", 3),
+			continuation("sft8", "", 1500, 0, "6e-4", "10", 3),
+			// HSA-RL at a fifth of the table's rate: at the table's, the demo
+			// stream lost half its questions (REPRODUCTION.md).
+			{Name: "rl8", Stage: "rl", Row: "bundled", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "2e-5",
+				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--variety", "3", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
 		},
 	}
 	smoke := Recipe{
@@ -83,37 +120,72 @@ func Recipes() map[string]Recipe {
 				"--max-new-tokens", "8", "--save-every", "2"}},
 			{Name: "rl", Stage: "rl", Row: "hat", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
 				"--rooms", "4", "--eval-tasks", "1", "--save-every", "1"}},
+			{Name: "sft3", Stage: "sft", From: "sft2", Steps: 4, StopAt: 2, Args: append([]string{"--batch", "4", "--max-len", "1024",
+				"--eval-examples", "4", "--save-every", "4", "--variety", "2"}, data(3, 1, 6, 8, 8, "3")...)},
+			{Name: "sft4", Stage: "sft", Steps: 2, Args: append([]string{"--batch", "4", "--max-len", "1024",
+				"--eval-examples", "4", "--save-every", "2", "--variety", "3"}, data(3, 1, 6, 8, 8, "4")...)},
+			{Name: "rl4", Stage: "rl", Row: "bundled", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
+				"--rooms", "4", "--variety", "3", "--eval-tasks", "1", "--save-every", "1"}},
 		},
 	}
 	return map[string]Recipe{bundled.Name: bundled, smoke.Name: smoke}
 }
 
-// Table rows a recipe can stop after, in pipeline order.
-var recipeRows = []string{"base", "sft", "opd", "hat"}
+// validate checks that every stage starts from an earlier one and that
+// only SFT stages stop early.
+func (r Recipe) validate() error {
+	seen := map[string]bool{}
+	for _, st := range r.Stages {
+		switch {
+		case seen[st.Name]:
+			return fmt.Errorf("recipe %s: stage %q twice", r.Name, st.Name)
+		case st.From != "" && !seen[st.From]:
+			return fmt.Errorf("recipe %s: stage %s starts from %q, which is not an earlier stage", r.Name, st.Name, st.From)
+		case st.StopAt < 0 || st.StopAt > st.Steps:
+			return fmt.Errorf("recipe %s: stage %s stops at step %d of %d", r.Name, st.Name, st.StopAt, st.Steps)
+		case st.StopAt > 0 && st.Stage != "sft":
+			return fmt.Errorf("recipe %s: stage %s: only SFT stages stop early", r.Name, st.Name)
+		}
+		seen[st.Name] = true
+	}
+	return nil
+}
+
+// withRow returns st completing row.
+func withRow(st RecipeStage, row string) RecipeStage {
+	st.Row = row
+	return st
+}
+
+// Table rows a recipe can stop after, in pipeline order; "bundled" is the
+// shipped model, which continues from an earlier row.
+var recipeRows = []string{"base", "sft", "opd", "hat", "bundled"}
 
 // recipeTimes is the file a recipe appends each finished stage's wall time to.
 const recipeTimes = "recipe-times.jsonl"
 
 // RecipeMain is `livehat train --recipe NAME`: it runs the recipe's stages
 // in order, each in its own run folder under --out (tokenizer.json, base/,
-// sft1/, sft2/, opd/, rl/), and copies the last stage's model, config and
-// tokenizer to --out/model (--out/model-fixed for the Fixed-Harness rows).
-// A stage that already reached its steps is skipped and an interrupted one
-// resumed, so running the same command again continues a killed recipe. --until stops after a table row (base,
-// sft, opd or hat); --augment=false trains the SFT stages on the fixed
+// sft1/, sft2/, opd/, rl/, then the continuations sft3/ … sft8/ and rl8/), and
+// copies the last stage's model, config and tokenizer to --out/model
+// (--out/model-fixed for the Fixed-Harness rows). A stage that already
+// reached its steps is skipped and an interrupted one resumed, so running
+// the same command again continues a killed recipe. --until stops after a
+// row (base, sft, opd or hat of the table; bundled, the default, runs
+// every stage); --augment=false trains the SFT stages on the fixed
 // harness instead (Fixed-Harness SFT, folders sft1-fixed and sft2-fixed);
 // --seed changes the weights and example order of every stage, not the
 // data, for the table's second seed; --steps-scale multiplies every
 // stage's steps.
 //
-//	livehat train --recipe bundled|smoke --out DIR [--until base|sft|opd|hat] [--augment=false]
+//	livehat train --recipe bundled|smoke --out DIR [--until base|sft|opd|hat|bundled] [--augment=false]
 //	    [--seed 1] [--threads 1] [--steps-scale 1] [--harness FILE]
 func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train --recipe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	name := fs.String("recipe", "bundled", "recipe: bundled or smoke")
 	out := fs.String("out", "", "the recipe's folder (required)")
-	until := fs.String("until", "hat", "last table row to train: base, sft, opd or hat")
+	until := fs.String("until", "bundled", "last row to train: base, sft, opd, hat (the table) or bundled (every stage)")
 	augment := fs.Bool("augment", true, "harness-state augmentation in the SFT stages (false: Fixed-Harness SFT)")
 	seed := fs.Uint64("seed", 1, "seed of the weights and the example order of every stage")
 	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
@@ -129,14 +201,17 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !ok {
 		return &harness.UsageError{Msg: fmt.Sprintf("--recipe %q: want bundled or smoke", *name)}
 	}
-	last := slices.Index(recipeRows, *until)
+	lastRow := slices.Index(recipeRows, *until)
 	switch {
 	case *out == "":
 		return &harness.UsageError{Msg: "--out DIR is required"}
-	case last < 0:
-		return &harness.UsageError{Msg: fmt.Sprintf("--until %q: want base, sft, opd or hat", *until)}
+	case lastRow < 0:
+		return &harness.UsageError{Msg: fmt.Sprintf("--until %q: want base, sft, opd, hat or bundled", *until)}
 	case !(*scale > 0):
 		return &harness.UsageError{Msg: fmt.Sprintf("--steps-scale %g must be positive", *scale)}
+	}
+	if err := r.validate(); err != nil {
+		return err
 	}
 	base, err := loadBase(*harnessPath)
 	if err != nil {
@@ -175,11 +250,17 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	prev := ""
 	for _, st := range r.Stages {
 		dir := folder(st)
-		steps := max(1, int(float64(st.Steps)**scale+0.5))
-		if stageDone(dir, steps) {
-			fmt.Fprintf(stdout, "recipe: %s already trained (%d steps)\n", st.Name, steps)
+		if st.From != "" {
+			prev = folder(RecipeStage{Name: st.From})
+		}
+		steps, end := st.lastStep(*scale)
+		if stageDone(dir, end) {
+			fmt.Fprintf(stdout, "recipe: %s already trained (%d steps)\n", st.Name, end)
 		} else {
 			a := []string{"--stage", st.Stage, "--out", dir, "--steps", strconv.Itoa(steps)}
+			if end < steps {
+				a = append(a, "--stop-at", strconv.Itoa(end))
+			}
 			if fileExists(filepath.Join(dir, runConfigFile)) {
 				a = append(a, "--resume")
 			} else {
@@ -205,12 +286,12 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if err := trainStage(ctx, st.Stage, a, stdout, stderr); err != nil {
 				return fmt.Errorf("recipe %s, stage %s: %w", r.Name, st.Name, err)
 			}
-			if err := logStageTime(*out, filepath.Base(dir), steps, time.Since(t0)); err != nil {
+			if err := logStageTime(*out, filepath.Base(dir), end, time.Since(t0)); err != nil {
 				return err
 			}
 		}
 		prev, final = dir, dir
-		if st.Row != "" && slices.Index(recipeRows, st.Row) >= last {
+		if st.Row != "" && slices.Index(recipeRows, st.Row) >= lastRow {
 			break
 		}
 	}

@@ -11,10 +11,13 @@ import (
 
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/safetensors"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
 // TestRecipeRunsEveryStageAndResumes runs the smoke recipe end to end
-// (tokenizer, base, two SFT phases, OPD with the base as teacher, RL),
+// (tokenizer, base, two SFT phases, OPD with the base as teacher, RL, and
+// two continuations of the second SFT phase, the first stopped early, and
+// RL after them),
 // checks that the exported model loads in the engine with the recipe's
 // tokenizer, that running the command again trains nothing, and that
 // --until sft --augment=false trains the Fixed-Harness SFT row in its own
@@ -34,15 +37,33 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stage := range []string{"tokenizer", "base", "sft1", "sft2", "opd", "rl"} {
+	for _, stage := range []string{"tokenizer", "base", "sft1", "sft2", "opd", "rl", "sft3", "sft4", "rl4"} {
 		if !strings.Contains(string(times), `"stage":"`+stage+`"`) {
 			t.Errorf("no time logged for %s:\n%s", stage, times)
 		}
 	}
 	for _, st := range Recipes()["smoke"].Stages {
-		if !stageDone(filepath.Join(dir, st.Name), st.Steps) {
-			t.Errorf("stage %s did not reach its %d steps", st.Name, st.Steps)
+		_, last := st.lastStep(1)
+		if !stageDone(filepath.Join(dir, st.Name), last) {
+			t.Errorf("stage %s did not reach its %d steps", st.Name, last)
 		}
+	}
+	// sft3 starts from sft2 (not from rl, the stage before it) and stops
+	// at step 2 of a 4-step schedule: its learning rate at step 2 is that
+	// schedule's, not the end of a 2-step one.
+	sft3, err := readRunConfig(filepath.Join(dir, "sft3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "sft2", checkpointDir); sft3.Init != want || sft3.Steps != 4 || sft3.StopAt != 2 {
+		t.Errorf("sft3 run: init %s, steps %d, stop at %d; want %s, 4, 2", sft3.Init, sft3.Steps, sft3.StopAt, want)
+	}
+	if st, err := runfolder.ReadState(filepath.Join(dir, "sft3")); err != nil || st.Step != 2 {
+		t.Errorf("sft3 checkpoint: %+v, %v; want step 2", st, err)
+	}
+	metrics, _ := os.ReadFile(filepath.Join(dir, "sft3", runfolder.MetricsFile))
+	if n := strings.Count(string(metrics), `"step":`); n != 2 {
+		t.Errorf("sft3 logged %d steps, want 2:\n%s", n, metrics)
 	}
 	eng, err := engine.Load(filepath.Join(dir, "model"), engine.Options{})
 	if err != nil {
@@ -54,7 +75,7 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exported.Close()
-	trained, err := safetensors.Open(filepath.Join(dir, "rl", checkpointDir, "model.safetensors"))
+	trained, err := safetensors.Open(filepath.Join(dir, "rl4", checkpointDir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +106,7 @@ func TestRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if err := TrainMain(ctx, args, nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "already trained"); n != 5 {
+	if n := strings.Count(out.String(), "already trained"); n != 8 {
 		t.Errorf("a second run trained again:\n%s", out.String())
 	}
 	again, _ := os.ReadFile(filepath.Join(dir, recipeTimes))
@@ -126,6 +147,28 @@ func TestRecipeUsage(t *testing.T) {
 		var out, errOut bytes.Buffer
 		if err := TrainMain(context.Background(), args, nil, &out, &errOut); err == nil {
 			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestRecipeValidate(t *testing.T) {
+	for _, r := range Recipes() {
+		if err := r.validate(); err != nil {
+			t.Errorf("recipe %s: %v", r.Name, err)
+		}
+	}
+	sft := func(name, from string, steps, stopAt int) RecipeStage {
+		return RecipeStage{Name: name, Stage: "sft", From: from, Steps: steps, StopAt: stopAt}
+	}
+	for want, stages := range map[string][]RecipeStage{
+		`starts from "c", which is not an earlier stage`: {sft("a", "", 2, 0), sft("b", "c", 2, 0), sft("c", "", 2, 0)},
+		`stage "a" twice`:            {sft("a", "", 2, 0), sft("a", "", 2, 0)},
+		"stops at step 5 of 4":       {sft("a", "", 4, 5)},
+		"only SFT stages stop early": {{Name: "o", Stage: "opd", Steps: 4, StopAt: 2}},
+	} {
+		err := Recipe{Name: "r", Stages: stages}.validate()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: err %v, want %q", stages, err, want)
 		}
 	}
 }
