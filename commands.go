@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/examples"
@@ -52,7 +53,16 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	switch args[0] {
 	case "model":
-		return model.BenchModelMain(ctx, args[1:], stdin, stdout, stderr)
+		rest := args[1:]
+		if !hasFlag(rest, "random") && !hasFlag(rest, "checkpoint") {
+			// The bundled model unless a shape or checkpoint is named.
+			dir, err := examples.WriteModel(examples.ModelCacheDir())
+			if err != nil {
+				return err
+			}
+			rest = append([]string{"--checkpoint", dir}, rest...)
+		}
+		return model.BenchModelMain(ctx, rest, stdin, stdout, stderr)
 	case "live":
 		base, dirs, err := demoWithHooks()
 		if err != nil {
@@ -63,6 +73,21 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return experiment.BenchMain(ctx, args[1:], stdin, stdout, stderr)
 	}
 	return &harness.UsageError{Msg: fmt.Sprintf("unknown benchmark %q (want model, live or experiment)", args[0])}
+}
+
+// hasFlag reports whether args set the flag name, in any of the forms
+// the flag package accepts (-name, --name, with =value or without).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // demoWithHooks returns the demo harness and the folders of the example

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +37,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dataDir := fs.String("data", "livehat-data", "data `folder`: the SQLite database and uploaded plugins")
 	insecure := fs.Bool("insecure-cookies", false, "send the session cookie without Secure (plain HTTP on a host other than localhost)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	modelArg := fs.String("model", "host", "the model live sessions answer with: host (the rule-based host, no weights) or a checkpoint folder")
+	modelArg := fs.String("model", examples.ModelName, "the model live sessions answer with: bundled (the repository's compact HAT model), host (the rule-based host, no weights) or a checkpoint folder")
 	var extra stringList
 	fs.Var(&extra, "harness", "harness `file` to serve besides the demo (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -68,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// The model is opened before the data folder is touched, so a bad
 	// --model fails before first-run setup.
-	liveModel, modelName, closeModel, err := openLiveModel(*modelArg)
+	liveModel, modelName, closeModel, err := openLiveModel(*modelArg, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -113,19 +114,30 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return srv.Serve(ctx, ln)
 }
 
-// openLiveModel opens the model named by serve's --model: the rule-based
-// host, or a checkpoint folder served with tool calls constrained to their
-// schemas, as the console serves promoted checkpoints. Until the bundled
-// model ships (issue #10) the host is the default.
-func openLiveModel(arg string) (runtime.Model, string, func(), error) {
-	if arg == "host" {
+// openLiveModel opens the model named by serve's --model: the bundled
+// model (written once into the data folder, where the engine reads it),
+// the rule-based host, or a checkpoint folder, served with tool calls
+// constrained to their schemas, as the console serves promoted checkpoints.
+func openLiveModel(arg, dataDir string) (runtime.Model, string, func(), error) {
+	dir := arg
+	switch arg {
+	case "host":
 		return liveroom.Host{}, liveroom.HostModelName, func() {}, nil
+	case examples.ModelName:
+		var err error
+		if dir, err = examples.WriteModel(filepath.Join(dataDir, "bundled")); err != nil {
+			return nil, "", nil, err
+		}
 	}
-	eng, err := engine.Load(arg, engine.Options{})
+	eng, err := engine.Load(dir, engine.Options{})
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--model %s: %w", arg, err)
 	}
-	return runtime.LocalModel{Engine: eng, Constrain: true}, arg, func() { eng.Close() }, nil
+	name := arg
+	if arg == examples.ModelName {
+		name = examples.ModelDescription
+	}
+	return runtime.LocalModel{Engine: eng, Constrain: true}, name, func() { eng.Close() }, nil
 }
 
 // displayURL is the address to open in a browser: a wildcard listen

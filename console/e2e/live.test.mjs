@@ -22,7 +22,7 @@ test('the merchant imports a catalog and the avatar answers from it in the live 
   const page = await login(browser, 'merchant', MERCHANT_PASSWORD);
   const [demo] = await (await page.request.get('/api/streams')).json();
   const stats = await (await page.request.get('/api/streams/' + demo.id + '/live/stats')).json();
-  assert.ok(stats.model, 'serve runs without a model: Config.Model must be set (the rule-based host until the bundled model ships)');
+  assert.match(stats.model, /bundled HAT model/, 'serve answers with the bundled model by default');
   await page.goto('/streams');
   await page.click('#streams-table a >> text=Demo beauty stream');
   await page.locator('#catalog-import').waitFor();
@@ -44,7 +44,7 @@ test('the merchant imports a catalog and the avatar answers from it in the live 
 
   await page.click('#streams-table a >> text=Live view');
   await page.waitForURL(/\/live\?stream=/);
-  await page.locator('#session-info >> text=rule-based host').waitFor();
+  await page.locator('#session-info >> text=bundled HAT model').waitFor();
 
   // Ask as a viewer: the answer streams in, with the tool call in the trace.
   await page.fill('#viewer-text', '卫衣多少钱？');

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/remote"
@@ -42,7 +43,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, miniif, ifeval, all, or a comma-separated list")
-	modelArg := fs.String("model", "expert", "the model: expert (the scripted policy), a checkpoint folder, or an OpenAI-compatible server URL")
+	modelArg := fs.String("model", examples.ModelName, "the model: bundled (the repository's compact model), expert (the scripted policy), a checkpoint folder, or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
 	limit := fs.Int("n", 0, "run only the first N items of each suite (0: all)")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
@@ -32,7 +33,8 @@ func (m *Model) Close() {
 	}
 }
 
-// OpenModel opens a model from a spec: "expert" (the scripted live-room
+// OpenModel opens a model from a spec: "bundled" (the repository's
+// compact model, examples.Model), "expert" (the scripted live-room
 // policy), an http(s) URL of an OpenAI-compatible server (remoteModel
 // names the model to ask it for), or a checkpoint folder.
 func OpenModel(spec, remoteModel string) (*Model, error) {
@@ -50,10 +52,16 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 		return &Model{Name: spec, Generate: remoteGenerator(client),
 			Factory: func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }}, nil
 	}
-	if st, err := os.Stat(spec); err != nil || !st.IsDir() {
-		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want expert, an http(s) URL, or a checkpoint folder", spec)}
+	dir := spec
+	if spec == examples.ModelName {
+		var err error
+		if dir, err = examples.WriteModel(examples.ModelCacheDir()); err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+	} else if st, err := os.Stat(spec); err != nil || !st.IsDir() {
+		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, an http(s) URL, or a checkpoint folder", spec)}
 	}
-	eng, err := engine.Load(spec, engine.Options{})
+	eng, err := engine.Load(dir, engine.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/engine"
@@ -30,7 +31,7 @@ import (
 func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench live", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	modelArg := fs.String("model", "random:tiny", "random:tiny, random:small (a 40M-parameter random model), a checkpoint folder, or a server URL")
+	modelArg := fs.String("model", examples.ModelName, "bundled (the repository's compact model), random:tiny, random:small (a 40M-parameter random model), a checkpoint folder, or a server URL")
 	remoteModel := fs.String("remote-model", "", "model name for a server URL")
 	streams := fs.Int("streams", 4, "live rooms at once")
 	rate := fs.Float64("rate", 0.5, "viewer messages per second per room (bursts come on top)")
@@ -181,9 +182,15 @@ func openModel(arg, remoteName string, opts engine.Options) (runtime.Model, func
 			e.Close()
 			cpu.Close()
 		}, nil
+	case arg == examples.ModelName:
+		dir, err := examples.WriteModel(examples.ModelCacheDir())
+		if err != nil {
+			return nil, nil, err
+		}
+		return openModel(dir, remoteName, opts)
 	default:
 		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
-			return nil, nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want random:tiny, random:small, a checkpoint folder or a URL", arg)}
+			return nil, nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want bundled, random:tiny, random:small, a checkpoint folder or a URL", arg)}
 		}
 		e, err := engine.Load(filepath.Clean(arg), opts)
 		if err != nil {

@@ -72,7 +72,8 @@ func (r *Room) StreamContext() []harness.ContextItem {
 // returned. It is stateless: every Generate call reads the turn so far
 // from the request's messages and takes the next step.
 //
-// It serves the console until the bundled compact model ships.
+// The console serves it with `serve --model host`: a weightless stand-in
+// for a model, for demos and tests of everything around the model.
 type Host struct{}
 
 // Generate takes the next step of the turn in req.
