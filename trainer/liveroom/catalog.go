@@ -239,7 +239,10 @@ type RoomConfig struct {
 	//  4. slug ids in two rooms of five instead of one.
 	//
 	// At 0 a seed gives the rooms it always gave, so the evaluation suites
-	// stay fixed.
+	// stay fixed. Level -1 gives the rooms of before the suites of
+	// f095ece, which the recipe's first stages were trained on: items
+	// numbered by category code only and named by their full name or link
+	// number, never by their kind.
 	Variety int `json:",omitempty"`
 }
 
@@ -288,7 +291,9 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		}
 	}
 	r.Featured = r.Items[rng.IntN(len(r.Items))].ID
-	r.restyleIDs(rand.New(rand.NewPCG(seed, 0x6964207374796c65))) // "id style"
+	if cfg.Variety >= 0 {
+		r.restyleIDs(rand.New(rand.NewPCG(seed, 0x6964207374796c65))) // "id style"
+	}
 	return r
 }
 

@@ -396,6 +396,10 @@ func TestRoomsAreUnchanged(t *testing.T) {
 		cfg    RoomConfig
 		digest string
 	}{
+		// Level -1 checked equal to the generator of accf084, the first
+		// stages' rooms.
+		{RoomConfig{MinItems: 1, MaxItems: 2, Variety: -1}, "bd6de0874a921d99df82a5a080cc6a07005b474de0fe1fa43360df44fdcd6642"},
+		{RoomConfig{MinItems: 3, MaxItems: 6, Variety: -1}, "47f4701f7d5992a8f18aae69ad5bd09e728c6c1e897e0d49f56b131ed021629a"},
 		{RoomConfig{MinItems: 3, MaxItems: 6}, "711e6387e738c5e1dc33f24aaf0a14a00349e297448aa66a29cc27b86e92dc6f"},
 		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 1}, "3c30226260805c3226092fc39d618b494c3e1957fbbd52f6330fd3d19b139445"},
 		{RoomConfig{MinItems: 1, MaxItems: 6, Variety: 2}, "80777abd0c0068260f711807ce7247ab33e0e212f6aa2c8b38db41e9a092d951"},

@@ -164,7 +164,7 @@ func (r *Room) mention(rng *rand.Rand, it Item, l Lang) (text, query string) {
 		link, kind = it.Aliases[0], it.Aliases[3]
 	}
 	opts := []string{it.Name(l), link}
-	if r.kindIsUnique(kind) {
+	if r.variety >= 0 && r.kindIsUnique(kind) {
 		opts = append(opts, kind)
 		if short := shortKind(kind); r.variety >= 1 && short != "" {
 			if found, ok := r.Resolve(short); ok && found.ID == it.ID {

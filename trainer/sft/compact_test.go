@@ -3,6 +3,7 @@ package sft
 import (
 	"context"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,7 +103,7 @@ func TestCompactTokenizerShortensEpisodesAndSpellsIdentifiers(t *testing.T) {
 // prompts with replies, both are deterministic, and tool names come from an
 // open space.
 func TestWarmupData(t *testing.T) {
-	r1, r2 := Retrieval(7, 200), Retrieval(7, 200)
+	r1, r2 := Retrieval(7, 200, 0), Retrieval(7, 200, 0)
 	for i, tr := range r1 {
 		q, a := tr.Messages[0].Content, tr.Messages[1].Content
 		if a == "" || !strings.Contains(q, a) {
@@ -135,5 +136,41 @@ func TestWarmupData(t *testing.T) {
 	cfg.General, cfg.Retrieval = 0, 0
 	if _, _, err := Build(context.Background(), base, cfg); err == nil {
 		t.Error("no rooms and no warm-up must be an error")
+	}
+}
+
+// The warm-up's catalogs follow the rooms back to level -1 (category codes
+// only, as when the recipe's first stages were trained) and stay at level 0
+// above it, as the recorded continuations had them.
+func TestRetrievalCatalogsFollowTheFirstStagesRooms(t *testing.T) {
+	code := regexp.MustCompile(`^[A-Z]{2}\d+$`)
+	ids := func(variety int) (codes, others int) {
+		for _, tr := range Retrieval(7, 400, variety) {
+			q := tr.Messages[0].Content
+			if !strings.HasPrefix(q, "Catalog:\n") {
+				continue
+			}
+			lines := strings.Split(q, "\n")
+			for _, l := range lines[1 : len(lines)-1] {
+				if code.MatchString(strings.Fields(l)[0]) {
+					codes++
+				} else {
+					others++
+				}
+			}
+		}
+		return codes, others
+	}
+	if codes, others := ids(-1); codes == 0 || others != 0 {
+		t.Errorf("level -1: %d category codes, %d other ids; want codes only", codes, others)
+	}
+	if _, others := ids(0); others == 0 {
+		t.Error("level 0: no slug, SKU or platform ids in the warm-up's catalogs")
+	}
+	a, b := Retrieval(7, 200, 0), Retrieval(7, 200, 3)
+	for i := range a {
+		if a[i].Messages[0].Content != b[i].Messages[0].Content {
+			t.Fatalf("warm-up %d differs between levels 0 and 3; the recorded continuations had level 0's", i)
+		}
 	}
 }

@@ -87,8 +87,8 @@ func (c DataConfig) validate() error {
 		return fmt.Errorf("sft: negative data counts: %d rooms, %d general, %d retrieval", c.Rooms, c.General, c.Retrieval)
 	case c.Rooms == 0 && c.General+c.Retrieval == 0:
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
-	case c.Room.Variety < 0 || c.Room.Variety > 4:
-		return fmt.Errorf("sft: room variety %d: want 0 (plain rooms) to 4", c.Room.Variety)
+	case c.Room.Variety < -1 || c.Room.Variety > 4:
+		return fmt.Errorf("sft: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 4", c.Room.Variety)
 	case c.Rooms > 0 && c.Questions <= 0:
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:
@@ -160,7 +160,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 	qcfg := liveroom.QuestionConfig{Types: cfg.QuestionTypes, Langs: cfg.Langs}
 	// The warm-up comes first: the held-out examples are the last built,
 	// and they should be live-room trajectories when there are any.
-	out := append(General(cfg.Seed*1_000_033+1, cfg.General), Retrieval(cfg.Seed*1_000_033+2, cfg.Retrieval)...)
+	out := append(General(cfg.Seed*1_000_033+1, cfg.General), Retrieval(cfg.Seed*1_000_033+2, cfg.Retrieval, cfg.Room.Variety)...)
 	st.Kept = len(out)
 	for r := range cfg.Rooms {
 		if err := ctx.Err(); err != nil {

@@ -29,12 +29,17 @@ func General(seed uint64, n int) []Trajectory {
 // a fact from a tool-style JSON object, and name the tool whose
 // description matches from a list of tools with freshly generated names.
 // Catalogs come from the live room's generator and tool names from an
-// open generator, so nothing can be memorised instead of copied.
-func Retrieval(seed uint64, n int) []Trajectory {
+// open generator, so nothing can be memorised instead of copied. variety
+// is the level of the rooms the warm-up goes with: at -1 its catalogs are
+// the older rooms' too, as they were when the recipe's first stages were
+// trained; the levels above 0 vary what viewers say, not this warm-up,
+// which stays as the recorded runs had it.
+func Retrieval(seed uint64, n, variety int) []Trajectory {
 	rng := rand.New(rand.NewPCG(seed, 0x636f7079)) // "copy"
 	out := make([]Trajectory, 0, n)
+	rooms := liveroom.RoomConfig{MinItems: 1, MaxItems: 6, Variety: min(variety, 0)}
 	for i := range n {
-		room := liveroom.NewRoom(rng.Uint64(), liveroom.RoomConfig{MinItems: 1, MaxItems: 6})
+		room := liveroom.NewRoom(rng.Uint64(), rooms)
 		it := room.Items[rng.IntN(len(room.Items))]
 		var q, a string
 		switch rng.IntN(4) {
