@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -112,4 +113,18 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 			t.Errorf("without a catalog the plugin decides; calls %v", p.calls)
 		}
 	})
+}
+
+func TestListIDs(t *testing.T) {
+	var ids []string
+	for i := range 25 {
+		ids = append(ids, fmt.Sprintf("p-%d", i))
+	}
+	if got := listIDs(ids[:3]); got != "p-0, p-1, p-2" {
+		t.Errorf("listIDs(3) = %q", got)
+	}
+	got := listIDs(ids)
+	if !strings.HasPrefix(got, "p-0, p-1,") || !strings.HasSuffix(got, "p-19, … (25 in all)") || strings.Contains(got, "p-20") {
+		t.Errorf("listIDs(25) = %q, want the first 20 and the count", got)
+	}
 }

@@ -600,10 +600,23 @@ func (r *turnRunner) checkCatalogArgs(tool harness.Tool, args json.RawMessage) e
 			continue
 		}
 		if id, _ := v.(string); !slices.Contains(ids, id) {
-			return fmt.Errorf("%s %v is not an item of this stream; the items are %s", name, v, strings.Join(ids, ", "))
+			return fmt.Errorf("%s %v is not an item of this stream; the items are %s", name, v, listIDs(ids))
 		}
 	}
 	return nil
+}
+
+// maxListedIDs bounds the ids a refusal lists: a model reads the refusal,
+// and a large catalog's every id would crowd out the conversation.
+const maxListedIDs = 20
+
+// listIDs writes ids for a refusal, the first maxListedIDs of a longer
+// list followed by how many there are.
+func listIDs(ids []string) string {
+	if len(ids) <= maxListedIDs {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d in all)", strings.Join(ids[:maxListedIDs], ", "), len(ids))
 }
 
 // validateArgs checks a call's arguments against the tool's schema and
