@@ -17,6 +17,7 @@ import (
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/nn"
+	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
@@ -404,6 +405,42 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtest.SameRun(t, killed, whole, cfg.Steps)
+}
+
+// TestStopAtKeepsTheFullSchedule stops a run at step 3 of 6 and resumes
+// it to the end: only if the first part followed the 6-step learning-rate
+// schedule does it end with the weights of an uninterrupted 6-step run.
+func TestStopAtKeepsTheFullSchedule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains two short runs")
+	}
+	base := demo(t)
+	cfg := testRun(6)
+	cfg.Warmup = 1 // past the warm-up the schedule's total sets every rate
+	var log bytes.Buffer
+	stopped := filepath.Join(t.TempDir(), "stopped")
+	first := cfg
+	first.StopAt = 3
+	if err := Train(context.Background(), base, first, stopped, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if st, err := runfolder.ReadState(stopped); err != nil || st.Step != 3 {
+		t.Fatalf("stopped run: checkpoint %+v, %v; want step 3", st, err)
+	}
+	if err := Train(context.Background(), base, TrainConfig{}, stopped, true, &log); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log.String())
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	if err := Train(context.Background(), base, cfg, whole, false, &log); err != nil {
+		t.Fatal(err)
+	}
+	runtest.SameRun(t, stopped, whole, cfg.Steps)
+
+	bad := cfg
+	bad.StopAt = 7
+	if err := Train(context.Background(), base, bad, filepath.Join(t.TempDir(), "bad"), false, &log); err == nil || !strings.Contains(err.Error(), "stop at step 7") {
+		t.Errorf("stop at 7 of 6: err %v, want the step named", err)
+	}
 }
 
 func TestTrainMainUsage(t *testing.T) {
