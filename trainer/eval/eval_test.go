@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/livehat/livehat/examples"
@@ -283,6 +285,89 @@ func TestInterruptedRunKeepsFinishedItems(t *testing.T) {
 	for _, it := range rep.Items {
 		if it.ID == "" || it.Error != "" {
 			t.Errorf("interrupted report holds an unfinished item: %+v", it)
+		}
+	}
+}
+
+// callSchemas records, for each request of a run, the item ids the call
+// schemas hold item_id to (nil: none).
+type callSchemas struct {
+	mu   sync.Mutex
+	seen [][]string
+}
+
+// callSchemaModel passes the turn to the expert and records its requests.
+type callSchemaModel struct {
+	expert runtime.Model
+	rec    *callSchemas
+}
+
+func (m *callSchemaModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	var ids []string
+	for _, s := range req.CallTools {
+		var p struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(s.Function.Parameters, &p) == nil && len(p.Properties["item_id"].Enum) > 0 {
+			ids = p.Properties["item_id"].Enum
+		}
+	}
+	m.rec.mu.Lock()
+	m.rec.seen = append(m.rec.seen, ids)
+	m.rec.mu.Unlock()
+	return m.expert.Generate(ctx, req)
+}
+
+// With BindCatalog the runtime holds item_id to the room's items, as a
+// live session does; without it the model sees its tools' own schemas.
+func TestBindCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	sb := hookSandbox(t)
+	lsqa, err := OpenSuite(SuiteLSQA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bind := range []bool{false, true} {
+		var mu sync.Mutex
+		rec := &callSchemas{}
+		rooms := map[string][]string{} // every room's ids, by item
+		r := &Runner{Base: base(t), Sandbox: sb, Parallel: 2, BindCatalog: bind, Model: func(c Case) (runtime.Model, error) {
+			expert, err := NewExpert(c)
+			mu.Lock()
+			rooms[c.Item.ID] = c.Room.ItemIDs()
+			mu.Unlock()
+			return &callSchemaModel{expert: expert, rec: rec}, err
+		}}
+		rep, err := r.Run(context.Background(), &Suite{Name: "lsqa-bind", Items: lsqa.Items[:20]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Score < 99 {
+			t.Errorf("bind %v: the expert scored %.1f", bind, rep.Score)
+		}
+		bound := 0
+		for _, ids := range rec.seen {
+			if ids == nil {
+				continue
+			}
+			bound++
+			if !bind {
+				t.Fatalf("ids free, but a call schema holds item_id to %v", ids)
+			}
+			known := false
+			for _, room := range rooms {
+				known = known || slices.Equal(room, ids)
+			}
+			if !known {
+				t.Errorf("item_id held to %v, which is no room's item list", ids)
+			}
+		}
+		if bind && bound == 0 {
+			t.Error("ids bound, but no request carried call schemas")
 		}
 	}
 }
