@@ -325,13 +325,6 @@ func (p *switchablePlugins) Skill(ctx context.Context, plugin, export string, in
 	return (*p.cur.Load()).Skill(ctx, plugin, export, input)
 }
 
-// catalogItems returns the item ids of the session's current catalog.
-func (ls *liveSession) catalogItems() []string {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.setup.items
-}
-
 // liveSession is a room's runtime.Session with what it was built from.
 type liveSession struct {
 	sess    *runtime.Session
@@ -353,6 +346,13 @@ type liveSession struct {
 	retired atomic.Bool
 
 	pumped chan struct{} // closed when the event pump has stored the last turn
+}
+
+// catalogItems returns the item ids of the session's current catalog.
+func (ls *liveSession) catalogItems() []string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.setup.items
 }
 
 // newSession builds a runtime session for a stream setup. The model is
