@@ -8,14 +8,18 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
@@ -429,5 +433,70 @@ func TestPersonalizeAppliesPersonaAndBannedClaims(t *testing.T) {
 	same, _ := personalize(e.demo, "", nil)
 	if same != e.demo {
 		t.Error("a stream without persona or banned claims runs a copy")
+	}
+}
+
+// itemIDModel is the rule-based host, recording the item ids each
+// request's call schemas hold item_id to.
+type itemIDModel struct {
+	liveroom.Host
+	mu   sync.Mutex
+	seen [][]string
+}
+
+func (m *itemIDModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	for _, s := range req.CallTools {
+		var p struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(s.Function.Parameters, &p) == nil && len(p.Properties["item_id"].Enum) > 0 {
+			m.mu.Lock()
+			m.seen = append(m.seen, p.Properties["item_id"].Enum)
+			m.mu.Unlock()
+			break
+		}
+	}
+	return m.Host.Generate(ctx, req)
+}
+
+// last returns the ids of the last request that had call schemas.
+func (m *itemIDModel) last() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.seen) == 0 {
+		return nil
+	}
+	return m.seen[len(m.seen)-1]
+}
+
+// A live session holds item arguments to the stream's catalog, and to the
+// new one after an import.
+func TestLiveSessionHoldsItemIDsToTheCatalog(t *testing.T) {
+	e := newLiveEnv(t)
+	model := &itemIDModel{}
+	e.srv.cfg.Model = model
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	ask := func(text string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"viewer": "v1", "text": text}}})
+		if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json", string(body)); code != 202 {
+			t.Fatalf("messages: %d %s", code, raw)
+		}
+		waitLive(t, events, "turn")
+	}
+	ask("口红多少钱")
+	if got, want := model.last(), catalogItems(examples.Catalog); !slices.Equal(got, want) {
+		t.Errorf("item_id held to %v, want the demo catalog's %v", got, want)
+	}
+	_, cur, _ := e.call(t, e.merchant, "GET", "/api/streams/"+e.demoStream, "", "")
+	csv := "id,name,aliases,price,list_price,stock\np-hoodie,加绒卫衣,卫衣|hoodie,159,199,30\n"
+	if code, _, raw := e.call(t, e.merchant, "POST", fmt.Sprintf("/api/streams/%s/catalog?revision=%v", e.demoStream, cur["revision"]), "text/csv", csv); code != 200 {
+		t.Fatalf("import: %d %s", code, raw)
+	}
+	ask("卫衣多少钱")
+	if got := model.last(); !slices.Equal(got, []string{"p-hoodie"}) {
+		t.Errorf("after the import item_id is held to %v, want [p-hoodie]", got)
 	}
 }
