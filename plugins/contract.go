@@ -23,6 +23,25 @@ type HookInput struct {
 	ReplyChars int `json:"reply_chars,omitempty"`
 	// Config is the hook's configuration from the harness or manifest.
 	Config json.RawMessage `json:"config,omitempty"`
+
+	// What an after_response hook needs to check a reply against the
+	// facts the model was given (a grounding check).
+
+	// Message is the viewer's message of the turn as the model read it.
+	Message string `json:"message,omitempty"`
+	// Lang is the language the reply must be in: "zh" or "en", the
+	// viewer's.
+	Lang string `json:"lang,omitempty"`
+	// Calls are the turn's tool calls in order, each with its result
+	// (an {"error": …} object when the call failed).
+	Calls []ToolCall `json:"calls,omitempty"`
+	// Context is the stream context the model saw.
+	Context []harness.ContextItem `json:"context,omitempty"`
+	// Attempt is the reply's attempt in the turn, 1 for the first;
+	// Attempts is the most the turn allows (the retry budget plus one).
+	// A retry decided on the last attempt puts the safe line on air.
+	Attempt  int `json:"attempt,omitempty"`
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Viewer is a viewer of the stream.
@@ -35,7 +54,12 @@ type Viewer struct {
 
 // ToolCall is a tool call as hooks see it; Result is set after the tool ran.
 type ToolCall struct {
-	Name      string          `json:"name"`
+	// Name is the harness's name for the tool, as the model called it.
+	Name string `json:"name"`
+	// Plugin and Export are what ran the call: stable under a harness
+	// that renames the tool.
+	Plugin    string          `json:"plugin,omitempty"`
+	Export    string          `json:"export,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
 )
 
 // scriptedModel answers with a function of the request: the test decides
@@ -279,6 +280,43 @@ func TestHookDecisions(t *testing.T) {
 		turn := ask(t, s, s.Listen(64), "serum price?")
 		if turn.Outcome != OutcomeSafeLine || !strings.Contains(turn.Reason, "fail_closed") {
 			t.Errorf("turn = %s %q", turn.Outcome, turn.Reason)
+		}
+	})
+	t.Run("after_response sees the turn's calls, message, language, context and attempt", func(t *testing.T) {
+		p := newPlugins()
+		var seen []plugins.HookInput
+		p.hooks["compliance/check_reply"] = func(raw json.RawMessage) (harness.HookDecision, error) {
+			var in plugins.HookInput
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return harness.HookDecision{}, err
+			}
+			seen = append(seen, in)
+			if len(seen) == 1 {
+				return harness.HookDecision{Action: harness.ActionRetry, Feedback: "say the price"}, nil
+			}
+			return harness.HookDecision{Action: harness.ActionAllow}, nil
+		}
+		ctxItems := []harness.ContextItem{{Title: "Featured item", Text: "玻尿酸精华"}}
+		s := startSession(t, Config{Plugins: p, Model: priceModel("199元"), Context: func() []harness.ContextItem { return ctxItems }})
+		turn := ask(t, s, s.Listen(64), "精华多少钱")
+		if turn.Outcome != OutcomeReplied || len(seen) != 2 {
+			t.Fatalf("turn = %s %q, after_response ran %d times", turn.Outcome, turn.Reason, len(seen))
+		}
+		first := seen[0]
+		if first.Message != "精华多少钱" || first.Lang != "zh" || first.Text != "199元" {
+			t.Errorf("message %q lang %q text %q", first.Message, first.Lang, first.Text)
+		}
+		if len(first.Calls) != 1 || first.Calls[0].Name != "product_lookup" || first.Calls[0].Plugin != "storefront" ||
+			first.Calls[0].Export != "product_lookup" || string(first.Calls[0].Result) != `{"found":true,"item_id":"SE1","price":"199"}` ||
+			string(first.Calls[0].Arguments) != `{"query":"serum"}` {
+			t.Errorf("calls %+v (load_skill is not a plugin call and is left out)", first.Calls)
+		}
+		if !slices.Equal(first.Context, ctxItems) {
+			t.Errorf("context %+v", first.Context)
+		}
+		budget := s.Harness().Pipeline.Retries.Value + 1
+		if first.Attempt != 1 || first.Attempts != budget || seen[1].Attempt != 2 || seen[1].Attempts != budget {
+			t.Errorf("attempts %d/%d then %d/%d, want 1/%d then 2/%d", first.Attempt, first.Attempts, seen[1].Attempt, seen[1].Attempts, budget, budget)
 		}
 	})
 	t.Run("after_response rewrite is what is spoken", func(t *testing.T) {
@@ -759,6 +797,32 @@ func TestGenerationsCarryTheQuestionsArrival(t *testing.T) {
 	for i, at := range since {
 		if at.Before(before.Add(-time.Second)) || at.After(time.Now()) || !at.Equal(since[0]) {
 			t.Errorf("generation %d: Since %v, want the question's arrival (after %v), the same for every round", i, at, before)
+		}
+	}
+}
+
+func TestReplyLang(t *testing.T) {
+	history := []harness.Message{
+		{Role: harness.RoleUser, Content: "how much is the cream"},
+		{Role: harness.RoleAssistant, Content: "259 yuan."},
+		{Role: harness.RoleUser, Content: "面霜有货吗"},
+		{Role: harness.RoleUser, Content: narrationPrefix + "Announce the coupon."},
+	}
+	for _, c := range []struct {
+		message string
+		history []harness.Message
+		want    string
+	}{
+		{"面霜多少钱", nil, "zh"},
+		{"3号链接 how much", nil, "zh"},
+		{"how much is the cream?", nil, "en"},
+		{"", nil, "en"},
+		{narrationPrefix + "Announce the coupon.", history, "zh"},
+		{narrationPrefix + "Announce the coupon.", history[:2], "en"},
+		{narrationPrefix + "Announce the coupon.", nil, ""},
+	} {
+		if got := replyLang(c.message, c.history); got != c.want {
+			t.Errorf("replyLang(%q, %d messages) = %q, want %q", c.message, len(c.history), got, c.want)
 		}
 	}
 }

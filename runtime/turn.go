@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/plugins"
@@ -150,6 +151,9 @@ type turnRunner struct {
 	injected []harness.InjectedContext
 	// items caches the stream's catalog ids for the turn; see catalogItems.
 	items []string
+	// calls are the turn's tool calls with their results, in order, for
+	// the after_response hooks (a grounding check reads them).
+	calls []plugins.ToolCall
 }
 
 func (r *turnRunner) since() time.Duration { return time.Since(r.start) }
@@ -191,13 +195,16 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 		if res.arguments != nil && in.Tool != nil {
 			in.Tool.Arguments = res.arguments
 		}
-		raw, _ := json.Marshal(in)
+		raw, err := json.Marshal(in)
 		t0 := time.Now()
 		st := Step{Kind: "hook", Name: k.Name, Event: e, Start: r.since()}
 		if e == harness.EventViewerMessage && len(r.turn.Asked) > 1 && in.Viewer != nil {
 			st.Viewer = in.Viewer.ID
 		}
-		d, err := r.s.cfg.Plugins.Hook(ctx, k.Plugin, k.Export, raw)
+		var d harness.HookDecision
+		if err == nil {
+			d, err = r.s.cfg.Plugins.Hook(ctx, k.Plugin, k.Export, raw)
+		}
 		if err == nil {
 			err = d.Validate()
 		}
@@ -237,6 +244,48 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 	return res
 }
 
+// recordCall keeps a plugin tool's call and result for the after_response
+// hooks. Loading a skill is the harness's own business, not a fact source.
+func (r *turnRunner) recordCall(call harness.ToolCall, result string) {
+	if call.Name == r.h.LoadSkillToolName() {
+		return
+	}
+	c := plugins.ToolCall{Name: call.Name, Arguments: call.Arguments, Result: json.RawMessage(result)}
+	if tool, ok := r.h.Tool(call.Name); ok {
+		c.Plugin, c.Export = tool.Plugin, tool.Export
+	}
+	if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+		c.Arguments, _ = json.Marshal(string(call.Arguments))
+	}
+	r.calls = append(r.calls, c)
+}
+
+// narrationPrefix starts the user message of a turn no viewer asked.
+const narrationPrefix = "(host strategy, no viewer asked) "
+
+// replyLang is the language a reply to message must be in: "zh" when the
+// viewer wrote any Chinese, else "en". A narration turn speaks the
+// language of the session's last viewer (history), "" when none spoke yet.
+func replyLang(message string, history []harness.Message) string {
+	if strings.HasPrefix(message, narrationPrefix) {
+		message = ""
+		for i := len(history) - 1; i >= 0 && message == ""; i-- {
+			if m := history[i]; m.Role == harness.RoleUser && !strings.HasPrefix(m.Content, narrationPrefix) {
+				message = m.Content
+			}
+		}
+		if message == "" {
+			return ""
+		}
+	}
+	for _, c := range message {
+		if unicode.Is(unicode.Han, c) {
+			return "zh"
+		}
+	}
+	return "en"
+}
+
 // errTurnCancelled marks a turn stopped by its context.
 var errTurnCancelled = errors.New("turn cancelled")
 
@@ -257,6 +306,8 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 	limits := r.h.Pipeline
 	rounds, retries := 0, 0
 	skillLoaded := false
+	lang := replyLang(userText, history)
+	var streamCtx []harness.ContextItem // what the model saw, for the hooks
 	for {
 		if err := ctx.Err(); err != nil {
 			t.Outcome, t.Reason = OutcomeCancelled, err.Error()
@@ -264,7 +315,8 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		}
 		t0 := time.Now()
 		opts := harness.RenderOptions{OmitToolsSection: appliesToolTemplate(r.s.cfg.Model)}
-		prompt, err := harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, opts)
+		streamCtx = r.s.context()
+		prompt, err := harness.Render(r.h, harness.Conversation{Context: streamCtx, Messages: msgs, Injected: r.injected}, opts)
 		t.Timing.Render += time.Since(t0)
 		if err != nil {
 			r.safeLine(msgs[turnStart:], "render: "+err.Error())
@@ -275,7 +327,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 			return
 		}
 		if len(r.injected) > 0 { // before_model hooks may have added context
-			prompt, err = harness.Render(r.h, harness.Conversation{Context: r.s.context(), Messages: msgs, Injected: r.injected}, opts)
+			prompt, err = harness.Render(r.h, harness.Conversation{Context: streamCtx, Messages: msgs, Injected: r.injected}, opts)
 			if err != nil {
 				r.safeLine(msgs[turnStart:], "render: "+err.Error())
 				return
@@ -324,6 +376,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 			for _, call := range resp.ToolCalls {
 				result, loadedReply := r.callTool(ctx, viewer, call)
 				skillLoaded = skillLoaded || loadedReply
+				r.recordCall(call, result)
 				msgs = append(msgs, harness.Message{Role: harness.RoleTool, Name: call.Name, Content: result})
 			}
 			continue
@@ -341,7 +394,9 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		} else if reply == "" {
 			feedback = "Your reply was empty. Answer the viewer."
 		} else {
-			ar := r.runHooks(ctx, harness.EventAfterResponse, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer, Text: reply})
+			ar := r.runHooks(ctx, harness.EventAfterResponse, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
+				Text: reply, Message: userText, Lang: lang, Calls: r.calls, Context: streamCtx,
+				Attempt: retries + 1, Attempts: limits.Retries.Value + 1})
 			switch {
 			case ar.denied:
 				r.safeLine(msgs[turnStart:], "after_response: "+ar.reason)
@@ -411,7 +466,7 @@ func (r *turnRunner) screen(ctx context.Context, batch []input) (string, *plugin
 	}
 	if batch[0].event == harness.EventNarrationTick {
 		// Nobody asked: the model must know it speaks on its own initiative.
-		return "(host strategy, no viewer asked) " + qs[0].text, first, 1
+		return narrationPrefix + qs[0].text, first, 1
 	}
 	var lines []string
 	for _, q := range qs {

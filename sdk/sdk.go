@@ -194,6 +194,28 @@ type HookInput struct {
 	ReplyChars int
 	// Config is the hook's configuration (raw JSON), maybe empty.
 	Config []byte
+
+	// What after_response hooks receive to check a reply against the
+	// facts the model was given.
+
+	// Message is the viewer's message of the turn as the model read it.
+	Message string
+	// Lang is the language the reply must be in: "zh" or "en"; empty
+	// when unknown (a narration turn before any viewer spoke).
+	Lang string
+	// Calls are the turn's tool calls in order, with their results.
+	Calls []ToolCall
+	// Context is the stream context the model saw.
+	Context []ContextItem
+	// Attempt is the reply's attempt in the turn (1 for the first);
+	// Attempts the most the turn allows. A Retry decided on the last
+	// attempt puts the host's safe line on air, a Rewrite its text.
+	Attempt, Attempts int
+}
+
+// ContextItem is one item of the stream context the model saw.
+type ContextItem struct {
+	Title, Text string
 }
 
 // Viewer is a viewer of the stream.
@@ -205,9 +227,13 @@ type Viewer struct {
 
 // ToolCall is a tool call as hooks see it; Result is set after it ran.
 type ToolCall struct {
-	Name      string
-	Arguments []byte
-	Result    []byte
+	// Name is the harness's name for the tool, as the model called it;
+	// Plugin and Export are what ran it (stable when a harness renames
+	// the tool).
+	Name           string
+	Plugin, Export string
+	Arguments      []byte
+	Result         []byte
 }
 
 // DecodeHookInput reads a HookInput's JSON.
@@ -259,20 +285,44 @@ func DecodeHookInput(b []byte) (*HookInput, error) {
 				return nil
 			}
 			in.Tool = &ToolCall{}
-			err = r.Object(func(k string) error {
-				var err error
-				switch k {
-				case "name":
-					in.Tool.Name, err = r.String()
-				case "arguments":
-					in.Tool.Arguments, err = r.Raw()
-				case "result":
-					in.Tool.Result, err = r.Raw()
-				default:
-					err = r.Skip()
-				}
+			err = decodeToolCall(r, in.Tool)
+		case "message":
+			in.Message, err = r.String()
+		case "lang":
+			in.Lang, err = r.String()
+		case "calls":
+			err = r.Array(func() error {
+				var c ToolCall
+				err := decodeToolCall(r, &c)
+				in.Calls = append(in.Calls, c)
 				return err
 			})
+		case "context":
+			err = r.Array(func() error {
+				var c ContextItem
+				err := r.Object(func(k string) error {
+					var err error
+					switch k {
+					case "title":
+						c.Title, err = r.String()
+					case "text":
+						c.Text, err = r.String()
+					default:
+						err = r.Skip()
+					}
+					return err
+				})
+				in.Context = append(in.Context, c)
+				return err
+			})
+		case "attempt":
+			var n int64
+			n, err = r.Int()
+			in.Attempt = int(n)
+		case "attempts":
+			var n int64
+			n, err = r.Int()
+			in.Attempts = int(n)
 		default:
 			err = r.Skip()
 		}
@@ -285,6 +335,50 @@ func DecodeHookInput(b []byte) (*HookInput, error) {
 		return nil, fmt.Errorf("hook input: %w", err)
 	}
 	return in, nil
+}
+
+// decodeToolCall reads a tool call object into c.
+func decodeToolCall(r *jsonx.Reader, c *ToolCall) error {
+	return r.Object(func(k string) error {
+		var err error
+		switch k {
+		case "name":
+			c.Name, err = r.String()
+		case "plugin":
+			c.Plugin, err = r.String()
+		case "export":
+			c.Export, err = r.String()
+		case "arguments":
+			c.Arguments, err = r.Raw()
+		case "result":
+			c.Result, err = r.Raw()
+		default:
+			err = r.Skip()
+		}
+		return err
+	})
+}
+
+// appendToolCall writes a tool call object.
+func appendToolCall(w *jsonx.Writer, c *ToolCall) {
+	w.ObjectStart()
+	w.Key("name")
+	w.String(c.Name)
+	for _, f := range [...]struct{ k, v string }{{"plugin", c.Plugin}, {"export", c.Export}} {
+		if f.v != "" {
+			w.Key(f.k)
+			w.String(f.v)
+		}
+	}
+	if len(c.Arguments) > 0 {
+		w.Key("arguments")
+		w.Raw(c.Arguments)
+	}
+	if len(c.Result) > 0 {
+		w.Key("result")
+		w.Raw(c.Result)
+	}
+	w.ObjectEnd()
 }
 
 // AppendJSON appends the input's JSON to b (for tests and tools).
@@ -316,18 +410,39 @@ func (in *HookInput) AppendJSON(b []byte) []byte {
 	str("text", in.Text)
 	if in.Tool != nil {
 		w.Key("tool")
-		w.ObjectStart()
-		w.Key("name")
-		w.String(in.Tool.Name)
-		if len(in.Tool.Arguments) > 0 {
-			w.Key("arguments")
-			w.Raw(in.Tool.Arguments)
+		appendToolCall(&w, in.Tool)
+	}
+	str("message", in.Message)
+	str("lang", in.Lang)
+	if len(in.Calls) > 0 {
+		w.Key("calls")
+		w.ArrayStart()
+		for i := range in.Calls {
+			appendToolCall(&w, &in.Calls[i])
 		}
-		if len(in.Tool.Result) > 0 {
-			w.Key("result")
-			w.Raw(in.Tool.Result)
+		w.ArrayEnd()
+	}
+	if len(in.Context) > 0 {
+		w.Key("context")
+		w.ArrayStart()
+		for _, c := range in.Context {
+			w.ObjectStart()
+			w.Key("title")
+			w.String(c.Title)
+			w.Key("text")
+			w.String(c.Text)
+			w.ObjectEnd()
 		}
-		w.ObjectEnd()
+		w.ArrayEnd()
+	}
+	for _, f := range [...]struct {
+		k string
+		v int
+	}{{"attempt", in.Attempt}, {"attempts", in.Attempts}} {
+		if f.v != 0 {
+			w.Key(f.k)
+			w.Int(int64(f.v))
+		}
 	}
 	if in.ReplyChars != 0 {
 		w.Key("reply_chars")

@@ -44,7 +44,10 @@ func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
 func TestHookInputRoundTrip(t *testing.T) {
 	in := &HookInput{Event: EventBeforeTool, Stream: "s1", Session: "x", Viewer: &Viewer{ID: "v1", Name: "小明", Orders: 2},
 		Text: "多少钱?", Tool: &ToolCall{Name: "lookup", Arguments: []byte(`{"id":"p1"}`), Result: []byte(`[1]`)},
-		ReplyChars: 120, Config: []byte(`{"max":3}`)}
+		ReplyChars: 120, Config: []byte(`{"max":3}`), Message: "面霜多少钱", Lang: "zh",
+		Calls: []ToolCall{{Name: "find_item", Plugin: "storefront", Export: "product_lookup", Arguments: []byte(`{"query":"面霜"}`),
+			Result: []byte(`{"price":"259"}`)}, {Name: "pin", Result: []byte(`{"error":"x"}`)}},
+		Context: []ContextItem{{Title: "Featured", Text: "修护面霜"}}, Attempt: 2, Attempts: 2}
 	b := in.AppendJSON(nil)
 	if !json.Valid(b) {
 		t.Fatalf("invalid JSON %s", b)
@@ -81,6 +84,7 @@ func TestDecodeCatalogResult(t *testing.T) {
 func FuzzDecodeHookInput(f *testing.F) {
 	f.Add([]byte(`{"event":"viewer_message","viewer":{"id":"v"},"text":"hi","tool":null,"config":{"a":[1]}}`))
 	f.Add([]byte(`{"tool":{"name":"x","arguments":{}}}`))
+	f.Add([]byte(`{"event":"after_response","text":"¥199","message":"多少钱","lang":"zh","calls":[{"name":"a","plugin":"p","export":"e","result":{"price":"199"}}],"context":[{"title":"t","text":"x"}],"attempt":1,"attempts":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, err := DecodeHookInput(b)
 		if err != nil {
