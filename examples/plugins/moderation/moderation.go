@@ -8,7 +8,6 @@ package main
 import (
 	"fmt"
 	"hash/fnv"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -39,11 +38,6 @@ func ParseRepeatLimit(raw []byte) (int, error) {
 	})
 	return limit, err
 }
-
-var (
-	linkRE    = regexp.MustCompile(`(?i)https?://|www\.|\.(?:com|cn|net|top|xyz)\b|t\.me/`)
-	contactRE = regexp.MustCompile(`(?i)(?:加?微信|加?v信|\bvx\b|\bwx\b|\bqq\b|whatsapp|telegram|私聊|加我)[^\p{Han}]{0,3}[0-9a-z_\-]{5,}|1[3-9]\d{9}`)
-)
 
 var abusive = []string{"傻逼", "sb主播", "垃圾主播", "智障", "脑残", "去死", "滚蛋", "骗子", "狗东西",
 	"idiot", "stupid", "moron", "scammer", "fuck", "shit", "kill yourself"}
@@ -110,10 +104,8 @@ func Screen(text string, h History, repeatLimit int) Verdict {
 	var v Verdict
 	norm := normalize(text)
 	switch {
-	case linkRE.MatchString(text):
-		v.Spam = "link"
-	case contactRE.MatchString(text):
-		v.Spam = "contact details"
+	case Contact(text) != "":
+		v.Spam = Contact(text)
 	case h.Repeats > repeatLimit:
 		v.Spam = fmt.Sprintf("sent %d times", h.Repeats)
 	case longestRun(text) >= 12:

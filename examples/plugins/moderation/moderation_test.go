@@ -57,3 +57,65 @@ func TestRepeats(t *testing.T) {
 		t.Fatalf("%d %v", n, err)
 	}
 }
+
+// TestContact: contact solicitation in the forms live rooms see — plain,
+// full-width, split by spaces and dots, homophones, Chinese digits — is
+// caught, and everyday shopping questions with numbers and letters are not.
+func TestContact(t *testing.T) {
+	spam := map[string]string{
+		"加V看福利 vx123456":             "contact details",
+		"加V看福利":                      "private chat",
+		"vx123456":                   "contact details",
+		"ＶＸ：１２３４５６ 领券":               "contact details",
+		"v x 1 2 3 4 5 6":            "contact details",
+		"加微信 abc12345 领券":            "contact details",
+		"微 信：lily2024":               "contact details",
+		"薇信号多少":                      "private chat",
+		"QQ: 88771234":               "contact details",
+		"q q 8877 1234":              "contact details",
+		"扣扣12345678":                 "contact details",
+		"wechat: lily_2024":          "contact details",
+		"想要便宜的私聊我":                   "private chat",
+		"有需要的私我":                     "private chat",
+		"加群领红包":                      "private chat",
+		"call me 13812345678":        "contact details",
+		"138 1234 5678 找我":           "contact details",
+		"电话 138-1234-5678":           "contact details",
+		"一三八一二三四五六七八 打给我":            "contact details",
+		"幺三八幺二三四五六七八":                "contact details",
+		"便宜货看这里 www.cheap-fakes.top": "link",
+		"https://t.cn/abc":           "link",
+		"cheap 点 com 看看":             "link",
+		"fakes。com 超便宜":              "link",
+		"dm me for a discount":       "contact details",
+		"whatsapp only":              "contact details",
+	}
+	for text, want := range spam {
+		if got := Contact(text); got != want {
+			t.Errorf("Contact(%q) = %q, want %q", text, got, want)
+		}
+	}
+	clean := []string{
+		"3号链接多少钱", "身高170体重60穿什么码", "V领毛衣还有M码吗", "可以用微信支付吗", "微信支付有优惠吗",
+		"加购了，什么时候发货", "加卫衣到购物车", "2件多少钱，券后199吗", "XL还有货吗", "新人券20元怎么领",
+		"is the XL in stock", "how much is link 3", "new xl 12345 order?", "online 2024 sale?",
+		"订单号 20261201123456 什么时候发", "能发顺丰吗", "电话里说不清楚", "这个VIP价是多少",
+	}
+	for _, text := range clean {
+		if got := Contact(text); got != "" {
+			t.Errorf("Contact(%q) = %q, want clean", text, got)
+		}
+	}
+}
+
+func FuzzContact(f *testing.F) {
+	for _, s := range []string{"vx123456", "加V看福利", "138 1234 5678", "3号链接多少钱", "ＶＸ：１２３"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Contact(s)
+		if got != "" && got != "link" && got != "private chat" && got != "contact details" {
+			t.Fatalf("Contact(%q) = %q", s, got)
+		}
+	})
+}
