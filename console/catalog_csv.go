@@ -520,7 +520,7 @@ func writeCatalogCSV(w io.Writer, products []plugins.Product) error {
 		}
 		rec := []string{p.ID, p.Name, num(p.Price), list, strconv.Itoa(p.Stock), strings.Join(p.Aliases, "|"), p.Category,
 			p.Description, strings.Join(attrs, "|"), strings.Join(variants, "|"), strings.Join(chart, "|"), days, fee, ret}
-		if err := cw.Write(rec); err != nil {
+		if err := cw.Write(csvRecord(rec)); err != nil {
 			return err
 		}
 	}
