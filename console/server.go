@@ -96,6 +96,11 @@ func New(cfg Config) (*Server, error) {
 	s.app = fiber.New(fiber.Config{
 		AppName:               "livehat",
 		DisableStartupMessage: true,
+		// Values read from a request (c.Params, c.Query, c.Get, c.Cookies,
+		// c.Body) are copies, not views of fasthttp's buffers, which the
+		// next request on the connection overwrites: handlers keep them as
+		// metrics labels, map keys and in goroutines (issue #21, finding 2).
+		Immutable: true,
 		BodyLimit:             cfg.BodyLimit,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          60 * time.Second,
