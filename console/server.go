@@ -100,11 +100,11 @@ func New(cfg Config) (*Server, error) {
 		// c.Body) are copies, not views of fasthttp's buffers, which the
 		// next request on the connection overwrites: handlers keep them as
 		// metrics labels, map keys and in goroutines (issue #21, finding 2).
-		Immutable: true,
-		BodyLimit:             cfg.BodyLimit,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		ErrorHandler:          s.handleError,
+		Immutable:    true,
+		BodyLimit:    cfg.BodyLimit,
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 60 * time.Second,
+		ErrorHandler: s.handleError,
 	})
 	if cfg.Metrics != nil {
 		em, err := runtime.NewEngineMetrics(cfg.Metrics)
