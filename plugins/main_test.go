@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -92,24 +91,6 @@ func guestWasm(t testing.TB, name string) []byte {
 		t.Fatalf("guest %q was not built (known: %v)", name, guestDirs)
 	}
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// watWasm assembles testdata/<name>.wat with wabt's wat2wasm.
-func watWasm(t testing.TB, name string) []byte {
-	t.Helper()
-	bin, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatal("wat2wasm not found: install Debian's wabt (apt-get install -y wabt)")
-	}
-	out := filepath.Join(t.TempDir(), name+".wasm")
-	if b, err := exec.Command(bin, filepath.Join("testdata", name+".wat"), "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v: %s", name, err, b)
-	}
-	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 ;; Edge cases of the Extism imports, written by hand so that each export
-;; does exactly one (mis)behaviour. Built with wat2wasm during tests.
+;; does exactly one (mis)behaviour. Assembled by go generate (wat_test.go).
 (module
   (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
   (import "extism:host/env" "free" (func $free (param i64)))
