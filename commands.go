@@ -98,7 +98,7 @@ func demoWithHooks() (*harness.Harness, []string, error) {
 		return nil, nil, fmt.Errorf("embedded demo harness: %w", err)
 	}
 	var dirs []string
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		dir := filepath.Join("examples", "plugins", p)
 		if _, err := os.Stat(dir); err != nil {
 			return nil, nil, fmt.Errorf("the example plugins are built from %s: run from the repository root (%w)", dir, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
@@ -19,7 +20,7 @@ func evalEnv(t *testing.T) *testEnv {
 	t.Helper()
 	e, _ := newRunEnv(t)
 	withHookPlugins(t, e)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
 	}
 	if err := e.srv.InstallExamples(context.Background()); err != nil {

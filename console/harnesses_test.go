@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
@@ -71,7 +72,7 @@ func withHookPlugins(t *testing.T, e *testEnv) {
 	// Hooks on a busy test machine must not turn into fail-closed denials.
 	e.srv.cfg.Sandbox.SetTimeoutFloor(5 * time.Second)
 	e.srv.cfg.PluginDirs = nil
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
 	}
 	if err := e.srv.InstallExamples(context.Background()); err != nil {

@@ -38,7 +38,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}
 	e := newTestEnv(t, prometheus.NewRegistry())
 	e.srv.cfg.Model, e.srv.cfg.ModelName = liveroom.Host{}, liveroom.HostModelName
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
 	}
 	if err := e.srv.InstallExamples(context.Background()); err != nil {

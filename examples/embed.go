@@ -14,6 +14,13 @@ var Harnesses embed.FS
 // DemoHarness is the path of the demo stream's harness inside Harnesses.
 const DemoHarness = "harness/demo.json"
 
+// DemoPlugins names the example plugins (folders under plugins/) that
+// implement the demo harness's tools and hooks, in the order they are
+// built and installed.
+func DemoPlugins() []string {
+	return []string{"storefront", "moderation", "compliance", "speech"}
+}
+
 // Catalog is the demo stream's product catalog (plugins.Catalog JSON):
 // what the storefront plugin's tools answer from.
 //

@@ -65,7 +65,7 @@ func TestBundledModelAnswersTheDemoStream(t *testing.T) {
 	// A busy test machine must not turn the fail-closed compliance hook
 	// into safe lines: this test is about what the model answers.
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("plugins", p)); err != nil {
 			t.Fatal(err)
 		}

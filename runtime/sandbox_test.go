@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 )
 
@@ -29,7 +30,7 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 	// The test checks decisions, not latency: a busy CI machine (or -race)
 	// must not turn the compliance hook's 300 ms deadline into a failure.
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, name := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, name := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", name)); err != nil {
 			t.Fatalf("load %s: %v", name, err)
 		}

@@ -109,7 +109,7 @@ func BenchMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer sb.Close(context.Background())
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range ExamplePlugins() {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join(*pluginDir, p)); err != nil {
 			return fmt.Errorf("bench experiment: the example plugins are built from %s (run from the repository root or pass --plugins): %w", *pluginDir, err)
 		}

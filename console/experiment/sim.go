@@ -481,7 +481,3 @@ func questionItem(room *liveroom.Room, q liveroom.Question) (liveroom.Item, bool
 	}
 	return liveroom.Item{}, false
 }
-
-// ExamplePlugins are the example plugin folders (under examples/plugins)
-// the demo harness's tools and hooks need.
-func ExamplePlugins() []string { return []string{"storefront", "moderation", "compliance", "speech"} }

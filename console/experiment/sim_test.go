@@ -45,7 +45,7 @@ func exampleSandbox(t testing.TB) *runtime.Sandbox {
 	}
 	t.Cleanup(func() { sb.Close(ctx) })
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range ExamplePlugins() {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
 			t.Fatal(err)
 		}

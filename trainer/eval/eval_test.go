@@ -208,7 +208,7 @@ func hookSandbox(t *testing.T) *runtime.Sandbox {
 	}
 	t.Cleanup(func() { sb.Close(ctx) })
 	sb.SetTimeoutFloor(evalTimeoutFloor)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 	}
 	defer sb.Close(ctx)
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func hostSession(t *testing.T) (*runtime.Session, <-chan runtime.Event) {
 	// A busy test machine must not turn the fail-closed compliance hook
 	// into safe lines: this test is about what the host answers.
 	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range []string{"storefront", "moderation", "compliance", "speech"} {
+	for _, p := range examples.DemoPlugins() {
 		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
 			t.Fatal(err)
 		}
