@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 

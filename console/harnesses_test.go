@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/eval"
