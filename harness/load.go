@@ -100,18 +100,22 @@ func FormatOf(name string, data []byte) Format {
 const maxDocumentBytes = 8 << 20
 
 // Load reads, strictly decodes and validates the harness file at path.
-// Skills with a "file" field are read from SKILL.md files relative to it.
-// Errors name the file, line and field.
+// Skills with a "file" field are read from SKILL.md files relative to it;
+// such a file must be a regular file inside the harness file's folder,
+// reached without symbolic links. Errors name the file, line and field.
 func Load(path string) (*Harness, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
-	h, err := parse(data, FormatOf(path, data), os.DirFS(filepath.Dir(path)), path)
+	// The folder is opened as a root so that no name, whatever links lie
+	// on its way, reads outside it.
+	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("harness: %w", err)
 	}
-	return h, nil
+	defer root.Close()
+	return parse(data, FormatOf(path, data), root.FS(), path)
 }
 
 // LoadFS is Load for a file inside fsys, such as an embedded folder.

@@ -279,3 +279,98 @@ func TestHostileDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadRefusesLinkedSkillFiles puts real symbolic links where a skill
+// file is expected: Load must refuse each, naming the file, and never read
+// through it.
+func TestLoadRefusesLinkedSkillFiles(t *testing.T) {
+	const skill = "---\nname: size\ndescription: Size advice.\nmetadata:\n  kind: reply\n---\n\nAsk for height and weight.\n"
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "SKILL.md")
+	if err := os.WriteFile(secret, []byte(strings.Replace(skill, "Ask for", "SECRET", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		file string // the skill's "file"
+		make func(t *testing.T, dir string)
+		says string // "" when the load must succeed
+	}{
+		{"regular file", "skills/size.md", func(t *testing.T, dir string) {
+			writeTestFile(t, filepath.Join(dir, "skills", "size.md"), skill)
+		}, ""},
+		{"link to a file outside", "skills/size.md", func(t *testing.T, dir string) {
+			symlinkOrSkip(t, secret, filepath.Join(dir, "skills", "size.md"))
+		}, "skills/size.md is a symbolic link"},
+		{"link to a file inside", "skills/size.md", func(t *testing.T, dir string) {
+			writeTestFile(t, filepath.Join(dir, "real.md"), skill)
+			symlinkOrSkip(t, filepath.Join(dir, "real.md"), filepath.Join(dir, "skills", "size.md"))
+		}, "skills/size.md is a symbolic link"},
+		{"relative link out of the folder", "size.md", func(t *testing.T, dir string) {
+			rel, err := filepath.Rel(dir, secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			symlinkOrSkip(t, rel, filepath.Join(dir, "size.md"))
+		}, "size.md is a symbolic link"},
+		{"linked folder", "skills/SKILL.md", func(t *testing.T, dir string) {
+			symlinkOrSkip(t, outside, filepath.Join(dir, "skills"))
+		}, "skills is a symbolic link"},
+		{"a folder, not a file", "skills", func(t *testing.T, dir string) {
+			writeTestFile(t, filepath.Join(dir, "skills", "x.md"), skill)
+		}, "not a regular file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.make(t, dir)
+			path := filepath.Join(dir, "harness.json")
+			writeTestFile(t, path, `{"name": "links",
+  "layout": {"style": "markdown", "sections": [{"kind": "skills"}]},
+  "skills": [{"file": "`+c.file+`"}],
+  "pipeline": {"reply_chars": {"value": 100, "min": 50, "max": 150},
+    "tool_rounds": {"value": 3, "min": 1, "max": 5}, "retries": {"value": 1, "min": 0, "max": 2}}}`)
+			h, err := Load(path)
+			if c.says == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.Skills[0].Instructions != "Ask for height and weight." {
+					t.Fatalf("skill = %+v", h.Skills[0])
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load followed the link: skill %+v", h.Skills[0])
+			}
+			for _, want := range []string{path, "skills[0].file", c.says} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("the error quotes the linked file: %q", err)
+			}
+		})
+	}
+}
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlinkOrSkip(t *testing.T, target, name string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, name); err != nil {
+		t.Skipf("symbolic links are not available here: %v", err)
+	}
+}

@@ -185,6 +185,10 @@ func resolveSkillFiles(h *Harness, dir fs.FS) error {
 			errs = append(errs, &Error{Path: p, Msg: fmt.Sprintf("%q must be a relative path inside the harness folder", s.File)})
 			continue
 		}
+		if err := checkPlainFile(dir, name); err != nil {
+			errs = append(errs, &Error{Path: p, Msg: fmt.Sprintf("%s: %v", s.File, err)})
+			continue
+		}
 		data, err := fs.ReadFile(dir, name)
 		if err != nil {
 			errs = append(errs, &Error{Path: p, Msg: fmt.Sprintf("cannot read %s: %v", s.File, unwrapPathError(err))})
@@ -200,6 +204,29 @@ func resolveSkillFiles(h *Harness, dir fs.FS) error {
 	}
 	if len(errs) > 0 {
 		return errs
+	}
+	return nil
+}
+
+// checkPlainFile refuses a name that is, or passes through, a symbolic
+// link, and one that is not a regular file: a harness is shared and
+// reviewed as a folder, so what it references must be in that folder
+// (a link could point at any file of the machine that loads it), and a
+// device or pipe could block the loader.
+func checkPlainFile(dir fs.FS, name string) error {
+	parts := strings.Split(name, "/")
+	for i := range parts {
+		sub := strings.Join(parts[:i+1], "/")
+		fi, err := fs.Lstat(dir, sub)
+		if err != nil {
+			return nil // reading the file reports it, as for any name
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link; files a harness references must be regular files inside its folder", sub)
+		case i == len(parts)-1 && !fi.Mode().IsRegular():
+			return fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+		}
 	}
 	return nil
 }
