@@ -1,0 +1,358 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDepth bounds nesting: a catalog is five levels deep, and a bound
+// keeps hostile input from recursing without end.
+const maxDepth = 32
+
+// node is one JSON value of a document with where it lies in the bytes,
+// so that problems can name a line and a column.
+type node struct {
+	start, end int64 // byte offsets of the value's first byte and just past its last
+	kind       nodeKind
+	members    []member // object members in document order
+	elems      []*node  // array elements
+	text       string   // a string's value
+	number     json.Number
+	flag       bool
+}
+
+type nodeKind uint8
+
+const (
+	nodeNull nodeKind = iota
+	nodeBool
+	nodeNumber
+	nodeString
+	nodeArray
+	nodeObject
+)
+
+// member is one key of an object and its value.
+type member struct {
+	key   string
+	keyAt int64
+	value *node
+}
+
+// member returns the value of key (the last, if the key repeats).
+func (n *node) member(key string) *node {
+	for i := len(n.members) - 1; i >= 0; i-- {
+		if n.members[i].key == key {
+			return n.members[i].value
+		}
+	}
+	return nil
+}
+
+// plain returns the value as encoding/json decodes into any, with numbers
+// as json.Number: the form the JSON Schema validator reads.
+func (n *node) plain() any {
+	switch n.kind {
+	case nodeBool:
+		return n.flag
+	case nodeNumber:
+		return n.number
+	case nodeString:
+		return n.text
+	case nodeArray:
+		out := make([]any, len(n.elems))
+		for i, e := range n.elems {
+			out[i] = e.plain()
+		}
+		return out
+	case nodeObject:
+		out := make(map[string]any, len(n.members))
+		for _, m := range n.members {
+			out[m.key] = m.value.plain()
+		}
+		return out
+	}
+	return nil
+}
+
+// without returns plain() less the values at the paths in refused (n
+// lies at path): members are dropped, elements become null so that the
+// indices of the rest stay as the problems name them.
+func (n *node) without(refused map[string]bool, path string) any {
+	switch n.kind {
+	case nodeArray:
+		out := make([]any, len(n.elems))
+		for i, e := range n.elems {
+			if child := path + "[" + strconv.Itoa(i) + "]"; !refused[child] {
+				out[i] = e.without(refused, child)
+			}
+		}
+		return out
+	case nodeObject:
+		out := make(map[string]any, len(n.members))
+		for _, m := range n.members {
+			if child := joinKey(path, m.key); !refused[child] {
+				out[m.key] = m.value.without(refused, child)
+			}
+		}
+		return out
+	}
+	return n.plain()
+}
+
+// literal returns the value as a short text for messages.
+func (n *node) literal() string {
+	switch n.kind {
+	case nodeNumber:
+		return n.number.String()
+	case nodeString:
+		return strconv.Quote(n.text)
+	case nodeBool:
+		return strconv.FormatBool(n.flag)
+	case nodeArray:
+		return "a list"
+	case nodeObject:
+		return "an object"
+	}
+	return "null"
+}
+
+// document is a parsed catalog file: its bytes, its value tree and the
+// offset of every path in it (members at their key, elements at their
+// first byte).
+type document struct {
+	data []byte
+	root *node
+	at   map[string]int64
+}
+
+// treeParser reads a document token by token, keeping offsets.
+type treeParser struct {
+	doc      *document
+	dec      *json.Decoder
+	problems []Problem
+}
+
+// parseDocument reads data into a document. A syntax error ends the
+// parse and is the only problem returned; repeated keys are problems too
+// but the parse goes on.
+func parseDocument(data []byte) (*document, []Problem) {
+	doc := &document{data: data, at: map[string]int64{}}
+	p := &treeParser{doc: doc, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	root, err := p.value("", 0)
+	if err == nil {
+		if _, extra := p.dec.Token(); extra != io.EOF {
+			err = &syntaxError{at: p.skip(p.dec.InputOffset()), msg: "unexpected data after the catalog's closing brace"}
+		}
+	}
+	if err != nil {
+		return nil, []Problem{p.syntaxProblem(err)}
+	}
+	doc.root = root
+	return doc, p.problems
+}
+
+// syntaxError is a problem that ends the parse at a byte offset.
+type syntaxError struct {
+	at  int64
+	msg string
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func (p *treeParser) syntaxProblem(err error) Problem {
+	at := int64(len(p.doc.data))
+	msg := err.Error()
+	var syn *json.SyntaxError
+	var own *syntaxError
+	switch {
+	case errors.As(err, &own):
+		at = own.at
+	case errors.As(err, &syn):
+		at = max(syn.Offset-1, 0) // Offset is just past the offending byte
+		msg = "invalid JSON: " + msg
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(p.doc.data)) == 0:
+		at, msg = 0, "the document is empty"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "invalid JSON: the document ends before its last value is complete"
+	}
+	line, col := p.doc.lineCol(at)
+	return Problem{Line: line, Column: col, Message: msg}
+}
+
+// skip returns the offset of the next token at or after off: the decoder
+// reports where the previous token ended, before any space, ',' or ':'.
+func (p *treeParser) skip(off int64) int64 {
+	for off < int64(len(p.doc.data)) {
+		switch p.doc.data[off] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			off++
+			continue
+		}
+		break
+	}
+	return off
+}
+
+func (p *treeParser) value(path string, depth int) (*node, error) {
+	before := p.dec.InputOffset()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{start: p.skip(before)}
+	if path == "" {
+		p.doc.at[""] = n.start
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth >= maxDepth {
+			return nil, &syntaxError{at: n.start, msg: fmt.Sprintf("values nest deeper than %d levels; a catalog needs far fewer", maxDepth)}
+		}
+		if t == '{' {
+			err = p.object(n, path, depth)
+		} else {
+			err = p.array(n, path, depth)
+		}
+		if err != nil {
+			return nil, err
+		}
+	case string:
+		n.kind, n.text = nodeString, t
+	case json.Number:
+		n.kind, n.number = nodeNumber, t
+	case bool:
+		n.kind, n.flag = nodeBool, t
+	case nil:
+		n.kind = nodeNull
+	}
+	n.end = p.dec.InputOffset()
+	return n, nil
+}
+
+func (p *treeParser) object(n *node, path string, depth int) error {
+	n.kind = nodeObject
+	first := map[string]int64{}
+	for p.dec.More() {
+		before := p.dec.InputOffset()
+		tok, err := p.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string) // inside an object the decoder yields only string keys
+		keyAt := p.skip(before)
+		child := joinKey(path, key)
+		if prev, dup := first[key]; dup {
+			line, col := p.doc.lineCol(prev)
+			p.problems = append(p.problems, p.doc.problemAt(child, keyAt,
+				fmt.Sprintf("field %q appears twice (first at line %d, column %d)", key, line, col)))
+		} else {
+			first[key] = keyAt
+			p.doc.at[child] = keyAt
+		}
+		v, err := p.value(child, depth+1)
+		if err != nil {
+			return err
+		}
+		n.members = append(n.members, member{key: key, keyAt: keyAt, value: v})
+	}
+	_, err := p.dec.Token() // the closing brace
+	return err
+}
+
+func (p *treeParser) array(n *node, path string, depth int) error {
+	n.kind = nodeArray
+	for i := 0; p.dec.More(); i++ {
+		child := path + "[" + strconv.Itoa(i) + "]"
+		v, err := p.value(child, depth+1)
+		if err != nil {
+			return err
+		}
+		p.doc.at[child] = v.start
+		n.elems = append(n.elems, v)
+	}
+	_, err := p.dec.Token() // the closing bracket
+	return err
+}
+
+// joinKey returns the path of member key of the object at path.
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// lineCol returns the 1-based line and column of a byte offset; columns
+// count characters, not bytes, so that Chinese text lines up.
+func (d *document) lineCol(off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(d.data)))
+	before := d.data[:off]
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	return bytes.Count(before, []byte{'\n'}) + 1, utf8.RuneCount(before[lineStart:]) + 1
+}
+
+// offset returns where path lies in the document, or where its nearest
+// ancestor lies when the path itself is absent (a missing field).
+func (d *document) offset(path string) int64 {
+	for {
+		if off, ok := d.at[path]; ok {
+			return off
+		}
+		if path == "" {
+			return 0
+		}
+		path = parentPath(path)
+	}
+}
+
+// parentPath strips the last step of a path: "a.b[2]" → "a.b" → "a".
+func parentPath(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		switch path[i] {
+		case '.':
+			return path[:i]
+		case '[':
+			return path[:i]
+		}
+	}
+	return ""
+}
+
+// problemAt returns a problem at path located at a byte offset.
+func (d *document) problemAt(path string, off int64, msg string) Problem {
+	line, col := d.lineCol(off)
+	return Problem{Path: path, Line: line, Column: col, Message: msg}
+}
+
+// locate walks a JSON Schema instance location (keys and indices) and
+// returns its path in display form and its node (nil past a missing one).
+func (d *document) locate(loc []string) (string, *node) {
+	path, n := "", d.root
+	for _, step := range loc {
+		if n == nil {
+			path = joinKey(path, step)
+			continue
+		}
+		switch n.kind {
+		case nodeArray:
+			path += "[" + step + "]"
+			i, err := strconv.Atoi(step)
+			if err != nil || i < 0 || i >= len(n.elems) {
+				n = nil
+				continue
+			}
+			n = n.elems[i]
+		default:
+			path = joinKey(path, step)
+			n = n.member(step)
+		}
+	}
+	return path, n
+}
