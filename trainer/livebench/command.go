@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -124,6 +125,13 @@ func Main(ctx context.Context, base *harness.Harness, pluginDirs []string, args 
 		}
 		fmt.Fprintf(stdout, "outside the model: %.1f%% of turn time (median %s per turn, %.1f%% of the P50 turn)\n",
 			100*rep.OutsideModel, ms(rep.OutsideModelP50), 100*float64(rep.OutsideModelP50)/float64(max(rep.Total.P50, 1)))
+		names := slices.Sorted(maps.Keys(rep.Hooks))
+		for _, name := range names {
+			h := rep.Hooks[name]
+			fmt.Fprintf(stdout, "hook %-16s added per turn P50 %.2f ms  P95 %.2f ms over %d turns; sent back %d (%.1f%%), rewrote %d (%.1f%%)\n",
+				name, float64(h.P50)/1e6, float64(h.P95)/1e6, h.Turns, h.Retried, 100*float64(h.Retried)/float64(h.Turns),
+				h.Rewrote, 100*float64(h.Rewrote)/float64(h.Turns))
+		}
 	}
 	return nil
 }

@@ -128,6 +128,26 @@ type Report struct {
 	// (runtime.Classify): the queue serves the urgent classes first, so
 	// chit-chat waits by design.
 	ByClass map[string]ClassLatency `json:"by_class"`
+	// Hooks is what each hook (by its harness name) cost the spoken
+	// turns and how often it changed their course.
+	Hooks map[string]HookCost `json:"hooks"`
+}
+
+// HookCost is one hook's share of the spoken turns: the time it added to
+// a turn (all its calls in the turn together) over the turns it ran in,
+// and the turns in which it sent the reply back (retry) or rewrote it.
+type HookCost struct {
+	Turns   int           `json:"turns"`
+	P50     time.Duration `json:"p50_ns"`
+	P95     time.Duration `json:"p95_ns"`
+	Retried int           `json:"retried"`
+	Rewrote int           `json:"rewrote"`
+}
+
+// hookTally collects one hook's HookCost and its time per turn.
+type hookTally struct {
+	cost    HookCost
+	perTurn []time.Duration
 }
 
 // ClassLatency is the latency of one priority class's questions.
@@ -144,6 +164,46 @@ type arm struct {
 	byClass   map[runtime.Priority]*runtime.LatencyStats
 	outside   []time.Duration
 	working   time.Duration
+	hooks     map[string]*hookTally
+}
+
+// observeHooks adds a spoken turn's hook steps to the arm's hook costs.
+func (a *arm) observeHooks(t *runtime.Turn) {
+	type turnHook struct {
+		took             time.Duration
+		retried, rewrote bool
+	}
+	in := map[string]*turnHook{}
+	for _, st := range t.Steps {
+		if st.Kind != "hook" {
+			continue
+		}
+		h := in[st.Name]
+		if h == nil {
+			h = &turnHook{}
+			in[st.Name] = h
+		}
+		h.took += st.Took
+		if st.Decision != nil {
+			h.retried = h.retried || st.Decision.Action == harness.ActionRetry
+			h.rewrote = h.rewrote || st.Decision.Action == harness.ActionRewrite
+		}
+	}
+	for name, h := range in {
+		c := a.hooks[name]
+		if c == nil {
+			c = &hookTally{}
+			a.hooks[name] = c
+		}
+		c.cost.Turns++
+		c.perTurn = append(c.perTurn, h.took)
+		if h.retried {
+			c.cost.Retried++
+		}
+		if h.rewrote {
+			c.cost.Rewrote++
+		}
+	}
 }
 
 func (a *arm) observe(e runtime.Event) {
@@ -163,6 +223,7 @@ func (a *arm) observe(e runtime.Event) {
 			a.rep.CachedTokens += t.Timing.CachedTokens
 			a.rep.CompletionTokens += t.Timing.CompletionTokens
 			a.outside = append(a.outside, t.Timing.Total-t.Timing.Queue-t.Timing.Model)
+			a.observeHooks(t)
 			a.working += t.Timing.Total - t.Timing.Queue
 			for _, q := range questionTimings(t) {
 				a.questions.Add(q.timing)
@@ -213,7 +274,8 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	arms := make([]*arm, len(cfg.Arms))
 	for k, setting := range cfg.Arms {
 		arms[k] = &arm{rep: Report{Streams: cfg.Streams / len(cfg.Arms), Arm: setting},
-			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16), byClass: map[runtime.Priority]*runtime.LatencyStats{}}
+			stats: runtime.NewLatencyStats(1 << 16), questions: runtime.NewLatencyStats(1 << 16), byClass: map[runtime.Priority]*runtime.LatencyStats{},
+			hooks: map[string]*hookTally{}}
 	}
 	type room struct {
 		arm    *arm
@@ -326,6 +388,13 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		if len(a.outside) > 0 {
 			slices.Sort(a.outside)
 			rep.OutsideModelP50 = a.outside[len(a.outside)/2]
+		}
+		rep.Hooks = map[string]HookCost{}
+		for name, c := range a.hooks {
+			slices.Sort(c.perTurn)
+			c.cost.P50 = c.perTurn[len(c.perTurn)/2]
+			c.cost.P95 = c.perTurn[min(len(c.perTurn)-1, len(c.perTurn)*95/100)]
+			rep.Hooks[name] = c.cost
 		}
 		out = append(out, rep)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,6 +59,9 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		if accounted != rep.Sent {
 			t.Errorf("batch %d: %d messages sent but %d accounted for: %+v", rep.Batch, rep.Sent, accounted, rep)
 		}
+		if h := rep.Hooks["spam_filter"]; h.Turns != rep.Turns || h.P50 <= 0 {
+			t.Errorf("batch %d: the moderation hook ran in %d of %d spoken turns (P50 %s)", rep.Batch, h.Turns, rep.Turns, h.P50)
+		}
 		if rep.Total.P50 <= 0 || rep.FirstChunk.P50 <= 0 || rep.Model.P50 <= 0 || rep.Busy <= 0 || rep.TrafficBusy <= 0 || rep.EngineBusy <= 0 || rep.Generations < rep.Turns || rep.PromptTokens <= 0 || rep.RoomBusy <= 0 {
 			t.Errorf("batch %d: latencies or load not measured: %+v", rep.Batch, rep)
 		}
@@ -89,5 +93,31 @@ func TestParseBatches(t *testing.T) {
 		if _, err := parseBatches(bad); err == nil {
 			t.Errorf("parseBatches(%q) accepted", bad)
 		}
+	}
+}
+
+// TestHookCosts: a hook's cost is its time summed over the turn, and a
+// turn it sent back or rewrote counts once however often it did.
+func TestHookCosts(t *testing.T) {
+	a := &arm{hooks: map[string]*hookTally{}}
+	retry := &harness.HookDecision{Action: harness.ActionRetry, Feedback: "x"}
+	rewrite := &harness.HookDecision{Action: harness.ActionRewrite, Text: "y"}
+	allow := &harness.HookDecision{Action: harness.ActionAllow}
+	ms := time.Millisecond
+	a.observeHooks(&runtime.Turn{Steps: []runtime.Step{
+		{Kind: "hook", Name: "grounding", Took: 2 * ms, Decision: retry},
+		{Kind: "model", Took: 100 * ms},
+		{Kind: "hook", Name: "grounding", Took: 3 * ms, Decision: rewrite},
+		{Kind: "hook", Name: "speech", Took: 1 * ms, Decision: allow},
+	}})
+	a.observeHooks(&runtime.Turn{Steps: []runtime.Step{
+		{Kind: "hook", Name: "grounding", Took: 1 * ms, Decision: allow},
+	}})
+	g := a.hooks["grounding"]
+	if g.cost.Turns != 2 || g.cost.Retried != 1 || g.cost.Rewrote != 1 || !slices.Equal(g.perTurn, []time.Duration{5 * ms, 1 * ms}) {
+		t.Errorf("grounding: %+v per turn %v", g.cost, g.perTurn)
+	}
+	if s := a.hooks["speech"]; s.cost.Turns != 1 || s.cost.Retried != 0 {
+		t.Errorf("speech: %+v", s.cost)
 	}
 }
