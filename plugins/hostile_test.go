@@ -186,6 +186,7 @@ func TestLoadRejects(t *testing.T) {
 		{"unknown import module", "badimport", "allow", `imports from "env"`, nil},
 		{"unknown user function", "unknownuser", "allow", "extism:host/user.launch_missiles", nil},
 		{"start function loops", "initloop", "allow", "deadline", nil},
+		{"start function takes a parameter", "badstart", "allow", "start function _initialize has type (i32) -> (), want () -> ()", nil},
 	} {
 		_, err := loadErr(h, one(c.export), watWasm(t, c.wat))
 		if err == nil || !strings.Contains(err.Error(), c.says) || (c.kind != nil && !errors.Is(err, c.kind)) {

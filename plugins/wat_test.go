@@ -17,6 +17,9 @@ import (
 //
 //go:generate wat2wasm testdata/abi2.wat -o testdata/abi2.wasm
 //go:generate wat2wasm testdata/badimport.wat -o testdata/badimport.wasm
+//go:generate wat2wasm testdata/badstart.wat -o testdata/badstart.wasm
+//go:generate wat2wasm testdata/ctors.wat -o testdata/ctors.wasm
+//go:generate wat2wasm testdata/ctorsreactor.wat -o testdata/ctorsreactor.wasm
 //go:generate wat2wasm testdata/edge.wat -o testdata/edge.wasm
 //go:generate wat2wasm testdata/initloop.wat -o testdata/initloop.wasm
 //go:generate wat2wasm testdata/unknownuser.wat -o testdata/unknownuser.wasm

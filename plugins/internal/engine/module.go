@@ -66,8 +66,9 @@ type Config struct {
 	// RecycleBytes retires an instance whose linear memory grew past it
 	// (standard-Go guests grow and never shrink); 0 never recycles.
 	RecycleBytes uint32
-	// InitTimeout bounds a guest's start function (_initialize), which
-	// runs before any per-call deadline applies; 0 means 10 s.
+	// InitTimeout bounds a guest's start function (__wasm_call_ctors or
+	// _initialize), which runs before any per-call deadline applies; 0
+	// means 10 s.
 	InitTimeout time.Duration
 	// TrustedNoCloseOnDone turns off close-on-context-done. Only for
 	// benchmarks that measure its cost: without it an infinite loop
@@ -92,6 +93,8 @@ type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	exports  []string
+	// start is the start function every instance runs once, or "".
+	start string
 
 	idle  chan *instance
 	slots chan struct{}
@@ -146,6 +149,9 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
 	if err := checkImports(compiled); err != nil {
 		return fail(err)
 	}
+	if m.start, err = startFunction(compiled); err != nil {
+		return fail(err)
+	}
 	for name, def := range compiled.ExportedFunctions() {
 		if isCallable(def) {
 			m.exports = append(m.exports, name)
@@ -167,6 +173,30 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
 func isCallable(def api.FunctionDefinition) bool {
 	r := def.ResultTypes()
 	return len(def.ParamTypes()) == 0 && len(r) == 1 && r[0] == api.ValueTypeI32
+}
+
+// Start functions, in the order of preference Extism's runtime uses:
+// __wasm_call_ctors runs C and C++ static constructors (a module built
+// with --target=wasm32-unknown-unknown exports it and nothing calls it
+// otherwise); _initialize is a WASI reactor's, which in wasi-libc calls
+// __wasm_call_ctors itself, so only one of the two may run.
+var startFunctions = []string{"__wasm_call_ctors", "_initialize"}
+
+// startFunction returns the start function of a module, or "" if it
+// exports none; one with another type than () -> () is refused.
+func startFunction(c wazero.CompiledModule) (string, error) {
+	fns := c.ExportedFunctions()
+	for _, name := range startFunctions {
+		def, ok := fns[name]
+		if !ok {
+			continue
+		}
+		if len(def.ParamTypes()) > 0 || len(def.ResultTypes()) > 0 {
+			return "", fmt.Errorf("start function %s has type %s, want () -> ()", name, signature(def))
+		}
+		return name, nil
+	}
+	return "", nil
 }
 
 // checkImports refuses modules that import anything this host does not
@@ -382,7 +412,7 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	inst.stderr.limit = 4096
 	mc := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions(m.startFunctions()...).
 		WithStderr(&inst.stderr).
 		WithRandSource(rand.Reader)
 	if m.cfg.Grants.Clock {
@@ -406,6 +436,13 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	}
 	m.insts.Add(1)
 	return inst, nil
+}
+
+func (m *Module) startFunctions() []string {
+	if m.start == "" {
+		return nil
+	}
+	return []string{m.start}
 }
 
 func (inst *instance) walltime() (int64, int32) {

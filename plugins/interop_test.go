@@ -1,0 +1,74 @@
+package plugins
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/livehat/livehat/harness"
+)
+
+// hookManifest declares each export as an after_response hook of a
+// plugin named name.
+func hookManifest(name string, exports ...string) *Manifest {
+	m := &Manifest{ABI: ABIVersion, Name: name, Version: "1.0.0", Wasm: WasmRef{File: name + ".wasm"},
+		Limits: Limits{TimeoutMS: 1000 * slowdown, Instances: 1}}
+	for _, e := range exports {
+		m.Hooks = append(m.Hooks, HookSpec{Name: e, Event: harness.EventAfterResponse})
+	}
+	return m
+}
+
+// u64s decodes an output of little-endian u64 values.
+func u64s(t *testing.T, out []byte, n int) []uint64 {
+	t.Helper()
+	if len(out) != 8*n {
+		t.Fatalf("output of %d bytes, want %d u64 values", len(out), n)
+	}
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(out[8*i:])
+	}
+	return v
+}
+
+// TestStaticConstructors: a module that exports __wasm_call_ctors gets
+// its constructors run once per instance before any call, as Extism's
+// runtime does (C++ static constructors depend on it); when it also
+// exports _initialize, only the constructors run, as in Extism.
+func TestStaticConstructors(t *testing.T) {
+	h := newTestHost(t, NewHostConfig())
+	ctx := context.Background()
+	state := func(p *Plugin) []uint64 {
+		t.Helper()
+		out, err := p.Call(ctx, nil, KindHook, "state", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u64s(t, out, 2)
+	}
+	t.Run("constructors only", func(t *testing.T) {
+		p := load(t, h, hookManifest("ctors", "state", "trap"), watWasm(t, "ctors"))
+		for call := range 3 {
+			if got := state(p); got[0] != 1 || got[1] != 42 {
+				t.Fatalf("call %d: constructor runs %d, built value %d; want 1, 42", call, got[0], got[1])
+			}
+		}
+		// A trap discards the instance; its replacement is constructed too.
+		if _, err := p.Call(ctx, nil, KindHook, "trap", nil); err == nil {
+			t.Fatal("trap succeeded")
+		}
+		if got := state(p); got[0] != 1 || got[1] != 42 {
+			t.Fatalf("fresh instance: constructor runs %d, built value %d; want 1, 42", got[0], got[1])
+		}
+		if st := p.Stats(); st.Instantiations < 2 {
+			t.Fatalf("stats %+v: the trap should have made a fresh instance", st)
+		}
+	})
+	t.Run("constructors and _initialize", func(t *testing.T) {
+		p := load(t, h, hookManifest("ctors-reactor", "state"), watWasm(t, "ctorsreactor"))
+		if got := state(p); got[0] != 1 || got[1] != 0 {
+			t.Fatalf("constructor runs %d, _initialize runs %d; want 1, 0", got[0], got[1])
+		}
+	})
+}
