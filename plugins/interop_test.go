@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
@@ -71,4 +73,47 @@ func TestStaticConstructors(t *testing.T) {
 			t.Fatalf("constructor runs %d, _initialize runs %d; want 1, 0", got[0], got[1])
 		}
 	})
+}
+
+// TestGuestExit: a guest that calls WASI proc_exit ends its call. A
+// non-zero status fails the call with that status (in the error and in
+// CallError.ExitCode); status 0 is a success unless the guest set an
+// error, as in Extism's runtime. Either way the instance is replaced.
+func TestGuestExit(t *testing.T) {
+	h := newTestHost(t, NewHostConfig())
+	p := load(t, h, edgeManifest(), watWasm(t, "edge"))
+	ctx := context.Background()
+	cases := []struct {
+		export, input string
+		want          string // output, when the call succeeds
+		kind          error
+		code          uint32
+		says          string
+	}{
+		{export: "exit3", kind: ErrTrap, code: 3, says: "the guest exited with code 3"},
+		{export: "exit0", input: `{"action":"allow"}`, want: `{"action":"allow"}`},
+		{export: "exit0_error", input: "refused", kind: ErrGuest, says: "refused"},
+	}
+	for _, c := range cases {
+		t.Run(c.export, func(t *testing.T) {
+			before := p.Stats().Discards
+			out, err := p.Call(ctx, nil, KindHook, c.export, []byte(c.input))
+			if c.kind == nil {
+				if err != nil || string(out) != c.want {
+					t.Fatalf("got %q, %v; want %q", out, err, c.want)
+				}
+			} else {
+				var ce *CallError
+				if !errors.As(err, &ce) || !errors.Is(err, c.kind) || ce.ExitCode != c.code || !strings.Contains(err.Error(), c.says) {
+					t.Fatalf("error %v (%#v); want kind %v, exit code %d, saying %q", err, ce, c.kind, c.code, c.says)
+				}
+			}
+			if after := p.Stats().Discards; after != before+1 {
+				t.Fatalf("discards %d -> %d: the exited instance must be replaced", before, after)
+			}
+			if d, err := p.Hook(ctx, nil, "allow", nil); err != nil || d.Action != harness.ActionAllow {
+				t.Fatalf("after %s: %+v, %v", c.export, d, err)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@
   (import "extism:host/env" "config_get" (func $config_get (param i64) (result i64)))
   (import "extism:host/env" "http_request" (func $http_request (param i64 i64) (result i64)))
   (import "extism:host/user" "livehat_catalog_lookup" (func $catalog (param i64) (result i64)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
   (memory (export "memory") 1)
   (export "livehat_abi_v1" (func $abi))
   (func $abi (result i32) (i32.const 0))
@@ -68,6 +69,17 @@
     (local $o i64)
     (local.set $o (call $alloc (i64.const 2000000)))
     (call $output_set (local.get $o) (i64.const 2000000)) (i32.const 0))
+
+  ;; WASI proc_exit ends the call: 3 fails it with that code; 0 after an
+  ;; output is a success (Extism's rule), 0 after an error the error.
+  (func (export "exit3") (result i32)
+    (call $proc_exit (i32.const 3)) (i32.const 0))
+  (func (export "exit0") (result i32)
+    (call $output_set (call $input_offset) (call $input_length))
+    (call $proc_exit (i32.const 0)) (i32.const 0))
+  (func (export "exit0_error") (result i32)
+    (call $error_set (call $input_offset))
+    (call $proc_exit (i32.const 0)) (i32.const 0))
 
   ;; Traps of the guest itself.
   (func (export "unreachable") (result i32) (unreachable))

@@ -35,6 +35,10 @@ type CallError struct {
 	Detail string
 	// Discarded reports that the instance was thrown away and replaced.
 	Discarded bool
+	// ExitCode is the status the guest passed to WASI proc_exit when it
+	// ended the call that way (Kind is ErrTrap); 0 otherwise, since an
+	// exit with status 0 and no error set is a success, as in Extism.
+	ExitCode uint32
 }
 
 // Error implements error.

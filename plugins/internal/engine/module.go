@@ -260,14 +260,21 @@ func (m *Module) Call(ctx context.Context, env Env, export string, input []byte)
 		return nil, m.errorf(export, ErrNoExport, "the module has no export %q of type () -> i32", export)
 	}
 	out, cerr := inst.call(ctx, env, fn, export, input)
+	// A guest's proc_exit(0) ends its call normally but closes the module.
+	closed := inst.mod.IsClosed()
 	if cerr != nil {
 		m.failures.Add(1)
-		if cerr.Discarded {
+		if cerr.Discarded || closed {
+			cerr.Discarded = true
 			m.discard(inst)
 		} else {
 			m.release(inst)
 		}
 		return nil, cerr
+	}
+	if closed {
+		m.discard(inst)
+		return out, nil
 	}
 	var size uint32
 	if mem := inst.mod.Memory(); mem != nil {
@@ -476,7 +483,7 @@ func (inst *instance) call(ctx context.Context, env Env, fn api.Function, export
 	err := fn.CallWithStack(cctx, inst.stack[:])
 	cancel()
 	inst.env = nil
-	if err != nil {
+	if err != nil && (inst.fault != nil || !exitedWith(err, 0)) {
 		return nil, inst.classify(ctx, export, err)
 	}
 	k := &inst.kern
@@ -519,13 +526,22 @@ func (inst *instance) classify(parent context.Context, export string, err error)
 		ce.Detail = fmt.Sprintf("linear memory is capped at %d pages (%d MiB)%s",
 			m.cfg.MemoryLimitPages, m.cfg.MemoryLimitPages/16, inst.stderr.suffix())
 	case errors.As(err, &exit):
-		ce.Kind = ErrTrap
+		ce.Kind, ce.ExitCode = ErrTrap, exit.ExitCode()
 		ce.Detail = fmt.Sprintf("the guest exited with code %d%s", exit.ExitCode(), inst.stderr.suffix())
 	default:
 		ce.Kind = ErrTrap
 		ce.Detail = firstLine(err.Error()) + inst.stderr.suffix()
 	}
 	return ce
+}
+
+// exitedWith reports whether err is the guest's WASI proc_exit(code).
+// Extism's runtime ends a call that exits with status 0 as if the export
+// returned 0: a success unless the guest set an error (its plugin.rs, on
+// I32Exit), so a guest may end a call that way.
+func exitedWith(err error, code uint32) bool {
+	var exit *sys.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == code
 }
 
 func firstLine(s string) string {
