@@ -14,7 +14,7 @@ import (
 var edgeExports = []string{"allow", "echo", "fail_msg", "fail_status", "no_output", "oob_output",
 	"oob_output_len", "oob_output_wrap", "oob_load", "null_load", "bad_error_ptr", "input_past_end",
 	"huge_alloc", "big_output", "unreachable", "recurse", "spin", "grow", "catalog", "network", "config",
-	"exit3", "exit0", "exit0_error"}
+	"exit3", "exit0", "exit0_error", "files"}
 
 func edgeManifest(perms ...Permission) *Manifest {
 	m := &Manifest{ABI: ABIVersion, Name: "edge", Version: "1.0.0", Wasm: WasmRef{File: "edge.wasm"},

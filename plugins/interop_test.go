@@ -117,3 +117,30 @@ func TestGuestExit(t *testing.T) {
 		})
 	}
 }
+
+// TestNoFiles: with no directory open, every WASI path function fails on
+// its descriptor, whatever the path: EBADF, or ENOTDIR on a standard
+// stream, as Extism's runtime answers (and sdk/ABI.md says).
+func TestNoFiles(t *testing.T) {
+	const ebadf, enotdir = 8, 54
+	h := newTestHost(t, NewHostConfig())
+	p := load(t, h, edgeManifest(), watWasm(t, "edge"))
+	out, err := p.Call(context.Background(), nil, KindHook, "files", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := u64s(t, out, 4)
+	for i, c := range []struct {
+		what string
+		want uint64
+	}{
+		{"path_open(3, /etc/passwd)", ebadf},
+		{"path_open(3, etc/passwd)", ebadf},
+		{"path_open(0, /etc/passwd)", enotdir},
+		{"path_create_directory(3, /etc/passwd)", ebadf},
+	} {
+		if got[i] != c.want {
+			t.Errorf("%s = errno %d, want %d", c.what, got[i], c.want)
+		}
+	}
+}

@@ -16,7 +16,13 @@
   (import "extism:host/env" "http_request" (func $http_request (param i64 i64) (result i64)))
   (import "extism:host/user" "livehat_catalog_lookup" (func $catalog (param i64) (result i64)))
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_create_directory"
+    (func $path_create_directory (param i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
+  (data (i32.const 1024) "/etc/passwd")  ;; 11 bytes
+  (data (i32.const 1040) "etc/passwd")   ;; 10 bytes; 1056 holds an opened fd
   (export "livehat_abi_v1" (func $abi))
   (func $abi (result i32) (i32.const 0))
 
@@ -80,6 +86,23 @@
   (func (export "exit0_error") (result i32)
     (call $error_set (call $input_offset))
     (call $proc_exit (i32.const 0)) (i32.const 0))
+
+  ;; Files: the WASI errno of opening an absolute and a relative path on
+  ;; descriptor 3, an absolute one on stdin (0), and of making a directory,
+  ;; as four little-endian u64.
+  (func (export "files") (result i32)
+    (local $o i64)
+    (local.set $o (call $alloc (i64.const 32)))
+    (call $store_u64 (local.get $o) (i64.extend_i32_u (call $path_open
+      (i32.const 3) (i32.const 0) (i32.const 1024) (i32.const 11) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 1056))))
+    (call $store_u64 (i64.add (local.get $o) (i64.const 8)) (i64.extend_i32_u (call $path_open
+      (i32.const 3) (i32.const 0) (i32.const 1040) (i32.const 10) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 1056))))
+    (call $store_u64 (i64.add (local.get $o) (i64.const 16)) (i64.extend_i32_u (call $path_open
+      (i32.const 0) (i32.const 0) (i32.const 1024) (i32.const 11) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 1056))))
+    (call $store_u64 (i64.add (local.get $o) (i64.const 24)) (i64.extend_i32_u
+      (call $path_create_directory (i32.const 3) (i32.const 1024) (i32.const 11))))
+    (call $output_set (local.get $o) (i64.const 32))
+    (i32.const 0))
 
   ;; Traps of the guest itself.
   (func (export "unreachable") (result i32) (unreachable))

@@ -135,8 +135,8 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("engine: %s: %w", cfg.Label, err)
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		return fail(fmt.Errorf("wasi: %w", err))
+	if err := instantiateWASI(ctx, rt); err != nil {
+		return fail(err)
 	}
 	if err := instantiateHostModules(ctx, rt); err != nil {
 		return fail(err)
