@@ -110,7 +110,8 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime) error {
 // wrap finds the calling instance and turns a host function into a
 // wazero function. A host function fails by panicking with a *CallError
 // after recording it as the call's fault: wazero turns the panic into a
-// trap of the guest, and the fault keeps the precise reason.
+// trap of the guest, and the fault keeps the precise reason, led by the
+// host function's name.
 func wrap(f hostFunc) api.GoModuleFunc {
 	name := f.name
 	return func(ctx context.Context, _ api.Module, stack []uint64) {
@@ -118,6 +119,7 @@ func wrap(f hostFunc) api.GoModuleFunc {
 		if inst == nil {
 			panic(fmt.Errorf("%s called outside a plugin call (from a start function?)", name))
 		}
+		inst.hostFn = name
 		f.fn(inst, ctx, stack)
 	}
 }
@@ -130,9 +132,10 @@ func instanceOf(ctx context.Context) *instance {
 	return inst
 }
 
-// fail records the fault of the current call and traps the guest.
+// fail records the fault of the current call, naming the host function
+// that refused, and traps the guest.
 func (inst *instance) fail(kind error, format string, args ...any) {
-	ce := &CallError{Plugin: inst.m.cfg.Label, Kind: kind, Detail: fmt.Sprintf(format, args...), Discarded: true}
+	ce := &CallError{Plugin: inst.m.cfg.Label, Kind: kind, Detail: inst.hostFn + ": " + fmt.Sprintf(format, args...), Discarded: true}
 	if inst.fault == nil {
 		inst.fault = ce
 	}
@@ -182,7 +185,7 @@ func hostStoreU64(inst *instance, _ context.Context, s []uint64) {
 func hostInputLoadU8(inst *instance, _ context.Context, s []uint64) {
 	in := inst.kern.input
 	if s[0] >= in.n {
-		inst.fail(ErrBadPointer, "input_load_u8 at %d, past the %d-byte input", s[0], in.n)
+		inst.fail(ErrBadPointer, "index %d is past the %d-byte input", s[0], in.n)
 	}
 	s[0] = uint64(inst.kern.buf[in.off+s[0]])
 }
@@ -190,7 +193,7 @@ func hostInputLoadU8(inst *instance, _ context.Context, s []uint64) {
 func hostInputLoadU64(inst *instance, _ context.Context, s []uint64) {
 	in := inst.kern.input
 	if s[0] > in.n || in.n-s[0] < 8 {
-		inst.fail(ErrBadPointer, "input_load_u64 at %d, past the %d-byte input", s[0], in.n)
+		inst.fail(ErrBadPointer, "index %d is past the %d-byte input", s[0], in.n)
 	}
 	s[0] = binary.LittleEndian.Uint64(inst.kern.buf[in.off+s[0]:])
 }
@@ -202,7 +205,7 @@ func hostOutputSet(inst *instance, _ context.Context, s []uint64) {
 		return
 	}
 	if n > uint64(inst.m.cfg.MaxOutputBytes) {
-		inst.fail(ErrOutputTooLarge, "output of %d bytes, limit %d", n, inst.m.cfg.MaxOutputBytes)
+		inst.fail(ErrOutputTooLarge, "an output of %d bytes (at offset %d) is over max_output_bytes, %d", n, off, inst.m.cfg.MaxOutputBytes)
 	}
 	b := inst.must(inst.kern.bytes(off, n))
 	inst.kern.output, inst.kern.outputSet = append(inst.kern.output[:0], b...), true
@@ -230,29 +233,29 @@ func hostConfigGet(inst *instance, _ context.Context, s []uint64) {
 	s[0] = inst.storeOrFail([]byte(v))
 }
 
-func (inst *instance) needEnv(fn string) Env {
+func (inst *instance) needEnv() Env {
 	if inst.env == nil {
-		inst.fail(ErrHostEnv, "%s: the host gave this call no environment", fn)
+		inst.fail(ErrHostEnv, "the host gave this call no environment")
 	}
 	return inst.env
 }
 
-func (inst *instance) kvKey(fn string, off uint64) string {
+func (inst *instance) kvKey(off uint64) string {
 	if !inst.m.cfg.Grants.KV {
-		inst.fail(ErrPermission, `%s needs permission "kv", which the manifest does not request`, fn)
+		inst.fail(ErrPermission, `needs permission "kv", which the manifest does not request`)
 	}
 	key := inst.must(inst.kern.blockBytes(off))
 	if len(key) == 0 || len(key) > maxKeyBytes {
-		inst.fail(ErrBadPointer, "%s: key of %d bytes (want 1-%d)", fn, len(key), maxKeyBytes)
+		inst.fail(ErrBadPointer, "key of %d bytes (want 1-%d)", len(key), maxKeyBytes)
 	}
 	return string(key)
 }
 
 func hostVarGet(inst *instance, ctx context.Context, s []uint64) {
-	key := inst.kvKey("var_get", s[0])
-	v, ok, err := inst.needEnv("var_get").KVGet(ctx, inst.m.cfg.Scope, key)
+	key := inst.kvKey(s[0])
+	v, ok, err := inst.needEnv().KVGet(ctx, inst.m.cfg.Scope, key)
 	if err != nil {
-		inst.fail(ErrHostEnv, "var_get %q: %v", key, err)
+		inst.fail(ErrHostEnv, "key %q: %v", key, err)
 	}
 	if !ok {
 		s[0] = 0
@@ -262,32 +265,32 @@ func hostVarGet(inst *instance, ctx context.Context, s []uint64) {
 }
 
 func hostVarSet(inst *instance, ctx context.Context, s []uint64) {
-	key := inst.kvKey("var_set", s[0])
-	env := inst.needEnv("var_set")
+	key := inst.kvKey(s[0])
+	env := inst.needEnv()
 	scope := inst.m.cfg.Scope
 	if s[1] == 0 {
 		if err := env.KVDelete(ctx, scope, key); err != nil {
-			inst.fail(ErrHostEnv, "var_set %q (delete): %v", key, err)
+			inst.fail(ErrHostEnv, "key %q (delete): %v", key, err)
 		}
 		return
 	}
 	val := inst.must(inst.kern.blockBytes(s[1]))
 	used, err := env.KVUsage(ctx, scope)
 	if err != nil {
-		inst.fail(ErrHostEnv, "var_set %q: usage: %v", key, err)
+		inst.fail(ErrHostEnv, "key %q: usage: %v", key, err)
 	}
 	old, found, err := env.KVGet(ctx, scope, key)
 	if err != nil {
-		inst.fail(ErrHostEnv, "var_set %q: %v", key, err)
+		inst.fail(ErrHostEnv, "key %q: %v", key, err)
 	}
 	if found {
 		used -= len(key) + len(old)
 	}
 	if after := used + len(key) + len(val); after > inst.m.cfg.KVQuota {
-		inst.fail(ErrQuota, "var_set %q: %d bytes would pass the quota of %d bytes", key, after, inst.m.cfg.KVQuota)
+		inst.fail(ErrQuota, "key %q: %d bytes would pass the quota of %d bytes", key, after, inst.m.cfg.KVQuota)
 	}
 	if err := env.KVSet(ctx, scope, key, append([]byte(nil), val...)); err != nil {
-		inst.fail(ErrHostEnv, "var_set %q: %v", key, err)
+		inst.fail(ErrHostEnv, "key %q: %v", key, err)
 	}
 }
 
@@ -319,15 +322,15 @@ func hostLog(level slog.Level) func(*instance, context.Context, []uint64) {
 
 func hostCatalogLookup(inst *instance, ctx context.Context, s []uint64) {
 	if !inst.m.cfg.Grants.Catalog {
-		inst.fail(ErrPermission, `livehat_catalog_lookup needs permission "catalog", which the manifest does not request`)
+		inst.fail(ErrPermission, `needs permission "catalog", which the manifest does not request`)
 	}
 	q := inst.must(inst.kern.blockBytes(s[0]))
 	if len(q) > maxQueryBytes {
-		inst.fail(ErrBadPointer, "livehat_catalog_lookup: query of %d bytes, limit %d", len(q), maxQueryBytes)
+		inst.fail(ErrBadPointer, "query of %d bytes, limit %d", len(q), maxQueryBytes)
 	}
-	res, err := inst.needEnv("livehat_catalog_lookup").CatalogLookup(ctx, q)
+	res, err := inst.needEnv().CatalogLookup(ctx, q)
 	if err != nil {
-		inst.fail(ErrHostEnv, "livehat_catalog_lookup: %v", err)
+		inst.fail(ErrHostEnv, "%v", err)
 	}
 	s[0] = inst.storeOrFail(res)
 }

@@ -412,6 +412,9 @@ type instance struct {
 	env   Env
 	fault *CallError
 	logs  int
+	// hostFn is the host function the guest called last, named in its
+	// refusal.
+	hostFn string
 }
 
 func (m *Module) instantiate(ctx context.Context) (*instance, error) {
