@@ -62,7 +62,6 @@ func TestEdgeImports(t *testing.T) {
 		{export: "spin", kind: ErrTimeout, detail: "deadline"},
 		{export: "grow", kind: ErrTrap},
 		{export: "catalog", input: `{"kind":"product"}`, kind: ErrPermission, detail: `livehat_catalog_lookup: needs permission "catalog"`},
-		{export: "network", kind: ErrPermission, detail: "network"},
 	}
 	for _, c := range cases {
 		t.Run(c.export, func(t *testing.T) {

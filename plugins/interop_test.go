@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -142,5 +143,29 @@ func TestNoFiles(t *testing.T) {
 		if got[i] != c.want {
 			t.Errorf("%s = errno %d, want %d", c.what, got[i], c.want)
 		}
+	}
+}
+
+// TestNoNetwork: Extism's http_request gets no response (offset 0, status
+// 0, no headers), as Extism's JavaScript host answers when HTTP is not
+// enabled, so the guest's PDK returns an error the guest can handle; the
+// call goes on and the instance is kept. The refusal is logged.
+func TestNoNetwork(t *testing.T) {
+	h := newTestHost(t, NewHostConfig())
+	p := load(t, h, edgeManifest(), watWasm(t, "edge"))
+	var log bytes.Buffer
+	before := p.Stats().Discards
+	out, err := p.Call(context.Background(), demoEnv(t, &log), KindHook, "network", []byte(`{"url":"https://example.com/"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u64s(t, out, 3); got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Fatalf("response offset %d, status %d, headers %d; want 0, 0, 0", got[0], got[1], got[2])
+	}
+	if after := p.Stats().Discards; after != before {
+		t.Fatalf("discards %d -> %d: a refused request must not cost the instance", before, after)
+	}
+	if !strings.Contains(log.String(), "http_request refused: plugins have no network access") || !strings.Contains(log.String(), "edge") {
+		t.Fatalf("log %q does not report the refusal for the plugin", log.String())
 	}
 }

@@ -14,6 +14,8 @@
   (import "extism:host/env" "error_set" (func $error_set (param i64)))
   (import "extism:host/env" "config_get" (func $config_get (param i64) (result i64)))
   (import "extism:host/env" "http_request" (func $http_request (param i64 i64) (result i64)))
+  (import "extism:host/env" "http_status_code" (func $http_status_code (result i32)))
+  (import "extism:host/env" "http_headers" (func $http_headers (result i64)))
   (import "extism:host/user" "livehat_catalog_lookup" (func $catalog (param i64) (result i64)))
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
   (import "wasi_snapshot_preview1" "path_open"
@@ -116,8 +118,18 @@
   (func (export "catalog") (result i32)
     (call $output_set (call $catalog (call $input_offset)) (call $length (call $catalog (call $input_offset))))
     (i32.const 0))
+  ;; An HTTP request: its response offset, status code and headers
+  ;; offset, as three little-endian u64.
   (func (export "network") (result i32)
-    (drop (call $http_request (call $input_offset) (i64.const 0))) (i32.const 0))
+    (local $o i64)
+    (local $res i64)
+    (local.set $res (call $http_request (call $input_offset) (i64.const 0)))
+    (local.set $o (call $alloc (i64.const 24)))
+    (call $store_u64 (local.get $o) (local.get $res))
+    (call $store_u64 (i64.add (local.get $o) (i64.const 8)) (i64.extend_i32_u (call $http_status_code)))
+    (call $store_u64 (i64.add (local.get $o) (i64.const 16)) (call $http_headers))
+    (call $output_set (local.get $o) (i64.const 24))
+    (i32.const 0))
   (func (export "config") (result i32)
     (local $v i64)
     (local.set $v (call $config_get (call $input_offset)))

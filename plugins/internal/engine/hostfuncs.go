@@ -60,9 +60,9 @@ func envFuncs() []hostFunc {
 		{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, hostConfigGet},
 		{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, hostVarGet},
 		{"var_set", []api.ValueType{i64, i64}, nil, hostVarSet},
-		{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, hostNoNetwork},
-		{"http_status_code", nil, []api.ValueType{i32}, hostNoNetwork},
-		{"http_headers", nil, []api.ValueType{i64}, hostNoNetwork},
+		{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, hostHTTPRequest},
+		{"http_status_code", nil, []api.ValueType{i32}, hostNoResponse},
+		{"http_headers", nil, []api.ValueType{i64}, hostNoResponse},
 		{"get_log_level", nil, []api.ValueType{i32}, hostLogLevel},
 		{"log_trace", []api.ValueType{i64}, nil, hostLog(slog.LevelDebug - 4)},
 		{"log_debug", []api.ValueType{i64}, nil, hostLog(slog.LevelDebug)},
@@ -294,9 +294,22 @@ func hostVarSet(inst *instance, ctx context.Context, s []uint64) {
 	}
 }
 
-func hostNoNetwork(inst *instance, _ context.Context, _ []uint64) {
-	inst.fail(ErrPermission, "plugins have no network access (http_request and its companions are refused)")
+// hostHTTPRequest answers every request with no response, offset 0 (then
+// status 0 and no headers), as Extism's JavaScript host does when HTTP is
+// not enabled: the guest's PDK returns an error it can handle, where a
+// trap would fail the call and throw the instance away. Plugins have no
+// network; the refusal is logged for the plugin's author.
+func hostHTTPRequest(inst *instance, ctx context.Context, s []uint64) {
+	if inst.env != nil && inst.logs < maxLogsPerCall {
+		inst.logs++
+		inst.env.Log(ctx, slog.LevelWarn, inst.m.cfg.Scope, "http_request refused: plugins have no network access")
+	}
+	s[0] = 0
 }
+
+// hostNoResponse is http_status_code and http_headers after a refused
+// request: 0, no status and no headers.
+func hostNoResponse(_ *instance, _ context.Context, s []uint64) { s[0] = 0 }
 
 func hostLogLevel(inst *instance, _ context.Context, s []uint64) {
 	if !inst.m.cfg.Grants.Log {
