@@ -15,6 +15,10 @@ type Change struct {
 	Kind string `json:"kind"`
 	Old  any    `json:"old,omitempty"`
 	New  any    `json:"new,omitempty"`
+	// After is, for a move, the path of the element it now follows ("" at
+	// the front): when additions and removals leave a moved element at the
+	// same position, the position alone does not say what changed.
+	After string `json:"after,omitempty"`
 }
 
 // String writes the change for a person: "+ path: new", "- path: old",
@@ -26,6 +30,9 @@ func (c Change) String() string {
 	case "removed":
 		return fmt.Sprintf("- %s: %s", c.Path, show(c.Old))
 	case "moved":
+		if c.Old == c.New && c.After != "" {
+			return fmt.Sprintf("~ %s: moved after %s (position %v in both, as entries around it were added or removed)", c.Path, c.After, c.New)
+		}
 		return fmt.Sprintf("~ %s: moved from position %v to %v", c.Path, c.Old, c.New)
 	}
 	return fmt.Sprintf("~ %s: %s → %s", c.Path, show(c.Old), show(c.New))
@@ -160,7 +167,8 @@ func diffList(a, b []*node, path string, out *[]Change) {
 			commonB = append(commonB, name(v))
 		}
 	}
-	stay := longestCommonSubsequence(commonA, commonB)
+	samePlace := func(n string) bool { return posA[n] == posB[n] }
+	stay := longestCommonSubsequence(commonA, commonB, samePlace)
 	label := func(n *node, i int) string {
 		if key != "" {
 			return fmt.Sprintf("%s[%s]", path, name(n))
@@ -179,7 +187,11 @@ func diffList(a, b []*node, path string, out *[]Change) {
 	}
 	for _, n := range commonA {
 		if !stay[n] {
-			*out = append(*out, Change{Path: label(a[posA[n]], posA[n]), Kind: "moved", Old: posA[n] + 1, New: posB[n] + 1})
+			c := Change{Path: label(a[posA[n]], posA[n]), Kind: "moved", Old: posA[n] + 1, New: posB[n] + 1}
+			if j := posB[n]; j > 0 {
+				c.After = label(b[j-1], j-1)
+			}
+			*out = append(*out, c)
 		}
 	}
 	for j, v := range b {
@@ -190,25 +202,36 @@ func diffList(a, b []*node, path string, out *[]Change) {
 }
 
 // longestCommonSubsequence returns the names that keep their relative
-// order between a and b; the others are the ones that moved.
-func longestCommonSubsequence(a, b []string) map[string]bool {
+// order between a and b; the others are the ones that moved. Among the
+// longest such sequences it keeps the one with the most names that stayed
+// at their position (samePlace), so that a reorder reports the elements a
+// person moved, not their neighbours.
+func longestCommonSubsequence(a, b []string, samePlace func(string) bool) map[string]bool {
+	// A match is worth more than any number of same-place bonuses, so the
+	// sequence stays a longest one.
+	match := len(a) + 1
+	weight := func(n string) int {
+		if samePlace(n) {
+			return match + 1
+		}
+		return match
+	}
 	dp := make([][]int, len(a)+1)
 	for i := range dp {
 		dp[i] = make([]int, len(b)+1)
 	}
 	for i := len(a) - 1; i >= 0; i-- {
 		for j := len(b) - 1; j >= 0; j-- {
+			dp[i][j] = max(dp[i+1][j], dp[i][j+1])
 			if a[i] == b[j] {
-				dp[i][j] = dp[i+1][j+1] + 1
-			} else {
-				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+				dp[i][j] = max(dp[i][j], dp[i+1][j+1]+weight(a[i]))
 			}
 		}
 	}
 	keep := map[string]bool{}
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		switch {
-		case a[i] == b[j]:
+		case a[i] == b[j] && dp[i][j] == dp[i+1][j+1]+weight(a[i]):
 			keep[a[i]] = true
 			i++
 			j++

@@ -43,3 +43,54 @@ func TestDiff(t *testing.T) {
 		t.Error("empty diff text")
 	}
 }
+
+// TestDiffMoves checks what a reorder of tools reports, most of all that
+// a move never reads "moved from position N to N".
+func TestDiffMoves(t *testing.T) {
+	tool := func(name string) Tool {
+		return Tool{Name: name, Description: "d", Parameters: []byte(`{"type":"object"}`), Plugin: "p", Export: name}
+	}
+	list := func(names ...string) *Harness {
+		h := &Harness{Name: "moves"}
+		for _, n := range names {
+			h.Tools = append(h.Tools, tool(n))
+		}
+		return h
+	}
+	for _, c := range []struct {
+		name     string
+		old, new []string
+		want     []string
+	}{
+		{"swap of two", []string{"a", "b", "c"}, []string{"b", "a", "c"},
+			[]string{"~ tools[a]: moved from position 1 to 2"}},
+		{"one to the end", []string{"a", "b", "c", "d"}, []string{"b", "c", "d", "a"},
+			[]string{"~ tools[a]: moved from position 1 to 4"}},
+		{"the element that stays in place is not the one reported", []string{"x", "a", "b"}, []string{"b", "a", "y"},
+			[]string{"- tools[x]", "~ tools[b]: moved from position 3 to 1", "+ tools[y]"}},
+		{"removals before it leave a moved element at its position", []string{"z1", "z2", "x", "b", "c"}, []string{"b", "c", "x"},
+			[]string{"- tools[z1]", "- tools[z2]", "~ tools[x]: moved after tools[c] (position 3 in both"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			changes := Diff(list(c.old...), list(c.new...))
+			got := FormatDiff(changes)
+			lines := strings.Split(strings.TrimSpace(got), "\n")
+			if len(lines) != len(c.want) {
+				t.Fatalf("diff has %d lines, want %d:\n%s", len(lines), len(c.want), got)
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("line %d = %q, want it to start %q", i+1, lines[i], w)
+				}
+			}
+			for _, ch := range changes {
+				if ch.Kind == "moved" && ch.Old == ch.New && ch.After == "" {
+					t.Errorf("%s moved from %v to %v and says nothing more", ch.Path, ch.Old, ch.New)
+				}
+			}
+			if strings.Contains(got, "moved from position 3 to 3") {
+				t.Errorf("diff reports a move to the same position:\n%s", got)
+			}
+		})
+	}
+}
