@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,9 +48,28 @@ type Store struct {
 type Option func(*options)
 
 type options struct {
-	extra []Migration
-	now   func() time.Time
+	extra    []Migration
+	now      func() time.Time
+	maxConns int
 }
+
+// DefaultMaxConns is the most database connections a store opens at once
+// unless WithMaxConns says otherwise. SQLite runs one writer at a time and
+// WAL readers are quick, so a few connections serve the console; each
+// holds open file handles and a page cache, and a burst of requests (an
+// SSE reconnect storm) queues for one instead of opening hundreds.
+const DefaultMaxConns = 16
+
+// maxIdleConns is how many connections stay open between bursts, and
+// connIdleTime how long one more may wait unused before it is closed.
+const (
+	maxIdleConns = 4
+	connIdleTime = time.Minute
+)
+
+// WithMaxConns caps the database connections the store opens at once;
+// callers past the cap wait for a connection (or their context).
+func WithMaxConns(n int) Option { return func(o *options) { o.maxConns = n } }
 
 // WithMigrations adds migrations owned by other console packages (for
 // example the experiments' tables) to the built-in ones.
@@ -61,16 +81,25 @@ func WithMigrations(ms ...Migration) Option {
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // Open opens (creating if needed) the database livehat.db in dir and brings
-// its schema up to date.
+// its schema up to date. A data folder it creates is private to the
+// console's user (0700), and so is a database file it creates (0600; SQLite
+// gives the -wal and -shm files the database file's mode); an existing
+// folder or database keeps the mode its owner gave it.
 func Open(ctx context.Context, dir string, opts ...Option) (*Store, error) {
-	o := options{now: time.Now}
+	o := options{now: time.Now, maxConns: DefaultMaxConns}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if o.maxConns < 1 {
+		return nil, fmt.Errorf("store: WithMaxConns(%d): want at least 1 connection", o.maxConns)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: data folder: %w", err)
 	}
 	path := filepath.Join(dir, "livehat.db")
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", path, err)
+	}
 	// WAL: readers never block the writer and a committed transaction
 	// survives a crash; synchronous=FULL makes that hold for power loss too.
 	dsn := "file:" + path + "?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=5000&_foreign_keys=on&_txlock=immediate"
@@ -78,6 +107,9 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	db.SetMaxOpenConns(o.maxConns)
+	db.SetMaxIdleConns(min(maxIdleConns, o.maxConns))
+	db.SetConnMaxIdleTime(connIdleTime)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -89,6 +121,20 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// createPrivate creates an empty file at path, readable and writable by
+// its owner only, unless a file is there already. SQLite takes an empty
+// file as an empty database.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Close closes the database.
