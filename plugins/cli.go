@@ -35,12 +35,13 @@ const pluginUsage = `Usage: livehat plugin COMMAND [flags]
 Commands:
   build DIR                       compile the Go plugin in DIR to its .wasm and check it in the sandbox
   inspect FILE                    show manifest, exports, imports, size and hash (FILE: .lhp, .wasm or DIR)
-  test FILE --call KIND:NAME --input JSON
+  test FILE --call KIND:NAME --input JSON [--trust FILE.pub]
                                   run one call in the real sandbox; print the result and the time
   pack DIR [--key FILE --key-id ID]
                                   build, pin, sign and write NAME-VERSION.lhp, the archive the console accepts
-  install FILE --data DIR         verify a package and install it into DIR/plugins (what the console serves)
-  keygen --out FILE               make an ed25519 signing key (FILE) and print its public key
+  install FILE --data DIR [--trust FILE.pub]
+                                  verify a package and install it into DIR/plugins (what the console serves)
+  keygen --out FILE               make an ed25519 signing key (FILE, FILE.pub) and print its key id and public key
 
 Run 'livehat plugin COMMAND -h' for a command's flags.
 `
@@ -106,6 +107,66 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 
 func cliHost(ctx context.Context, cacheDir string) (*Host, error) {
 	return NewHost(ctx, NewHostConfig().WithCacheDir(cacheDir))
+}
+
+// keyIDFromFile is the name a key is signed and trusted under when no
+// name is given: the file's base name less ".pub" and then less its
+// extension, so that "keygen --out team.key" signs (pack --key team.key)
+// and is trusted (--trust team.key.pub) as "team".
+func keyIDFromFile(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".pub")
+	return strings.TrimSuffix(name, filepath.Ext(name))
+}
+
+// trustFlags are the --trust and --trust-id flags of the commands that
+// verify a signed package.
+type trustFlags struct{ file, id *string }
+
+func addTrustFlags(fs *flag.FlagSet) trustFlags {
+	return trustFlags{
+		file: fs.String("trust", "", "public key `file` (hex, keygen's FILE.pub) to verify a signed package with"),
+		id:   fs.String("trust-id", "", "name of that key; default the file's name less .pub and its extension"),
+	}
+}
+
+// keys reads the trusted key, if one was given.
+func (f trustFlags) keys() (map[string]ed25519.PublicKey, error) {
+	trusted := map[string]ed25519.PublicKey{}
+	if *f.file == "" {
+		return trusted, nil
+	}
+	b, err := os.ReadFile(*f.file)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%s: want a hex ed25519 public key (keygen's FILE.pub)", *f.file)
+	}
+	id := *f.id
+	if id == "" {
+		id = keyIDFromFile(*f.file)
+	}
+	trusted[id] = pub
+	return trusted, nil
+}
+
+// trustingHost returns a CLI host that trusts keys.
+func trustingHost(ctx context.Context, cacheDir string, trusted map[string]ed25519.PublicKey) (*Host, error) {
+	cfg := NewHostConfig().WithCacheDir(cacheDir)
+	for id, pub := range trusted {
+		cfg = cfg.WithTrustedKey(id, pub)
+	}
+	return NewHost(ctx, cfg)
+}
+
+// untrustedHint adds the flag to use when a signed package was refused
+// because no key was given.
+func untrustedHint(err error, pkg *Package, trusted map[string]ed25519.PublicKey) error {
+	if errors.Is(err, ErrSignature) && pkg.Signature != nil && len(trusted) == 0 {
+		return fmt.Errorf("%w (pass --trust with the public key file of %q)", err, pkg.Signature.KeyID)
+	}
+	return err
 }
 
 func cliBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -283,6 +344,7 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	catalog := fs.String("catalog", "", "stream catalog `file` (JSON) behind livehat_catalog_lookup")
 	now := fs.String("now", "", "stream clock as RFC 3339 `time`; default the real time")
 	repeat := fs.Int("repeat", 1, "run the call `n` times and report p50/p99")
+	trust := addTrustFlags(fs)
 	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -314,7 +376,11 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	h, err := cliHost(ctx, *cache)
+	trusted, err := trust.keys()
+	if err != nil {
+		return err
+	}
+	h, err := trustingHost(ctx, *cache, trusted)
 	if err != nil {
 		return err
 	}
@@ -322,7 +388,7 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	loadStart := time.Now()
 	p, err := h.Load(ctx, pkg)
 	if err != nil {
-		return err
+		return untrustedHint(err, pkg, trusted)
 	}
 	defer p.Close(ctx)
 	loaded := time.Since(loadStart)
@@ -434,7 +500,7 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("pack", "DIR", stderr)
 	out := fs.String("o", "", "output `file`; default DIR/NAME-VERSION"+PackageExt)
 	keyFile := fs.String("key", "", "ed25519 signing key `file` (from keygen); unsigned without it")
-	keyID := fs.String("key-id", "", "name of the signing key the host trusts; default the key file's name")
+	keyID := fs.String("key-id", "", "name of the signing key the host trusts; default the key file's name less its extension")
 	noBuild := fs.Bool("no-build", false, "pack the module already in DIR instead of building it")
 	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
@@ -463,7 +529,7 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		id := *keyID
 		if id == "" {
-			id = strings.TrimSuffix(filepath.Base(*keyFile), filepath.Ext(*keyFile))
+			id = keyIDFromFile(*keyFile)
 		}
 		if err := pkg.Sign(id, key); err != nil {
 			return err
@@ -567,8 +633,7 @@ func (r *Registry) LoadStore(ctx context.Context, data string) error {
 func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("install", "FILE --data DIR", stderr)
 	data := fs.String("data", "livehat-data", "data `dir` of the console")
-	trustKey := fs.String("trust", "", "public key `file` (hex, from keygen) to verify a signed package with")
-	trustID := fs.String("trust-id", "", "name of that key; default the file's name")
+	trust := addTrustFlags(fs)
 	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -581,32 +646,18 @@ func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	cfg := NewHostConfig().WithCacheDir(*cache)
-	trusted := map[string]ed25519.PublicKey{}
-	if *trustKey != "" {
-		b, err := os.ReadFile(*trustKey)
-		if err != nil {
-			return err
-		}
-		pub, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(pub) != ed25519.PublicKeySize {
-			return fmt.Errorf("%s: want a hex ed25519 public key", *trustKey)
-		}
-		id := *trustID
-		if id == "" {
-			id = strings.TrimSuffix(filepath.Base(*trustKey), ".pub")
-		}
-		trusted[id] = pub
-		cfg = cfg.WithTrustedKey(id, pub)
+	trusted, err := trust.keys()
+	if err != nil {
+		return err
 	}
-	h, err := NewHost(ctx, cfg)
+	h, err := trustingHost(ctx, *cache, trusted)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
 	p, err := h.Load(ctx, pkg)
 	if err != nil {
-		return fmt.Errorf("plugin install: %w", err)
+		return fmt.Errorf("plugin install: %w", untrustedHint(err, pkg, trusted))
 	}
 	p.Close(ctx)
 	path, err := InstallToStore(*data, pkg, trusted)
@@ -636,7 +687,8 @@ func cliKeygen(args []string, stdout, stderr io.Writer) error {
 	if err := os.WriteFile(*out+".pub", []byte(hex.EncodeToString(pub)+"\n"), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s and %s.pub\npublic key %s\n", *out, *out, hex.EncodeToString(pub))
+	fmt.Fprintf(stdout, "wrote %s and %s.pub\nkey id %s (pack --key %s signs as it; --trust %s.pub and the console trust it under it)\npublic key %s\n",
+		*out, *out, keyIDFromFile(*out), *out, *out, hex.EncodeToString(pub))
 	return nil
 }
 

@@ -162,3 +162,69 @@ func TestCLIUsage(t *testing.T) {
 		t.Errorf("help: %v %s", err, out)
 	}
 }
+
+// TestCLISigningFlow runs sdk/README.md's signing flow as written: keygen
+// --out team.key, pack --key team.key, then install and test with --trust
+// team.key.pub, which must name the same signer.
+func TestCLISigningFlow(t *testing.T) {
+	dir := t.TempDir()
+	man, err := json.Marshal(edgeManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "edge.wasm"), watWasm(t, "edge"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keys := t.TempDir()
+	key := filepath.Join(keys, "team.key")
+	out, _, err := runCLI(t, "", "keygen", "--out", key)
+	if err != nil || !strings.Contains(out, "key id team ") {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	lhp := filepath.Join(t.TempDir(), "edge.lhp")
+	out, _, err = runCLI(t, "", "pack", dir, "--no-build", "--key", key, "-o", lhp)
+	if err != nil || !strings.Contains(out, "signed by team)") {
+		t.Fatalf("pack: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "", "install", lhp, "--data", t.TempDir(), "--trust", key+".pub")
+	if err != nil || !strings.Contains(out, "installed edge@1.0.0") {
+		t.Fatalf("install --trust team.key.pub: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "", "test", lhp, "--call", "hook:allow", "--trust", key+".pub")
+	if err != nil || !strings.Contains(out, `"action": "allow"`) {
+		t.Fatalf("test --trust team.key.pub: %v\n%s", err, out)
+	}
+	_, _, err = runCLI(t, "", "test", lhp, "--call", "hook:allow")
+	if !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), `pass --trust with the public key file of "team"`) {
+		t.Fatalf("test of a signed package without --trust: %v", err)
+	}
+	_, _, err = runCLI(t, "", "test", lhp, "--call", "hook:allow", "--trust", key+".pub", "--trust-id", "other")
+	if !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), `signed by key "team", which is not trusted`) {
+		t.Fatalf("test trusting the key under another name: %v", err)
+	}
+}
+
+func TestKeyIDFromFile(t *testing.T) {
+	for _, c := range []struct{ key, id string }{
+		{"team.key", "team"},
+		{"keys/team.key", "team"},
+		{"team", "team"},
+		{"team-a", "team-a"},
+		{"acme.prod.key", "acme.prod"},
+		{"team.pub", "team"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			// pack names the signer from the key, install and test from
+			// keygen's public key file beside it: the two must agree.
+			if got := keyIDFromFile(c.key); got != c.id {
+				t.Errorf("keyIDFromFile(%q) = %q, want %q", c.key, got, c.id)
+			}
+			if got := keyIDFromFile(c.key + ".pub"); got != c.id {
+				t.Errorf("keyIDFromFile(%q) = %q, want %q", c.key+".pub", got, c.id)
+			}
+		})
+	}
+}
