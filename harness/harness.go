@@ -163,6 +163,11 @@ type Tool struct {
 	// constrained decoder cannot write another, and a call naming another
 	// is refused before the plugin runs. It is not shown to the model.
 	CatalogArgs []string `json:"catalog_args,omitempty"`
+	// ArgumentMap renames arguments between the harness and the plugin:
+	// Parameters (and CatalogArgs) use the harness's names, which the model
+	// sees; the runtime gives the plugin the names its schema declares.
+	// It is not shown to the model.
+	ArgumentMap []ArgumentRename `json:"argument_map,omitempty"`
 }
 
 // CatalogParameters returns Parameters with each CatalogArgs property
@@ -480,6 +485,13 @@ func (h *Harness) Clone() *Harness {
 	for i, t := range h.Tools {
 		t.Parameters = append(json.RawMessage(nil), t.Parameters...)
 		t.CatalogArgs = append([]string(nil), t.CatalogArgs...)
+		if t.ArgumentMap != nil {
+			t.ArgumentMap = make([]ArgumentRename, len(h.Tools[i].ArgumentMap))
+			for j, r := range h.Tools[i].ArgumentMap {
+				r.In = append([]string(nil), r.In...)
+				t.ArgumentMap[j] = r
+			}
+		}
 		c.Tools[i] = t
 	}
 	c.Hooks = make([]Hook, len(h.Hooks))

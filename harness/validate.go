@@ -184,8 +184,13 @@ func (v *validator) tools(h *Harness) {
 		}
 		if err := checkParameters(t.Parameters); err != nil {
 			v.add(p+".parameters", "%v", err)
-		} else if err := checkCatalogArgs(t.Parameters, t.CatalogArgs); err != nil {
-			v.add(p+".catalog_args", "%v", err)
+		} else {
+			if err := checkCatalogArgs(t.Parameters, t.CatalogArgs); err != nil {
+				v.add(p+".catalog_args", "%v", err)
+			}
+			for _, mp := range checkArgumentMap(t.Parameters, t.ArgumentMap) {
+				v.add(fmt.Sprintf("%s.argument_map[%d]", p, mp.At), "tool %q: %s", t.Name, mp.Msg)
+			}
 		}
 		v.pluginRef(p, t.Plugin, t.Export, true)
 	}
