@@ -92,11 +92,31 @@ func TestParseExamples(t *testing.T) {
 	})
 }
 
+// edgeValues is a valid document of values whose JSON form could drift:
+// offsets, fractional seconds, a negative zero, tiny and huge numbers,
+// stated zeros and empty lists that must not turn into absent ones.
+var edgeValues = doc(`, "stock": 0, "list_price": 1e300, "allergens": [], "aliases": [], "specs": [{"key": "a", "value": -0}, {"key": "b", "value": 1e-300}, {"key": "c", "value": false}], "shipping": {"fee": 0}`, "",
+	`{"id": "c", "name": "券", "percent": 0.5, "remaining": 0, "products": [], "starts": "2026-12-01T20:00:00.123456789-03:30", "ends": "2026-12-01T23:59:59+00:00"}`,
+	`{"id": "x", "title": "t", "kind": "price", "price": 1e-9, "products": ["p1"], "starts": "2026-12-01T00:00:00Z"}`)
+
 func TestRoundTrip(t *testing.T) {
+	inputs := map[string][]byte{"edge values": edgeValues}
 	for _, path := range []string{everyFieldPath, demoPath} {
-		t.Run(path, func(t *testing.T) {
-			assertRoundTrip(t, mustParse(t, readFile(t, path)))
+		inputs[path] = readFile(t, path)
+	}
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			assertRoundTrip(t, mustParse(t, data))
 		})
+	}
+	c := mustParse(t, edgeValues)
+	p := c.Products[0]
+	if p.Stock == nil || *p.Stock != 0 || p.Allergens == nil || p.Shipping.Fee == nil || c.Coupons[0].Remaining == nil {
+		t.Errorf("stated zeros or an empty allergen list were lost: %+v, %+v", p, c.Coupons[0])
+	}
+	b, _ := json.Marshal(c)
+	if !strings.Contains(string(b), `"allergens":[]`) {
+		t.Errorf("allergens [] did not marshal as []: %s", b)
 	}
 }
 

@@ -168,8 +168,6 @@ func (r *report) schemaError(ve *jsonschema.ValidationError, root reflect.Type, 
 		r.add(path, "is %s; must be at most %s", got, ratString(k.Want))
 	case *kind.ExclusiveMaximum:
 		r.add(path, "is %s; must be below %s", got, ratString(k.Want))
-	case *kind.PropertyNames:
-		r.add(joinKey(path, k.Property), "a field name must not be empty")
 	case *kind.Const:
 		r.add(path, "is %s; want %s", got, fmt.Sprint(k.Want))
 	default:

@@ -94,7 +94,10 @@ func (r *report) version1() *Catalog {
 // returns.
 func (r *report) upgrade(old v1Catalog) *Catalog {
 	c := &Catalog{Stream: old.Stream, Currency: old.Currency, Products: make([]Product, 0, len(old.Products))}
-	for _, op := range old.Products {
+	for i, op := range old.Products {
+		if _, empty := op.Attributes[""]; empty {
+			r.add(fmt.Sprintf("products[%d].attributes", i), "has an attribute without a name; version 2 spec keys must not be empty")
+		}
 		p := Product{
 			ID: op.ID, Name: op.Name, Aliases: op.Aliases, Category: op.Category, Description: op.Description,
 			Price: op.Price, ListPrice: op.ListPrice, Stock: op.Stock,
