@@ -215,3 +215,72 @@ func markUsed(typ reflect.Type, v any, used map[string]bool) {
 		}
 	}
 }
+
+// TestReadmeDocumentsEveryField holds the schema page to the types: every
+// JSON field has a row in a table of README.md.
+func TestReadmeDocumentsEveryField(t *testing.T) {
+	readme := string(readFile(t, "README.md"))
+	for _, typ := range v2Types {
+		for f := range typ.Fields() {
+			if name := jsonName(f); name != "" && !strings.Contains(readme, "| `"+name+"` |") {
+				t.Errorf("README.md has no table row for %s.%s (`%s`)", typ.Name(), f.Name, name)
+			}
+		}
+	}
+	if !strings.Contains(readme, "| `schema` |") {
+		t.Error("README.md has no table row for `schema`")
+	}
+}
+
+// TestReadmeExamplesParse puts the page's example specs, coupons and
+// promotions into the every-field catalog and parses it, so that the
+// page shows only what import accepts.
+func TestReadmeExamplesParse(t *testing.T) {
+	readme := string(readFile(t, "README.md"))
+	var specs, coupons, promotions []json.RawMessage
+	for _, block := range strings.Split(readme, "```json\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.HasPrefix(block, "{") {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(block))
+		for dec.More() {
+			var obj map[string]json.RawMessage
+			if err := dec.Decode(&obj); err != nil {
+				t.Fatalf("README example: %v in\n%s", err, block)
+			}
+			raw, _ := json.Marshal(obj)
+			switch {
+			case obj["key"] != nil:
+				specs = append(specs, raw)
+			case obj["kind"] != nil:
+				promotions = append(promotions, raw)
+			default:
+				coupons = append(coupons, raw)
+			}
+		}
+	}
+	if len(specs) < 3 || len(coupons) < 3 || len(promotions) < 7 {
+		t.Fatalf("found %d specs, %d coupons, %d promotions in README.md; want at least 3, 3 and 7", len(specs), len(coupons), len(promotions))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(readFile(t, everyFieldPath), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["coupons"], doc["promotions"] = coupons, promotions
+	doc["products"].([]any)[0].(map[string]any)["specs"] = specs
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, data)
+	kinds := map[PromotionKind]bool{}
+	for _, p := range c.Promotions {
+		kinds[p.Kind] = true
+	}
+	for _, k := range []PromotionKind{PromoPrice, PromoPercent, PromoMultiBuy, PromoBundle, PromoGift} {
+		if !kinds[k] {
+			t.Errorf("README.md has no example of a %q promotion", k)
+		}
+	}
+}
