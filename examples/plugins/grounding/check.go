@@ -1,0 +1,737 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// mention is an item the reply names, at text[start:end].
+type mention struct {
+	start, end int
+	item       *itemFacts
+}
+
+// checker holds one reply under check.
+type checker struct {
+	t     *Turn
+	tf    *turnFacts
+	text  string // the reply, normalized
+	lower string // text with ASCII lower-cased (same offsets)
+	// used marks bytes a statement or a name already claimed; named the
+	// bytes of item names and residue only.
+	used, named []bool
+	mentions    []mention
+	quantities  []float64
+	findings    []Finding
+}
+
+// analyze gathers the turn's facts and checks the reply against them.
+func analyze(t *Turn) (*turnFacts, []Finding) {
+	tf := newTurnFacts(t)
+	text := normalize(t.Reply)
+	c := &checker{t: t, tf: tf, text: text, lower: asciiLower(text), used: make([]bool, len(text)), named: make([]bool, len(text))}
+	if c.on(KindResidue) {
+		c.residue()
+	}
+	c.findMentions()
+	c.markViewer()
+	copy(c.used, c.named)
+	toks := scan(c.text, c.used)
+	c.quantities = []float64{1}
+	for _, v := range append(slices.Clone(tf.msgNumbers), 0) {
+		if v >= 2 && v <= 99 && v == math.Trunc(v) {
+			c.quantities = append(c.quantities, v)
+		}
+	}
+	for _, tok := range toks {
+		c.token(tok)
+	}
+	c.phrases()
+	if c.on(KindItem) {
+		c.itemKinds()
+	}
+	if c.on(KindLanguage) {
+		c.language()
+	}
+	sort.SliceStable(c.findings, func(i, j int) bool { return c.findings[i].at < c.findings[j].at })
+	return tf, c.findings
+}
+
+func (c *checker) on(k Kind) bool { return c.t.Config.checks(k) }
+
+func (c *checker) flag(k Kind, start, end int, format string, args ...any) {
+	if !c.on(k) {
+		return
+	}
+	c.findings = append(c.findings, Finding{Kind: k, Phrase: strings.TrimSpace(c.text[start:end]), Why: fmt.Sprintf(format, args...), at: start})
+}
+
+// normalize folds full-width digits, letters and signs to ASCII, so that
+// "１９９元" reads as "199元".
+func normalize(s string) string {
+	fold := false
+	for _, r := range s {
+		if (r >= 0xFF01 && r <= 0xFF5E && !strings.ContainsRune("，！？：；（）", r)) || r == 0x3000 || r == 0xA0 {
+			fold = true
+			break
+		}
+	}
+	if !fold {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == 0x3000 || r == 0xA0:
+			r = ' '
+		case r >= 0xFF01 && r <= 0xFF5E && !strings.ContainsRune("，！？：；（）", r):
+			r = r - 0xFF01 + '!'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// findMentions finds the items the reply names, longest names first.
+func (c *checker) findMentions() {
+	type name struct {
+		text  string
+		items []*itemFacts
+	}
+	var names []name
+	for _, f := range c.tf.items {
+		for _, n := range f.names {
+			if len(n) < 2 {
+				continue
+			}
+			i := slices.IndexFunc(names, func(x name) bool { return x.text == n })
+			if i < 0 {
+				names = append(names, name{text: n})
+				i = len(names) - 1
+			}
+			names[i].items = append(names[i].items, f)
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i].text) > len(names[j].text) })
+	for _, n := range names {
+		it := n.items[0]
+		for _, f := range n.items {
+			if f.inPlay {
+				it = f
+				break
+			}
+		}
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], n.text)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(n.text)
+			from = start + 1
+			if overlaps(c.named, start, end) || !wordBounded(c.lower, start, end) {
+				continue
+			}
+			claim(c.named, start, end)
+			c.mentions = append(c.mentions, mention{start, end, it})
+		}
+	}
+	sort.Slice(c.mentions, func(i, j int) bool { return c.mentions[i].start < c.mentions[j].start })
+}
+
+// markViewer marks where the reply names the viewer, whose name may hold
+// digits ("小2024") and another script.
+func (c *checker) markViewer() {
+	v := strings.ToLower(strings.TrimSpace(normalize(c.t.Viewer)))
+	if len(v) < 2 {
+		return
+	}
+	for from := 0; from < len(c.lower); {
+		i := strings.Index(c.lower[from:], v)
+		if i < 0 {
+			return
+		}
+		claim(c.named, from+i, from+i+len(v))
+		from += i + len(v)
+	}
+}
+
+// wordBounded reports whether text[start:end] does not cut a Latin word
+// or number in two.
+func wordBounded(text string, start, end int) bool {
+	alnum := func(b byte) bool { return isDigit(b) || isASCIILetter(b) }
+	if start > 0 && alnum(text[start]) && alnum(text[start-1]) {
+		return false
+	}
+	return !(end < len(text) && alnum(text[end-1]) && alnum(text[end]))
+}
+
+// owner is the item a statement at pos is about: the item named last
+// before it, else the first named after it in the same sentence, else the
+// only item the results are about; nil when that is not one item.
+func (c *checker) owner(pos int) *itemFacts {
+	var best *itemFacts
+	for _, m := range c.mentions {
+		if m.start <= pos {
+			best = m.item
+		}
+	}
+	if best != nil {
+		return best
+	}
+	_, end := sentence(c.text, pos)
+	for _, m := range c.mentions {
+		if m.start >= pos && m.start < end {
+			return m.item
+		}
+	}
+	if ip := c.tf.inPlay(); len(ip) == 1 {
+		return ip[0]
+	}
+	return nil
+}
+
+// scope lists the facts that may back a statement about owner: its own
+// and the context's, or every item's when the owner is unknown.
+func (c *checker) scope(owner *itemFacts) []*itemFacts {
+	if owner != nil {
+		return []*itemFacts{owner, c.tf.global}
+	}
+	return append(c.tf.inPlay(), c.tf.global)
+}
+
+// sentence returns the bounds of the sentence around pos.
+func sentence(text string, pos int) (int, int) {
+	return bounds(text, pos, "。！？!?\n")
+}
+
+// clause returns the bounds of the clause around pos.
+func clause(text string, pos int) (int, int) {
+	return bounds(text, pos, "。！？!?\n，,；;：:")
+}
+
+func bounds(text string, pos int, seps string) (int, int) {
+	start := 0
+	for i, r := range text[:pos] {
+		if strings.ContainsRune(seps, r) || (r == '.' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')) {
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	end := len(text)
+	for i, r := range text[pos:] {
+		if strings.ContainsRune(seps, r) || (r == '.' && (pos+i+1 == len(text) || text[pos+i+1] == ' ')) {
+			end = pos + i
+			break
+		}
+	}
+	return start, end
+}
+
+// token checks one number of the reply.
+func (c *checker) token(t token) {
+	switch t.kind {
+	case tokMoney, tokPriced:
+		c.amount(t)
+	case tokForeign:
+		c.foreign(t)
+	case tokSpendOff:
+		c.spendOff(t)
+	case tokZhe:
+		c.discount(t)
+	case tokDate:
+		c.date(t)
+	case tokTime:
+		c.clock(t)
+	case tokDuration:
+		c.duration(t)
+	case tokStockCount:
+		c.stockCount(t)
+	case tokLink:
+		c.link(t)
+	case tokSize:
+		c.size(t)
+	default:
+		c.number(t)
+	}
+}
+
+// moneyBacked reports whether f's results give fen, or it follows from
+// them the way the tools compute: the saving off the list price, the
+// total for a quantity, the total after a coupon the order reaches, the
+// spend still missing for one.
+func (c *checker) moneyBacked(f *itemFacts, fen int64) bool {
+	for _, m := range f.money {
+		if m.fen == fen {
+			return true
+		}
+	}
+	if f.price <= 0 {
+		return false
+	}
+	if f.listPrice > f.price && f.listPrice-f.price == fen {
+		return true
+	}
+	coupons := append(slices.Clone(f.coupons), c.tf.global.coupons...)
+	for _, q := range append(slices.Clone(c.quantities), f.quantities...) {
+		total := int64(q) * f.price
+		if q != math.Trunc(q) || q < 1 {
+			continue
+		}
+		if total == fen {
+			return true
+		}
+		for _, cp := range coupons {
+			switch {
+			case total >= cp.minSpend && cp.amount > 0 && total-cp.amount == fen:
+				return true
+			case total >= cp.minSpend && cp.percent > 0 && toFen(float64(total)/100*(1-cp.percent/100)) == fen:
+				return true
+			case total < cp.minSpend && cp.minSpend-total == fen:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// moneyOf describes where else an amount is found: "the coupon of 每日坚果".
+func (c *checker) moneyOf(fen int64, except *itemFacts) string {
+	for _, f := range c.tf.inPlay() {
+		if f == except {
+			continue
+		}
+		for _, m := range f.money {
+			if m.fen == fen {
+				return fmt.Sprintf("%s is the %s of %s", yuan(fen), keyWords(m.key), f.display())
+			}
+		}
+	}
+	return ""
+}
+
+// keyWords is a result key as words: "total_after_coupon" → "price
+// after coupon".
+func keyWords(k string) string {
+	switch k {
+	case "amount", "coupon":
+		return "coupon"
+	case "min_spend":
+		return "minimum spend"
+	case "total_after_coupon":
+		return "price after coupon"
+	case "missing_spend":
+		return "spend still missing"
+	case "context":
+		return "stream context"
+	}
+	return strings.ReplaceAll(k, "_", " ")
+}
+
+func (c *checker) amount(t token) {
+	fen := toFen(t.v)
+	owner := c.owner(t.start)
+	for _, f := range c.scope(owner) {
+		if c.moneyBacked(f, fen) {
+			return
+		}
+	}
+	switch {
+	case owner != nil && c.moneyOf(fen, owner) != "":
+		c.flag(KindAmount, t.start, t.end, "%s, not of %s", c.moneyOf(fen, owner), owner.display())
+	case owner != nil && !owner.inPlay:
+		c.flag(KindAmount, t.start, t.end, "no tool result this turn is about %s", owner.display())
+	case owner != nil && owner.price > 0:
+		c.flag(KindAmount, t.start, t.end, "no tool result gives %s for %s (price %s)", yuan(fen), owner.display(), yuan(owner.price))
+	case owner != nil:
+		c.flag(KindAmount, t.start, t.end, "no tool result gives %s for %s", yuan(fen), owner.display())
+	default:
+		c.flag(KindAmount, t.start, t.end, "no tool result this turn gives %s", yuan(fen))
+	}
+}
+
+func (c *checker) foreign(t token) {
+	cur := map[string]string{"$": "USD", "US$": "USD", "美元": "USD", "美金": "USD", "dollar": "USD", "dollars": "USD", "usd": "USD",
+		"€": "EUR", "欧元": "EUR", "euro": "EUR", "euros": "EUR", "eur": "EUR", "£": "GBP", "英镑": "GBP", "gbp": "GBP"}[strings.ToLower(t.unit)]
+	if cur != "" && cur == c.tf.currency {
+		c.amount(t)
+		return
+	}
+	have := c.tf.currency
+	if have == "" {
+		have = "CNY"
+	}
+	c.flag(KindAmount, t.start, t.end, "the results give prices in %s, not %s", have, t.unit)
+}
+
+func (c *checker) spendOff(t token) {
+	spend, off := toFen(t.v), toFen(t.v2)
+	for _, f := range c.scope(c.owner(t.start)) {
+		for _, cp := range f.coupons {
+			if cp.minSpend == spend && cp.amount == off {
+				return
+			}
+		}
+	}
+	c.flag(KindAmount, t.start, t.end, "no coupon in the results takes %s off %s", yuan(off), yuan(spend))
+}
+
+func (c *checker) discount(t token) {
+	owner := c.owner(t.start)
+	var have []string
+	for _, f := range c.scope(owner) {
+		offs := slices.Clone(f.percents)
+		if f.listPrice > f.price && f.price > 0 {
+			offs = append(offs, 100*(1-float64(f.price)/float64(f.listPrice)))
+		}
+		for _, o := range offs {
+			if math.Abs(o-t.v) <= 1 {
+				return
+			}
+			have = append(have, strconv.FormatFloat(math.Round(o), 'f', -1, 64)+"%")
+		}
+	}
+	if len(have) == 0 {
+		c.flag(KindDiscount, t.start, t.end, "no tool result gives a discount")
+		return
+	}
+	c.flag(KindDiscount, t.start, t.end, "that is %.0f%% off; the results give %s off", t.v, strings.Join(have, ", "))
+}
+
+func (c *checker) date(t token) {
+	for _, f := range c.scope(c.owner(t.start)) {
+		for _, d := range f.dates {
+			if d.d.month == t.date.month && d.d.day == t.date.day && (d.d.year == 0 || t.date.year == 0 || d.d.year == t.date.year) {
+				return
+			}
+		}
+	}
+	c.flag(KindDate, t.start, t.end, "no tool result gives this date")
+}
+
+func (c *checker) clock(t token) {
+	for _, f := range c.scope(c.owner(t.start)) {
+		for _, tm := range f.times {
+			if math.Mod(tm[0], 12) == math.Mod(t.v, 12) && tm[1] == t.v2 {
+				return
+			}
+		}
+	}
+	c.flag(KindDate, t.start, t.end, "no tool result gives this time")
+}
+
+// durationsMatch compares a stated duration with a backed one: hours
+// with hours (2 days is 48 hours), months with months, and months with
+// days at about 30 days a month.
+func durationsMatch(v float64, unit string, d durationFact) bool {
+	stated := hourOrMonth(unit)
+	switch {
+	case stated == d.unit:
+		return math.Abs(v-d.v) < 0.01
+	case stated == "month":
+		return math.Abs(d.v/24-30.44*v) <= 1.5*v
+	default:
+		return math.Abs(v/24-30.44*d.v) <= 1.5*d.v
+	}
+}
+
+func (c *checker) duration(t token) {
+	var have []string
+	for _, f := range c.scope(c.owner(t.start)) {
+		for _, d := range f.durations {
+			if durationsMatch(t.v, t.unit, d) {
+				return
+			}
+			have = append(have, describeDuration(d))
+		}
+	}
+	if len(have) == 0 {
+		c.flag(KindDuration, t.start, t.end, "no tool result gives a duration")
+		return
+	}
+	c.flag(KindDuration, t.start, t.end, "the results give %s", strings.Join(have, ", "))
+}
+
+func describeDuration(d durationFact) string {
+	v := d.v
+	unit := "months"
+	if d.unit == "hour" {
+		unit = "hours"
+		if math.Mod(v, 24) == 0 {
+			v, unit = v/24, "days"
+		}
+	}
+	return fmt.Sprintf("%s %s (%s)", strconv.FormatFloat(v, 'f', -1, 64), unit, keyWords(d.key))
+}
+
+// stockOf returns the stock a statement at [start, end) is about: of
+// the variants the clause (or else the viewer's message) names, or of the
+// item as a whole; ok is false when no result of the turn gives it.
+func (c *checker) stockOf(start, end int) (owner *itemFacts, stocks []variantStock, ok bool) {
+	owner = c.owner(start)
+	if owner == nil || !owner.hasStock {
+		owner = nil
+		for _, f := range c.tf.inPlay() {
+			if f.hasStock {
+				if owner != nil {
+					return nil, nil, false
+				}
+				owner = f
+			}
+		}
+		if owner == nil {
+			return nil, nil, false
+		}
+	}
+	cs, ce := clause(c.text, start)
+	if named := namedVariants(c.text[cs:max(ce, end)], owner.stock); len(named) > 0 {
+		return owner, named, true
+	}
+	if named := namedVariants(normalize(c.t.Message), owner.stock); len(named) == 1 {
+		return owner, named, true
+	}
+	total := 0
+	for _, s := range owner.stock {
+		if s.name == "" {
+			return owner, []variantStock{s}, true
+		}
+		total += s.stock
+	}
+	return owner, []variantStock{{"", total}}, true
+}
+
+// namedVariants returns the variants of stock that text names.
+func namedVariants(text string, stock []variantStock) []variantStock {
+	var out []variantStock
+	lower := strings.ToLower(text)
+	for _, s := range stock {
+		if s.name == "" || strings.EqualFold(s.name, "standard") {
+			continue
+		}
+		hay, needle := lower, strings.ToLower(s.name)
+		if len(s.name) <= 4 && strings.ToUpper(s.name) == s.name {
+			hay, needle = text, s.name // "M" must not match the m of "I'm"
+		}
+		for from := 0; from < len(hay); {
+			i := strings.Index(hay[from:], needle)
+			if i < 0 {
+				break
+			}
+			at := from + i
+			if wordBounded(hay, at, at+len(needle)) && !sizeInside(hay, at, at+len(needle)) {
+				out = append(out, s)
+				break
+			}
+			from = at + 1
+		}
+	}
+	return out
+}
+
+// sizeInside reports whether a one-letter size at text[start:end] is
+// part of a longer size ("L" of "XL").
+func sizeInside(text string, start, end int) bool {
+	return (start > 0 && text[start-1] == 'X') || (end < len(text) && text[end] == 'L' && text[end-1] == 'X')
+}
+
+func describeStock(stocks []variantStock) string {
+	var parts []string
+	for _, s := range stocks {
+		if s.name == "" {
+			parts = append(parts, strconv.Itoa(s.stock)+" in stock")
+		} else {
+			parts = append(parts, s.name+": "+strconv.Itoa(s.stock))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c *checker) stockCount(t token) {
+	owner, stocks, ok := c.stockOf(t.start, t.end)
+	if !ok {
+		c.flag(KindStock, t.start, t.end, "no stock lookup this turn gives a count")
+		return
+	}
+	for _, s := range owner.stock {
+		if float64(s.stock) == t.v {
+			return
+		}
+	}
+	for _, s := range stocks {
+		if float64(s.stock) == t.v {
+			return
+		}
+	}
+	c.flag(KindStock, t.start, t.end, "check_stock gives %s %s", owner.display(), describeStock(stocks))
+}
+
+// stock states a reply may claim.
+const (
+	stockSoldOut = iota + 1
+	stockIn
+	stockLow
+	stockPlenty
+)
+
+func (c *checker) stockState(state, start, end int) {
+	owner, stocks, ok := c.stockOf(start, end)
+	if !ok {
+		c.flag(KindStock, start, end, "no stock lookup this turn backs it")
+		return
+	}
+	low := c.t.Config.lowStock()
+	for _, s := range stocks {
+		var right bool
+		switch state {
+		case stockSoldOut:
+			right = s.stock == 0
+		case stockIn:
+			right = s.stock > 0
+		case stockLow:
+			right = s.stock > 0 && s.stock < low
+		case stockPlenty:
+			right = s.stock >= low
+		}
+		if !right {
+			c.flag(KindStock, start, end, "check_stock gives %s %s", owner.display(), describeStock(stocks))
+			return
+		}
+	}
+}
+
+func (c *checker) link(t token) {
+	n := int(t.v)
+	owner := c.owner(t.start)
+	if owner != nil && len(owner.links) > 0 {
+		if !slices.Contains(owner.links, n) {
+			c.flag(KindLink, t.start, t.end, "%s is link %d", owner.display(), owner.links[0])
+		}
+		return
+	}
+	for _, f := range c.tf.items {
+		if slices.Contains(f.links, n) {
+			return
+		}
+	}
+	for _, call := range c.t.Calls {
+		if strings.Contains(string(call.Arguments), strconv.Itoa(n)) && strings.Contains(strings.ToLower(string(call.Arguments)), "link") ||
+			strings.Contains(string(call.Arguments), strconv.Itoa(n)+"号") {
+			return // the viewer's own link number, which the lookup resolved
+		}
+	}
+	c.flag(KindLink, t.start, t.end, "no item of the catalog is link %d", n)
+}
+
+// sizeAdvice reports whether the clause of a size is advice ("建议您穿L码").
+var sizeAdvice = regexp.MustCompile(`(?i)建议|推荐|穿|选|适合|recommend|suggest|take|go with|fit|would|should`)
+
+func (c *checker) size(t token) {
+	owner := c.owner(t.start)
+	var withSize []*itemFacts
+	for _, f := range c.scope(owner) {
+		if len(f.sizes) > 0 || len(f.variants) > 0 {
+			withSize = append(withSize, f)
+		}
+	}
+	if len(withSize) == 0 {
+		c.flag(KindSize, t.start, t.end, "no tool result this turn gives sizes")
+		return
+	}
+	var known []string
+	var chartOwner *itemFacts
+	for _, f := range withSize {
+		for _, s := range append(slices.Clone(f.sizes), f.variants...) {
+			if strings.EqualFold(s, t.size) {
+				known = append(known, s)
+				if len(f.chart) > 0 {
+					chartOwner = f
+				}
+			}
+		}
+	}
+	if len(known) == 0 {
+		var all []string
+		for _, f := range withSize {
+			all = append(all, f.sizes...)
+		}
+		c.flag(KindSize, t.start, t.end, "the sizes are %s", strings.Join(all, ", "))
+		return
+	}
+	h, w := c.tf.msgHeight, c.tf.msgWeight
+	cs, ce := clause(c.text, t.start)
+	if chartOwner == nil || (h == 0 && w == 0) || !sizeAdvice.MatchString(c.text[cs:ce]) {
+		return
+	}
+	if right := adviseSizes(chartOwner.chart, h, w); len(right) > 0 && !slices.Contains(right, t.size) {
+		c.flag(KindSize, t.start, t.end, "the size chart of %s gives %s for %s", chartOwner.display(), strings.Join(right, "/"), measures(h, w))
+	}
+}
+
+// adviseSizes are the sizes of a chart whose rows contain both measures,
+// else those that contain either.
+func adviseSizes(chart []sizeRow, h, w float64) []string {
+	var both, either []string
+	for _, r := range chart {
+		fh, fw := r.fits(h, w)
+		switch {
+		case fh && fw:
+			both = append(both, r.size)
+		case (fh && h != 0) || (fw && w != 0):
+			either = append(either, r.size)
+		}
+	}
+	if len(both) > 0 {
+		return both
+	}
+	return either
+}
+
+func measures(h, w float64) string {
+	var parts []string
+	if h > 0 {
+		parts = append(parts, strconv.FormatFloat(h, 'f', -1, 64)+"cm")
+	}
+	if w > 0 {
+		parts = append(parts, strconv.FormatFloat(w, 'f', -1, 64)+"kg")
+	}
+	return strings.Join(parts, " ")
+}
+
+// number checks a number with no stronger kind: it must be a number of
+// the results, the context or the viewer's message.
+func (c *checker) number(t token) {
+	if t.kind == tokQuantity && t.v == 1 {
+		return // "一款", "一件": an article more than a count
+	}
+	if slices.Contains(c.tf.msgNumbers, t.v) {
+		return
+	}
+	for _, f := range append(c.tf.inPlay(), c.tf.global) {
+		if slices.Contains(f.numbers, t.v) {
+			return
+		}
+		if t.kind == tokQuantity && f.price > 0 {
+			// The quantity an order needs to reach a coupon.
+			for _, cp := range append(slices.Clone(f.coupons), c.tf.global.coupons...) {
+				if float64(f.price)*t.v >= float64(cp.minSpend) && float64(f.price)*(t.v-1) < float64(cp.minSpend) {
+					return
+				}
+			}
+		}
+	}
+	c.flag(KindNumber, t.start, t.end, "no tool result gives %s", strconv.FormatFloat(t.v, 'f', -1, 64))
+}

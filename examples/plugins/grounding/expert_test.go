@@ -1,0 +1,196 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/trainer/liveroom"
+)
+
+// narrationPrefix starts the message of a turn no viewer asked, as the
+// runtime writes it.
+const narrationPrefix = "(host strategy, no viewer asked) "
+
+// roomTurn is the turn the hook would see for the expert's answer to q in
+// room r: the expert's tool calls and results, its reply, the stream
+// context, and the catalog items a host lookup would return (those the
+// reply or the message names, and those the calls looked up).
+func roomTurn(t *testing.T, r *liveroom.Room, h *harness.Harness, q liveroom.Question, narration bool) (Turn, bool) {
+	t.Helper()
+	msgs, err := r.Expert(h, nil, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q.ID, err)
+	}
+	turn := Turn{Message: q.Text, Viewer: q.Viewer, Lang: string(q.Lang), Attempt: 1, Attempts: 2, Config: Config{LowStock: defaultLowStock}}
+	if narration {
+		turn.Message, turn.Viewer = narrationPrefix+q.Text, ""
+	}
+	var pending []harness.ToolCall
+	for _, m := range msgs {
+		switch m.Role {
+		case harness.RoleAssistant:
+			if len(m.ToolCalls) == 0 {
+				turn.Reply = m.Content
+			}
+			pending = append(pending, m.ToolCalls...)
+		case harness.RoleTool:
+			if len(pending) == 0 {
+				t.Fatalf("%s: a tool result without a call", q.ID)
+			}
+			c := pending[0]
+			pending = pending[1:]
+			turn.Calls = append(turn.Calls, Call{Name: c.Name, Export: c.Name, Arguments: c.Arguments, Result: []byte(m.Content)})
+		}
+	}
+	if turn.Reply == "" {
+		return turn, false // spam: the expert stays silent
+	}
+	for _, c := range r.StreamContext() {
+		turn.Context = append(turn.Context, ContextItem{Title: c.Title, Text: c.Text})
+	}
+	turn.Items = catalogFor(r, turn)
+	return turn, true
+}
+
+// catalogFor returns the room's items a host lookup would give the hook:
+// by text (reply and message) and by the ids the calls name.
+func catalogFor(r *liveroom.Room, turn Turn) []Item {
+	text := strings.ToLower(turn.Reply + "\n" + turn.Message)
+	var ids []string
+	for _, c := range turn.Calls {
+		ids = append(ids, callItemIDs(c)...)
+	}
+	var out []Item
+	for _, it := range r.Items {
+		item := Item{ID: it.ID, Name: it.NameZH, Aliases: append([]string{it.NameEN}, it.Aliases...)}
+		if n, ok := aliasLink(it.Aliases[0]); ok {
+			item.Link = n
+		}
+		hit := false
+		for _, id := range ids {
+			hit = hit || id == it.ID
+		}
+		for _, n := range append([]string{item.Name}, item.Aliases...) {
+			hit = hit || strings.Contains(text, strings.ToLower(n))
+		}
+		if hit {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func demoHarness(t testing.TB) *harness.Harness {
+	t.Helper()
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestExpertRepliesPass is the no-false-positive evidence of issue #18:
+// the scripted expert's replies state exactly the facts of the tool
+// results, so the check must allow every one of them, over the rooms
+// and questions of the evaluation suites and of the varied training
+// rooms, in both languages.
+func TestExpertRepliesPass(t *testing.T) {
+	h := demoHarness(t)
+	checked := 0
+	check := func(r *liveroom.Room, q liveroom.Question, narration bool) {
+		turn, ok := roomTurn(t, r, h, q, narration)
+		if !ok {
+			return
+		}
+		checked++
+		if fs := Check(turn); len(fs) > 0 {
+			t.Errorf("room %d %s %s %q → %q: %v", r.Seed, q.Type, q.Lang, turn.Message, turn.Reply, fs)
+		}
+	}
+	for _, cfg := range []liveroom.RoomConfig{{MinItems: 3, MaxItems: 6}, {Variety: 1}, {Variety: 2}, {Variety: 3}} {
+		for seed := uint64(1); seed <= 30; seed++ {
+			r := liveroom.NewRoom(seed, cfg)
+			for _, q := range r.Questions(seed*7919, 10, liveroom.QuestionConfig{TypoRate: 0.15}) {
+				check(r, q, false)
+			}
+			for _, nt := range []liveroom.QuestionType{liveroom.QNarrateFeatured, liveroom.QNarrateCoupon, liveroom.QNarrateStock} {
+				for _, l := range []liveroom.Lang{liveroom.LangZH, liveroom.LangEN} {
+					q, err := r.Narration(nt, l)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if nt == liveroom.QNarrateStock && featuredStock(r) == 0 {
+						// The expert's narration says "only a few left" of an
+						// item with none left, which is false: see the report
+						// of issue #18 (liveroom/narration.go must say sold out).
+						continue
+					}
+					check(r, q, true)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d expert replies checked", checked)
+	}
+	t.Logf("%d expert replies checked", checked)
+}
+
+func featuredStock(r *liveroom.Room) int {
+	it, _ := r.Item(r.Featured)
+	return it.TotalStock()
+}
+
+// TestExpertFallbacksPass rewrites every expert turn as if its reply
+// were unbacked: the fallback must pass the check itself and, where the
+// expert stated a price, state the same price.
+func TestExpertFallbacksPass(t *testing.T) {
+	h := demoHarness(t)
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := liveroom.NewRoom(seed, liveroom.RoomConfig{Variety: 2})
+		for _, q := range r.Questions(seed*31, 12, liveroom.QuestionConfig{}) {
+			turn, ok := roomTurn(t, r, h, q, false)
+			if !ok {
+				continue
+			}
+			tf, _ := analyze(&turn)
+			text := fallback(&turn, tf)
+			check := turn
+			check.Reply = text
+			if fs := Check(check); len(fs) > 0 {
+				t.Errorf("room %d %s %q: fallback %q is itself unbacked: %v", seed, q.Type, q.Text, text, fs)
+			}
+			if q.Type == liveroom.QPrice {
+				it, _ := r.Item(idOf(turn))
+				if p := liveroom.Yuan(it.Price()); !strings.Contains(text, p) {
+					t.Errorf("room %d %q: fallback %q does not give the price %s", seed, q.Text, text, p)
+				}
+			}
+		}
+	}
+}
+
+// idOf is the item id the turn's first result names.
+func idOf(t Turn) string {
+	for _, c := range t.Calls {
+		if ids := callItemIDs(c); len(ids) > 0 {
+			return ids[0]
+		}
+	}
+	return ""
+}
+
+func TestRoomTurnBuildsTheHookInput(t *testing.T) {
+	h := demoHarness(t)
+	r := liveroom.NewRoom(7, liveroom.RoomConfig{})
+	q := r.Questions(1, 1, liveroom.QuestionConfig{Types: []liveroom.QuestionType{liveroom.QCoupon}, Langs: []liveroom.Lang{liveroom.LangZH}})[0]
+	turn, ok := roomTurn(t, r, h, q, false)
+	if !ok || len(turn.Calls) != 3 || turn.Reply == "" || len(turn.Items) == 0 || len(turn.Context) != 2 {
+		t.Fatalf("turn %+v", turn)
+	}
+	if got := turn.Calls[2].Export; got != "coupon_check" {
+		t.Fatalf("third call %s, want coupon_check", got)
+	}
+}

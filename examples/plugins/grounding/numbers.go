@@ -1,0 +1,672 @@
+package main
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// tokenKind is what a number in a text states.
+type tokenKind uint8
+
+const (
+	tokMoney      tokenKind = iota + 1 // an amount in yuan: ¥199, 199元, 九块九, 199 yuan
+	tokForeign                         // an amount in another currency: $19, 19 dollars
+	tokSpendOff                        // 满X减Y: a coupon's minimum spend (v) and amount (v2)
+	tokZhe                             // N折 or N% off: v is the percent off
+	tokPercent                         // a plain percentage: 2% hyaluronic acid
+	tokDate                            // a calendar date
+	tokTime                            // a time of day: v hours, v2 minutes
+	tokDuration                        // v hours, or v months when unit is "month"
+	tokStockCount                      // 还剩8件, only 8 left
+	tokHeight                          // a body height in cm
+	tokWeight                          // a body weight in kg
+	tokSpec                            // a number with a unit of measure: 30ml, 50g
+	tokQuantity                        // a count of things: 2件, 3 colours
+	tokLink                            // a link number: 3号链接, link 3
+	tokSize                            // a clothing size: L码, size L
+	tokPriced                          // a bare number after a price word: 只要199
+	tokNumber                          // any other number
+)
+
+// token is one number of a text, at text[start:end].
+type token struct {
+	kind       tokenKind
+	start, end int
+	v, v2      float64
+	unit       string // the unit a duration or spec was written in
+	date       date
+	size       string
+}
+
+// date is a calendar date; year is 0 when the text did not give one.
+type date struct{ year, month, day int }
+
+func (d date) String() string {
+	if d.year > 0 {
+		return strconv.Itoa(d.year) + "-" + strconv.Itoa(d.month) + "-" + strconv.Itoa(d.day)
+	}
+	return strconv.Itoa(d.month) + "月" + strconv.Itoa(d.day) + "日"
+}
+
+const (
+	arNum = `\d+(?:,\d{3})*(?:\.\d+)?`
+	cnNum = `[零〇一二两三四五六七八九十百千万]+(?:点[零〇一二三四五六七八九]+)?`
+	num   = `(` + arNum + `|` + cnNum + `)`
+	sizes = `XXXL|XXL|XL|XXS|XS|[2-6]XL|S|M|L`
+	month = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
+)
+
+// pattern is one regular expression of the scanner. need lists literals
+// one of which a text must hold for the pattern to be tried at all
+// (cheap to test, and most texts hold few of them).
+type pattern struct {
+	kind tokenKind
+	re   *regexp.Regexp
+	need []string
+	// read turns a match (submatch indexes into text) into the token's
+	// values; false drops the match.
+	read func(text string, m []int, t *token) bool
+}
+
+func sub(text string, m []int, i int) string {
+	if m[2*i] < 0 {
+		return ""
+	}
+	return text[m[2*i]:m[2*i+1]]
+}
+
+// scanPatterns are tried in order; a match may not overlap an earlier
+// one, so the more specific patterns come first (a date before a bare
+// number, a duration before a stock count).
+var scanPatterns = []pattern{
+	{tokDate, regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`), []string{"-"}, readTimestamp},
+	{tokDate, regexp.MustCompile(`(\d{4})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})\s*[日号]?`), nil, readYMD},
+	{tokDate, regexp.MustCompile(`(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`), []string{"月"}, func(s string, m []int, t *token) bool {
+		return setDate(t, 0, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)))
+	}},
+	{tokDate, regexp.MustCompile(`(\d{1,2})/(\d{1,2})`), []string{"/"}, readSlashDate},
+	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), nil, func(s string, m []int, t *token) bool {
+		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 1)), atoi(sub(s, m, 2)))
+	}},
+	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), nil, func(s string, m []int, t *token) bool {
+		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 2)), atoi(sub(s, m, 1)))
+	}},
+	{tokTime, regexp.MustCompile(`(\d{1,2}):(\d{2})`), []string{":"}, func(s string, m []int, t *token) bool {
+		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
+		return t.v < 24 && t.v2 < 60
+	}},
+	{tokTime, regexp.MustCompile(`(早上|上午|中午|下午|晚上|今晚|明晚|今早|明早|凌晨|傍晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?:\s*(\d{1,2})\s*分|(半))?`), []string{"点"}, readClock},
+	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), nil, func(s string, m []int, t *token) bool {
+		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
+		if strings.EqualFold(sub(s, m, 3), "pm") && t.v < 12 {
+			t.v += 12
+		}
+		return t.v < 24 && t.v2 < 60
+	}},
+	{tokLink, regexp.MustCompile(`(\d{1,3}|[一二三四五六七八九十]{1,3})\s*号\s*(?:链接|链|宝贝|商品)`), []string{"号"}, readFirst},
+	{tokLink, regexp.MustCompile(`链接\s*(\d{1,3})`), []string{"链接"}, readFirst},
+	{tokLink, regexp.MustCompile(`(?i)\blink\s*(?:no\.?\s*|number\s*|#\s*)?(\d{1,3})\b`), []string{"link"}, readFirst},
+	{tokSpendOff, regexp.MustCompile(`满\s*` + num + `\s*(?:元|块)?\s*(?:可用|可|就|立)?\s*减\s*` + num + `\s*(?:元|块)?`), []string{"满"}, func(s string, m []int, t *token) bool {
+		a, ok1 := parseNumber(sub(s, m, 1))
+		b, ok2 := parseNumber(sub(s, m, 2))
+		t.v, t.v2 = a, b
+		return ok1 && ok2
+	}},
+	{tokForeign, regexp.MustCompile(`(US\$|\$|€|£)\s*(` + arNum + `)`), []string{"$", "€", "£"}, func(s string, m []int, t *token) bool {
+		t.unit = sub(s, m, 1)
+		return readNumber(sub(s, m, 2), &t.v)
+	}},
+	{tokForeign, regexp.MustCompile(`(` + arNum + `)\s*(美元|美金|欧元|英镑|(?i:dollars?|usd|euros?|eur|gbp)\b)`), nil, func(s string, m []int, t *token) bool {
+		t.unit = sub(s, m, 2)
+		return readNumber(sub(s, m, 1), &t.v)
+	}},
+	{tokMoney, regexp.MustCompile(`(?:[¥￥]|人民币|(?i:rmb|cny)\b)\s*` + num), []string{"¥", "￥", "人民币", "rmb", "cny"}, readFirst},
+	{tokMoney, regexp.MustCompile(num + `\s*(万|千)?\s*(块钱|元|块|(?i:yuan|rmb|cny|kuai)\b)([零一二两三四五六七八九\d]{1,2})?`), nil, readYuan},
+	{tokZhe, regexp.MustCompile(`(\d{1,2}(?:\.\d)?|[一二三四五六七八九]{1,2})\s*折`), []string{"折"}, readZhe},
+	{tokZhe, regexp.MustCompile(`(?i)(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)\s*off\b`), []string{"off"}, readFirst},
+	{tokZhe, regexp.MustCompile(`(?i)\b(?:save|saving|discount of|discounted by)\s*(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)`), nil, readFirst},
+	{tokPercent, regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`), []string{"%"}, readPercent},
+	{tokPercent, regexp.MustCompile(`百分之` + num), []string{"百分之"}, readPercent},
+	{tokDuration, regexp.MustCompile(`(次日|隔天|隔日|第二天)`), []string{"次日", "隔天", "隔日", "第二天"}, func(_ string, _ []int, t *token) bool {
+		t.v, t.unit = 24, "day"
+		return true
+	}},
+	{tokDuration, regexp.MustCompile(`(?i)\bnext[- ]day\b`), nil, func(_ string, _ []int, t *token) bool {
+		t.v, t.unit = 24, "day"
+		return true
+	}},
+	{tokDuration, regexp.MustCompile(num + `\s*(个小时|小时|钟头|个工作日|工作日|天|日内|周|个星期|星期|个月|年|分钟)`), nil, readDuration},
+	{tokDuration, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*-?\s*(business days?|working days?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?|minutes?|mins?)\b`), nil, readDuration},
+	{tokStockCount, regexp.MustCompile(`(?:还剩|仅剩|只剩|剩下|剩余|库存(?:还有|仅剩|只有|还剩|仅|只|为|是|有)?|还有|现货)\s*` + num + `\s*(?:件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只)?`), []string{"剩", "库存", "还有", "现货"}, readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\b(\d+)\s+(?:[a-z]+\s+)?(?:left|remaining|in stock)\b`), nil, readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\bstock\s+(?:of|is|:)\s*(\d+)\b`), nil, readFirst},
+	{tokHeight, regexp.MustCompile(`身高\s*(\d{2,3}(?:\.\d+)?)\s*(?:cm|厘米|公分)?`), []string{"身高"}, readFirst},
+	{tokHeight, regexp.MustCompile(`(?i)(\d{3}(?:\.\d)?)\s*(?:cm\b|厘米|公分)`), nil, readFirst},
+	{tokHeight, regexp.MustCompile(`(1\.\d{1,2})\s*(?:米|m\b)`), nil, func(s string, m []int, t *token) bool {
+		ok := readNumber(sub(s, m, 1), &t.v)
+		t.v *= 100
+		return ok
+	}},
+	{tokHeight, regexp.MustCompile(`1米(\d{1,2})`), []string{"米"}, func(s string, m []int, t *token) bool {
+		d := atoi(sub(s, m, 1))
+		if d < 10 {
+			d *= 10
+		}
+		t.v = float64(100 + d)
+		return true
+	}},
+	{tokWeight, regexp.MustCompile(`体重\s*(\d{2,3}(?:\.\d+)?)\s*(kg|公斤|千克|斤)?`), []string{"体重"}, readWeight},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d+)?)\s*(kg\b|公斤|千克|斤)`), nil, readWeight},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3})\s*(lbs?|pounds)\b`), nil, readWeight},
+	{tokSpec, regexp.MustCompile(`(?i)\bspf\s*(\d+)\+*`), nil, readFirst},
+	{tokSpec, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ml|mah|mg|kg|g|l|w|v|mm|cm|m|km|hz|gb|tb|mb|inch(?:es)?)\b`), nil, readSpec},
+	{tokSpec, regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(毫升|毫安|毫克|公斤|千克|克|升|瓦|伏|英寸|寸|毫米|厘米|米|公里|片|粒|抽|层|度)`), nil, readSpec},
+	{tokSize, regexp.MustCompile(`(?i)(` + sizes + `|均码)\s*(?:码|号)`), []string{"码", "号"}, readSize},
+	{tokSize, regexp.MustCompile(`(\d{2,3})\s*码`), []string{"码"}, readSize},
+	{tokSize, regexp.MustCompile(`(?:穿|选|拍|建议|推荐|尺码|码数)\s*(` + sizes + `)\b`), nil, readSize},
+	{tokSize, regexp.MustCompile(`(?i:\bsize)\s+(` + sizes + `|\d{1,2}|xxxl|xxl|xl|xxs|xs|s|m|l)\b`), []string{"size"}, readSize},
+	{tokSize, regexp.MustCompile(`\b(` + sizes + `)\s+(?i:size)\b`), []string{"size"}, readSize},
+	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), nil, readSize},
+	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), nil, readFirst},
+	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), nil, readFirst},
+}
+
+var (
+	bareRE = regexp.MustCompile(arNum + `|` + cnNum)
+	// priceCueRE ends where a bare number stating a price would start.
+	priceCueRE = regexp.MustCompile(`(?i)(?:只要|仅需|仅要|仅|才|现在|价格是|价格|价|到手|券后|原价|售价|卖|only|just|price is|costs?|priced at|pay)\s*[:：]?\s*$`)
+)
+
+// scan finds the numbers of text with what each states. used marks bytes
+// already claimed (residue, item names); scan claims the bytes of every
+// token it returns.
+func scan(text string, used []bool) []token {
+	if !mayHoldNumber(text) {
+		return nil
+	}
+	var out []token
+	lower := asciiLower(text)
+	for i := range scanPatterns {
+		p := &scanPatterns[i]
+		if p.need != nil && !containsAny(lower, p.need) {
+			continue
+		}
+		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
+			if overlaps(used, m[0], m[1]) || !numberBounded(text, m[0], m[1]) {
+				continue
+			}
+			t := token{kind: p.kind, start: m[0], end: m[1]}
+			if !p.read(text, m, &t) {
+				continue
+			}
+			claim(used, t.start, t.end)
+			out = append(out, t)
+		}
+	}
+	for _, m := range bareRE.FindAllStringIndex(text, -1) {
+		if overlaps(used, m[0], m[1]) {
+			continue
+		}
+		s := text[m[0]:m[1]]
+		if isCNNumeral(s[0]) && !plausibleCN(s) {
+			continue
+		}
+		claim(used, m[0], m[1])
+		if glued(text, m[0], m[1]) {
+			continue // part of a word or an id: "SE107", "5G", "No.1"
+		}
+		v, ok := parseNumber(s)
+		if !ok {
+			continue
+		}
+		t := token{kind: tokNumber, start: m[0], end: m[1], v: v}
+		if priceCueRE.MatchString(text[max(0, m[0]-15):m[0]]) {
+			t.kind = tokPriced
+		} else if isCNNumeral(s[0]) {
+			continue // Chinese numerals outside a price are words ("一起", "十分")
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// mayHoldNumber is a cheap test that text holds a digit, a Chinese
+// numeral, a duration word or a size; most result strings hold none.
+func mayHoldNumber(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	return strings.ContainsAny(text, "零〇一二两三四五六七八九十百千万码号穿选拍荐") ||
+		containsAny(asciiLower(text), []string{"次日", "隔天", "隔日", "第二天", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try"})
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func overlaps(used []bool, start, end int) bool {
+	for i := start; i < end && i < len(used); i++ {
+		if used[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func claim(used []bool, start, end int) {
+	for i := start; i < end && i < len(used); i++ {
+		used[i] = true
+	}
+}
+
+// numberBounded rejects a match whose number continues a longer number
+// or a word: the "5" of "15折" matched alone, the "10" of "v10元".
+func numberBounded(text string, start, end int) bool {
+	if start > 0 && isDigit(text[start]) {
+		c := text[start-1]
+		if isDigit(c) || (c == '.' && start > 1 && isDigit(text[start-2])) {
+			return false
+		}
+		if isASCIILetter(c) && isDigit(text[start]) {
+			return false
+		}
+	}
+	return !(end < len(text) && isDigit(text[end-1]) && isDigit(text[end]))
+}
+
+// glued reports whether the number at text[start:end] is part of a
+// word or an identifier rather than a number of its own.
+func glued(text string, start, end int) bool {
+	if start > 0 {
+		c := text[start-1]
+		if isASCIILetter(c) || c == '-' || c == '_' || c == '#' || c == '/' || c == '.' || c == '@' {
+			return true
+		}
+		if r, _ := utf8.DecodeLastRuneInString(text[:start]); r == '第' {
+			return true
+		}
+	}
+	if end < len(text) {
+		c := text[end]
+		if isASCIILetter(c) || c == '_' || c == '@' || (c == '-' && end+1 < len(text) && isASCIILetter(text[end+1])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
+func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+
+// isCNNumeral reports whether a string starting with byte c starts with a
+// Chinese numeral (they are all 3-byte runes starting 0xE3-0xE9).
+func isCNNumeral(c byte) bool { return c >= 0x80 }
+
+// plausibleCN accepts Chinese numerals that read as a number: more than
+// one character, and not the words that are made of numerals.
+func plausibleCN(s string) bool {
+	if utf8.RuneCountInString(s) < 2 {
+		return false
+	}
+	for _, w := range []string{"千万", "万一", "十分", "一一", "百万"} {
+		if s == w {
+			return false
+		}
+	}
+	return true
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func readNumber(s string, v *float64) bool {
+	f, ok := parseNumber(s)
+	*v = f
+	return ok
+}
+
+func readFirst(s string, m []int, t *token) bool { return readNumber(sub(s, m, 1), &t.v) }
+
+func readTimestamp(s string, m []int, t *token) bool {
+	if !setDate(t, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)), atoi(sub(s, m, 3))) {
+		return false
+	}
+	t.v, t.v2 = float64(atoi(sub(s, m, 4))), float64(atoi(sub(s, m, 5)))
+	t.unit = sub(s, m, 6)
+	return true
+}
+
+func readYMD(s string, m []int, t *token) bool {
+	return setDate(t, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)), atoi(sub(s, m, 3)))
+}
+
+// readSlashDate reads "12/10" as December 10th, but not "1/2/3" or a
+// fraction inside a longer number.
+func readSlashDate(s string, m []int, t *token) bool {
+	if m[1] < len(s) && (s[m[1]] == '/' || isDigit(s[m[1]])) {
+		return false
+	}
+	if m[0] > 0 && (s[m[0]-1] == '/' || isDigit(s[m[0]-1])) {
+		return false
+	}
+	return setDate(t, 0, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)))
+}
+
+func setDate(t *token, y, mo, d int) bool {
+	if mo < 1 || mo > 12 || d < 1 || d > 31 || (y != 0 && (y < 1900 || y > 2200)) {
+		return false
+	}
+	t.date = date{y, mo, d}
+	return true
+}
+
+func monthNumber(s string) int {
+	s = strings.ToLower(s)
+	for i, m := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
+		if strings.HasPrefix(s, m) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// readClock reads "8点", "晚上8点半", "20点30分"; a Chinese numeral hour
+// only after a word of the day ("一点" alone is "a little").
+func readClock(s string, m []int, t *token) bool {
+	part, hour := sub(s, m, 1), sub(s, m, 2)
+	if isCNNumeral(hour[0]) && part == "" {
+		return false
+	}
+	h, ok := parseNumber(hour)
+	if !ok || h > 24 {
+		return false
+	}
+	switch part {
+	case "下午", "晚上", "今晚", "明晚", "傍晚":
+		if h < 12 {
+			h += 12
+		}
+	}
+	t.v = h
+	if sub(s, m, 4) != "" {
+		t.v2 = 30
+	} else {
+		t.v2 = float64(atoi(sub(s, m, 3)))
+	}
+	return t.v2 < 60
+}
+
+// readYuan reads 199元, 1.2万元, 九块九 (9.9), 19块9 (19.9).
+func readYuan(s string, m []int, t *token) bool {
+	n, unit, tail := sub(s, m, 1), sub(s, m, 3), sub(s, m, 4)
+	v, ok := parseNumber(n)
+	if !ok {
+		return false
+	}
+	if tail != "" && (unit != "块" || (m[1] < len(s) && followsTail(s[m[1]:]))) {
+		// "199元2件": the digits after the unit are the next word's.
+		tail, t.end = "", m[8]
+	}
+	if unit == "块" && isCNNumeral(n[0]) && utf8.RuneCountInString(n) == 1 && tail == "" {
+		return false // "一块" is "together" as often as "one yuan"
+	}
+	switch sub(s, m, 2) {
+	case "万":
+		v *= 10000
+	case "千":
+		v *= 1000
+	}
+	if tail != "" {
+		d, ok := parseNumber(tail)
+		if !ok {
+			return false
+		}
+		// The tail is jiao (one digit) or jiao and fen (two).
+		if utf8.RuneCountInString(tail) == 1 {
+			v += d / 10
+		} else {
+			v += d / 100
+		}
+	}
+	t.v = v
+	return true
+}
+
+// readZhe reads N折: 8折 is 20% off, 8.5折 and 八五折 15% off.
+func readZhe(s string, m []int, t *token) bool {
+	n := sub(s, m, 1)
+	var tenths float64
+	if isCNNumeral(n[0]) {
+		var digits []float64
+		for _, r := range n {
+			d, ok := parseNumber(string(r))
+			if !ok {
+				return false
+			}
+			digits = append(digits, d)
+		}
+		tenths = digits[0]
+		if len(digits) == 2 {
+			tenths += digits[1] / 10
+		}
+	} else {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil {
+			return false
+		}
+		tenths = v
+		if v >= 10 {
+			tenths = v / 10 // 85折
+		}
+	}
+	if tenths <= 0 || tenths >= 10 {
+		return false
+	}
+	t.v = 100 - 10*tenths
+	return true
+}
+
+// readPercent reads a percentage; after a discount word it is a percent off.
+func readPercent(s string, m []int, t *token) bool {
+	if !readNumber(sub(s, m, 1), &t.v) {
+		return false
+	}
+	if discountCue(s[max(0, m[0]-12):m[0]]) {
+		t.kind = tokZhe
+	}
+	return true
+}
+
+func discountCue(before string) bool {
+	return containsAny(strings.ToLower(before), []string{"优惠", "折扣", "便宜", "降", "减", "off", "discount"})
+}
+
+func readDuration(s string, m []int, t *token) bool {
+	n, unit := sub(s, m, 1), strings.ToLower(sub(s, m, 2))
+	v, ok := parseNumber(n)
+	if !ok {
+		return false
+	}
+	switch {
+	case unit == "年" && v >= 1000:
+		return false // a year, not a duration
+	case strings.Contains(unit, "小时") || unit == "钟头" || strings.HasPrefix(unit, "h"):
+		t.v, t.unit = v, "hour"
+	case strings.Contains(unit, "分钟") || strings.HasPrefix(unit, "min"):
+		t.v, t.unit = v/60, "minute"
+	case unit == "周" || strings.Contains(unit, "星期") || strings.HasPrefix(unit, "week"):
+		t.v, t.unit = v*24*7, "week"
+	case strings.Contains(unit, "月") || strings.HasPrefix(unit, "month"):
+		t.v, t.unit = v, "month"
+	case unit == "年" || strings.HasPrefix(unit, "y"):
+		t.v, t.unit = v*12, "month"
+	default: // days, working days
+		t.v, t.unit = v*24, "day"
+	}
+	return true
+}
+
+// readWeight reads a weight in kg; 斤 are half kilograms, pounds 0.4536,
+// and a bare weight over 100 is in 斤, as Chinese viewers give it.
+func readWeight(s string, m []int, t *token) bool {
+	if !readNumber(sub(s, m, 1), &t.v) {
+		return false
+	}
+	switch unit := strings.ToLower(sub(s, m, 2)); {
+	case unit == "斤" || (unit == "" && t.v > 100):
+		t.v /= 2
+	case strings.HasPrefix(unit, "lb") || unit == "pounds":
+		t.v = math.Round(t.v*0.4536*10) / 10
+	}
+	return true
+}
+
+func readSpec(s string, m []int, t *token) bool {
+	t.unit = strings.ToLower(sub(s, m, 2))
+	return readNumber(sub(s, m, 1), &t.v)
+}
+
+func readSize(s string, m []int, t *token) bool {
+	t.size = strings.ToUpper(sub(s, m, 1))
+	return true
+}
+
+// parseNumber reads Arabic ("1,299.00") or Chinese ("一百九十九",
+// "两百五", "九点九") numerals.
+func parseNumber(s string) (float64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if isDigit(s[0]) {
+		f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+		return f, err == nil
+	}
+	return parseCN(s)
+}
+
+var cnDigits = map[rune]float64{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+
+// parseCN reads Chinese numerals: positional ("一百零五", "两万三千"),
+// abbreviated ("两百五" is 250, "一万二" 12000), digit by digit ("一九九")
+// and with a decimal part ("九点九").
+func parseCN(s string) (float64, bool) {
+	intPart, frac, hasFrac := strings.Cut(s, "点")
+	var total, section, digit float64
+	var lastUnit float64
+	seenDigit, positional, digitsOnly := false, false, true
+	var digitString float64
+	for _, r := range intPart {
+		if d, ok := cnDigits[r]; ok {
+			digit, seenDigit = d, true
+			digitString = digitString*10 + d
+			continue
+		}
+		digitsOnly = false
+		var unit float64
+		switch r {
+		case '十':
+			unit = 10
+		case '百':
+			unit = 100
+		case '千':
+			unit = 1000
+		case '万':
+			unit = 10000
+		default:
+			return 0, false
+		}
+		positional = true
+		if unit == 10000 {
+			total = (total + section + digit) * 10000
+			section, digit = 0, 0
+		} else {
+			if digit == 0 && unit == 10 {
+				digit = 1 // "十五" is 15
+			}
+			section += digit * unit
+			digit = 0
+		}
+		lastUnit, seenDigit = unit, false
+	}
+	if intPart == "" || (total+section+digit == 0 && !strings.ContainsAny(intPart, "零〇")) {
+		return 0, false // "万" or "百" alone is no number
+	}
+	var v float64
+	switch {
+	case digitsOnly:
+		v = digitString
+	case positional && seenDigit && lastUnit > 10 && strings.IndexRune("零〇", lastRune(intPart)) < 0 && !strings.ContainsRune(intPart[:len(intPart)-3], '零'):
+		// "两百五": the trailing digit counts in the next lower unit.
+		v = total + section + digit*lastUnit/10
+	default:
+		v = total + section + digit
+	}
+	if hasFrac {
+		scale := 0.1
+		for _, r := range frac {
+			d, ok := cnDigits[r]
+			if !ok {
+				return 0, false
+			}
+			v += d * scale
+			scale /= 10
+		}
+	}
+	return v, true
+}
+
+// followsTail reports whether rest, the text after "N块M", makes M the
+// start of a word of its own: a digit, a unit or a classifier.
+func followsTail(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return isDigit(rest[0]) || strings.ContainsRune("件个份瓶支盒套台双条袋罐只款色种次位人天小月年分号码折元块毛角", r)
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets into
+// the result are offsets into s.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+// toFen is an amount in yuan as whole fen.
+func toFen(v float64) int64 { return int64(math.Round(v * 100)) }
+
+// yuan writes fen as the room speaks it: "199", "179.1", "9.9".
+func yuan(fen int64) string {
+	if fen%100 == 0 {
+		return strconv.FormatInt(fen/100, 10)
+	}
+	return strconv.FormatFloat(float64(fen)/100, 'f', -1, 64)
+}

@@ -1,0 +1,769 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Residue: what a model leaks that no viewer should hear.
+var (
+	markupRE      = regexp.MustCompile(`(?i)<\|[^|<>]{0,40}\|>|</?(?:tool_call|tool_response|tool_result|think|thinking|function|functions|tools?|im_start|im_end|assistant|user|system|answer|reasoning)\b[^<>]{0,60}>|\[/?(?:tool_calls|inst|tool_results)\]`)
+	jsonRE        = regexp.MustCompile(`\[\s*[{\[]|[{\[]\s*"[^"]{0,80}"\s*[:,\]}]|"[A-Za-z_][\w ]{0,40}"\s*:\s*[-{\["\dtfn]`)
+	placeholderRE = regexp.MustCompile(`\{\{[^{}]{0,80}\}\}|\$\{[^{}]{0,60}\}|\{[A-Za-z_\p{Han}][\w.\p{Han}]{0,40}\}|%[sdvq]\b`)
+	braceRE       = regexp.MustCompile(`[{}]`)
+	fieldRE       = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+	urlRE         = regexp.MustCompile(`(?i)\bhttps?://\S+|\bwww\.\S+`)
+)
+
+func (c *checker) residue() {
+	flagAll := func(re *regexp.Regexp, why string) {
+		for _, m := range re.FindAllStringIndex(c.text, -1) {
+			if overlaps(c.named, m[0], m[1]) {
+				continue
+			}
+			if re == placeholderRE && c.text[m[0]] == '%' && m[0] > 0 && isDigit(c.text[m[0]-1]) {
+				continue // "20%s" is no placeholder
+			}
+			if re == urlRE && c.inTexts(strings.ToLower(c.text[m[0]:m[1]])) {
+				continue
+			}
+			claim(c.named, m[0], m[1])
+			c.flag(KindResidue, m[0], m[1], "%s", why)
+		}
+	}
+	flagAll(markupRE, "tool-call or reasoning markup must never be spoken")
+	flagAll(jsonRE, "JSON must never be spoken")
+	flagAll(placeholderRE, "an unfilled template placeholder")
+	flagAll(braceRE, "braces are template or JSON residue")
+	flagAll(urlRE, "a URL no tool result gives; links are pinned, never read out")
+	flagAll(fieldRE, "a field name of a tool result, not words for viewers")
+	for _, id := range c.tf.ids {
+		if !idLike(id) || c.isName(strings.ToLower(id)) {
+			continue
+		}
+		lid := strings.ToLower(id)
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], lid)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(lid)
+			from = end
+			if overlaps(c.named, start, end) || !wordBounded(c.lower, start, end) {
+				continue
+			}
+			claim(c.named, start, end)
+			c.flag(KindResidue, start, end, "an id of the catalog, not a name viewers know")
+		}
+	}
+}
+
+// idLike reports whether an id looks like one (a digit, "-" or "_")
+// rather than a word a merchant might use as an id.
+func idLike(id string) bool {
+	if len(id) < 2 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(id); i++ {
+		if isDigit(id[i]) {
+			digits++
+		}
+	}
+	if digits == len(id) {
+		return len(id) >= 5 // a long platform number, not a price
+	}
+	return digits > 0 || strings.ContainsAny(id, "-_")
+}
+
+func (c *checker) isName(l string) bool {
+	for _, f := range c.tf.items {
+		if slices.Contains(f.names, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// inTexts reports whether a lower-case phrase occurs in a result or the
+// context.
+func (c *checker) inTexts(l string) bool {
+	for _, f := range append(slices.Clone(c.tf.items), c.tf.global) {
+		for _, t := range f.texts {
+			if strings.Contains(t, l) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// phraseKind is what a fixed phrase of a reply claims.
+type phraseKind uint8
+
+const (
+	phStock phraseKind = iota + 1
+	phPinned
+	phCouponSent
+	phOtherAction
+	phCheaper
+	phFreeShipping
+	phNoFreeShipping
+	phReturns
+	phNoReturns
+	phPromo
+)
+
+// phrase is a fixed phrase and what it claims.
+type phrase struct {
+	text  string // lower case
+	kind  phraseKind
+	state int // for phStock, the stock state
+}
+
+// phrases are matched longest first, so "没有货" wins over "有货" and
+// "not in stock" over "in stock".
+var phrases = func() []phrase {
+	var out []phrase
+	add := func(k phraseKind, state int, texts ...string) {
+		for _, t := range texts {
+			out = append(out, phrase{t, k, state})
+		}
+	}
+	add(phStock, stockSoldOut, "售罄", "卖完", "卖光", "没货", "无货", "没有货", "断货", "缺货", "抢光", "没有库存", "库存为0", "库存为零",
+		"sold out", "out of stock", "no stock", "not in stock", "none left", "no longer available", "unavailable", "not available")
+	add(phStock, stockIn, "有货", "现货", "还有货", "有库存", "没有售罄", "还没售罄", "没售罄", "没卖完", "还没卖完", "没断货", "in stock",
+		"still available", "not sold out", "available now", "have it in stock")
+	add(phStock, stockPlenty, "库存充足", "货源充足", "库存很多", "库存多", "plenty", "well stocked", "lots in stock")
+	add(phStock, stockLow, "库存紧张", "库存不多", "仅剩几件", "只剩几件", "不多了", "快没了", "快抢光", "手慢无", "最后几件", "库存有限", "数量有限",
+		"仅剩少量", "stock is limited", "limited stock", "limited quantities", "quantities are limited", "only a few", "almost gone",
+		"few left", "running low", "low stock", "selling fast", "last few")
+	add(phPinned, 0, "置顶", "链接已发", "已发链接", "发了链接", "链接发您了", "链接发给您", "已帮您上车", "pinned", "sent the link", "shared the link",
+		"posted the link", "sent you the link", "link is up", "link is at the top", "link is now at the top", "pin the link")
+	add(phCouponSent, 0, "券已发", "已发券", "发了券", "优惠券已发", "给您发了券", "券发给您", "coupon sent", "sent you a coupon", "sent the coupon",
+		"coupon has been sent", "coupon is on its way", "sent you the coupon")
+	add(phOtherAction, 0, "已备注", "帮您备注", "给您备注", "已加急", "帮您加急", "给您加急", "已安排发货", "帮您催", "已改地址", "帮您改地址",
+		"i've noted", "i have noted", "i've expedited", "i have expedited", "i've arranged", "i have arranged", "i've changed your address")
+	add(phCheaper, 0, "更便宜", "便宜一些", "便宜些", "cheaper", "costs less", "less expensive")
+	add(phFreeShipping, 0, "包邮", "免运费", "免邮", "free shipping", "ships free", "free delivery")
+	add(phNoFreeShipping, 0, "不包邮", "运费自理", "需要运费", "不免运费", "not free shipping", "no free shipping", "shipping is not free",
+		"shipping isn't free")
+	add(phReturns, 0, "支持退货", "可以退货", "可退货", "可以退", "无理由退", "包退", "returns accepted", "can be returned", "returnable",
+		"free returns", "day returns", "-day return", "day return")
+	add(phNoReturns, 0, "不支持退货", "不能退", "不可退", "不支持无理由", "不退不换", "no returns", "no return", "cannot be returned",
+		"can't be returned", "not returnable", "non-returnable")
+	add(phPromo, 0, "半价", "第二件半价", "第二支半价", "买一送一", "half price", "half-price", "buy one get one", "bogo")
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].text) > len(out[j].text) })
+	return out
+}()
+
+// phrases checks the fixed phrases and the yes/no facts of the reply.
+func (c *checker) phrases() {
+	taken := slices.Clone(c.named)
+	for _, p := range phrases {
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], p.text)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(p.text)
+			from = end
+			if overlaps(taken, start, end) || !wordBounded(c.lower, start, end) {
+				continue
+			}
+			claim(taken, start, end)
+			c.phrase(p, start, end)
+		}
+	}
+	c.concepts(taken)
+}
+
+func (c *checker) phrase(p phrase, start, end int) {
+	switch p.kind {
+	case phStock:
+		if c.on(KindStock) {
+			c.stockState(p.state, start, end)
+		}
+	case phPinned:
+		owner := c.owner(start)
+		switch {
+		case !c.tf.pinnedAny:
+			c.flag(KindAction, start, end, "no send_link call pinned a link this turn")
+		case owner != nil && !owner.pinned && c.anyPinnedOtherThan(owner):
+			c.flag(KindAction, start, end, "the link pinned this turn is not %s's", owner.display())
+		}
+	case phCouponSent:
+		if !c.tf.couponSent {
+			c.flag(KindAction, start, end, "no tool sent a coupon this turn")
+		}
+	case phOtherAction:
+		c.flag(KindAction, start, end, "no tool this turn did that")
+	case phCheaper:
+		c.cheaper(start, end)
+	case phFreeShipping, phNoFreeShipping:
+		c.shipping(p.kind == phFreeShipping, start, end)
+	case phReturns, phNoReturns:
+		c.returns(p.kind == phReturns, start, end)
+	case phPromo:
+		if !c.evidence(c.scope(c.owner(start)), []string{"半价", "half price", "half-price", "买一送一", "buy one get one", "bogo", "第二件", "second"}) {
+			c.flag(KindAmount, start, end, "no tool result gives this promotion")
+		}
+	}
+}
+
+func (c *checker) anyPinnedOtherThan(f *itemFacts) bool {
+	for _, x := range c.tf.items {
+		if x != f && x.pinned {
+			return true
+		}
+	}
+	return false
+}
+
+// cheaper checks "A更便宜": the item named last before the phrase has the
+// lowest price of the items the results price.
+func (c *checker) cheaper(start, end int) {
+	var priced []*itemFacts
+	for _, f := range c.tf.inPlay() {
+		if f.price > 0 {
+			priced = append(priced, f)
+		}
+	}
+	if len(priced) < 2 {
+		c.flag(KindAmount, start, end, "no tool results this turn compare two prices")
+		return
+	}
+	owner := c.owner(start)
+	if owner == nil || owner.price <= 0 {
+		return // "cheaper" of no item in particular
+	}
+	for _, f := range priced {
+		if f.price < owner.price {
+			c.flag(KindAmount, start, end, "%s costs %s, %s %s", owner.display(), yuan(owner.price), f.display(), yuan(f.price))
+			return
+		}
+	}
+}
+
+// value returns the first number of the scope under a key containing
+// part.
+func value(scope []*itemFacts, part string) (float64, bool) {
+	for _, f := range scope {
+		for _, v := range f.values {
+			if strings.Contains(v.key, part) {
+				return v.v, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func (c *checker) shipping(free bool, start, end int) {
+	scope := c.scope(c.owner(start))
+	fee, hasFee := value(scope, "shipping_fee")
+	if !hasFee {
+		fee, hasFee = value(scope, "fee")
+	}
+	var flagOn, hasFlag bool
+	for _, f := range scope {
+		for _, fl := range f.flags {
+			if fl.key == "free_shipping" {
+				flagOn, hasFlag = fl.on, true
+			}
+		}
+	}
+	switch {
+	case hasFlag && flagOn == free, hasFee && (fee == 0) == free:
+		return
+	case !hasFlag && !hasFee && free && c.evidence(scope, []string{"包邮", "free shipping"}):
+		return
+	case !hasFlag && !hasFee:
+		c.flag(KindFact, start, end, "no tool result gives the shipping fee")
+	default:
+		c.flag(KindFact, start, end, "the shipping fee is %s", yuan(toFen(fee)))
+	}
+}
+
+func (c *checker) returns(yes bool, start, end int) {
+	scope := c.scope(c.owner(start))
+	days, ok := value(scope, "return")
+	switch {
+	case ok && (days > 0) == yes:
+		return
+	case ok:
+		c.flag(KindFact, start, end, "the results give returns within %s days", yuan(toFen(days)))
+	case yes && c.evidence(scope, []string{"退货", "退换", "return"}):
+		return
+	case !yes && c.evidence(scope, []string{"不支持退", "不退", "no return", "not returnable", "non-returnable"}):
+		return
+	default:
+		c.flag(KindFact, start, end, "no tool result gives the return policy")
+	}
+}
+
+// evidence reports whether any text of the scope (names included) holds
+// one of words.
+func (c *checker) evidence(scope []*itemFacts, words []string) bool {
+	for _, f := range scope {
+		for _, w := range words {
+			for _, t := range f.texts {
+				if strings.Contains(t, w) {
+					return true
+				}
+			}
+			for _, n := range f.names {
+				if strings.Contains(n, w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// concept is a yes/no fact a reply may state about an item.
+type concept struct {
+	kind string // allergen, material, colour or feature
+	// words are how replies say it; evidence adds how results say it.
+	words, evidence []string
+}
+
+var concepts = []concept{
+	{"allergen", []string{"花生", "peanut", "peanuts"}, nil},
+	{"allergen", []string{"坚果", "tree nut", "tree nuts", "nuts", "nut"}, []string{"杏仁", "腰果", "核桃", "榛子", "almond", "cashew", "walnut", "hazelnut"}},
+	{"allergen", []string{"麸质", "小麦", "gluten", "wheat"}, nil},
+	{"allergen", []string{"牛奶", "乳制品", "乳糖", "dairy", "milk", "lactose"}, []string{"奶"}},
+	{"allergen", []string{"鸡蛋", "蛋类", "egg", "eggs"}, []string{"蛋"}},
+	{"allergen", []string{"大豆", "黄豆", "soy", "soya", "soybean"}, nil},
+	{"allergen", []string{"芝麻", "sesame"}, nil},
+	{"allergen", []string{"虾", "蟹", "贝类", "海鲜", "shellfish", "shrimp", "seafood"}, nil},
+	{"allergen", []string{"酒精", "alcohol"}, []string{"乙醇", "ethanol"}},
+	{"allergen", []string{"香精", "fragrance"}, []string{"香料", "parfum"}},
+	{"allergen", []string{"防腐剂", "preservative", "preservatives", "paraben", "parabens"}, []string{"尼泊金"}},
+	{"material", []string{"纯棉", "全棉", "棉质", "cotton"}, []string{"棉"}},
+	{"material", []string{"涤纶", "聚酯纤维", "polyester"}, nil},
+	{"material", []string{"羊毛", "wool"}, nil},
+	{"material", []string{"羊绒", "cashmere"}, nil},
+	{"material", []string{"真丝", "桑蚕丝", "silk"}, []string{"丝"}},
+	{"material", []string{"真皮", "皮革", "leather"}, nil},
+	{"material", []string{"不锈钢", "stainless steel"}, nil},
+	{"material", []string{"记忆棉", "memory foam"}, nil},
+	{"material", []string{"法兰绒", "flannel"}, nil},
+	{"material", []string{"牛仔布", "denim"}, nil},
+	{"material", []string{"尼龙", "nylon"}, nil},
+	{"material", []string{"亚麻", "linen"}, nil},
+	{"material", []string{"氨纶", "spandex", "elastane"}, nil},
+	{"material", []string{"陶瓷", "ceramic"}, nil},
+	{"material", []string{"玻璃", "glass"}, nil},
+	{"material", []string{"塑料", "plastic"}, []string{"pp", "abs"}},
+	{"colour", []string{"黑色", "black"}, []string{"黑"}},
+	{"colour", []string{"白色", "white"}, []string{"白"}},
+	{"colour", []string{"红色", "red"}, nil},
+	{"colour", []string{"蓝色", "blue"}, []string{"蓝"}},
+	{"colour", []string{"粉色", "pink"}, []string{"粉"}},
+	{"colour", []string{"灰色", "grey", "gray"}, []string{"灰"}},
+	{"colour", []string{"绿色", "green"}, nil},
+	{"colour", []string{"黄色", "yellow"}, nil},
+	{"colour", []string{"紫色", "purple"}, []string{"紫"}},
+	{"colour", []string{"橙色", "orange"}, nil},
+	{"colour", []string{"棕色", "咖啡色", "brown"}, []string{"棕", "咖"}},
+	{"colour", []string{"米色", "beige"}, nil},
+	{"colour", []string{"卡其色", "khaki"}, []string{"卡其"}},
+	{"colour", []string{"金色", "gold"}, nil},
+	{"colour", []string{"银色", "silver"}, nil},
+	{"colour", []string{"藏青色", "navy"}, []string{"藏青"}},
+	{"feature", []string{"降噪", "主动降噪", "noise cancelling", "noise canceling", "noise-cancelling", "noise-canceling", "anc"}, []string{"noise cancel"}},
+	{"feature", []string{"防水", "waterproof", "water-resistant", "water resistant"}, []string{"ipx", "ip6", "ip5"}},
+	{"feature", []string{"快充", "fast charging", "fast charge", "quick charge"}, nil},
+	{"feature", []string{"无线充电", "wireless charging"}, nil},
+}
+
+// conceptWord is one word of a concept, for matching longest first.
+type conceptWord struct {
+	text string
+	c    *concept
+}
+
+var conceptWords = func() []conceptWord {
+	var out []conceptWord
+	for i := range concepts {
+		for _, w := range concepts[i].words {
+			out = append(out, conceptWord{w, &concepts[i]})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].text) > len(out[j].text) })
+	return out
+}()
+
+// concepts checks the yes/no facts of the reply.
+func (c *checker) concepts(taken []bool) {
+	if !c.on(KindFact) {
+		return
+	}
+	for _, w := range conceptWords {
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], w.text)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(w.text)
+			from = end
+			if overlaps(taken, start, end) || !wordBounded(c.lower, start, end) {
+				continue
+			}
+			claim(taken, start, end)
+			polarity := c.polarity(start, end, w.c.kind == "allergen")
+			if polarity == 0 {
+				continue
+			}
+			c.concept(w.c, polarity > 0, start, end)
+		}
+	}
+}
+
+// polarity reads whether the reply asserts (1) or denies (-1) the fact at
+// text[start:end], or does not state it (0: an allergen needs "含" or
+// "contains", "不含" or "-free"; other facts are stated by naming them).
+func (c *checker) polarity(start, end int, needsCue bool) int {
+	before := c.lower[max(0, start-24):start]
+	after := c.lower[end:min(len(c.lower), end+12)]
+	for _, neg := range []string{"不含", "无", "没有", "零", "不添加", "不加", "不是", "不", "非", "no ", "without ", "free of ", "free from ",
+		"doesn't contain ", "does not contain ", "not contain ", "not ", "isn't ", "doesn't have ", "does not have "} {
+		if strings.HasSuffix(before, neg) || (!isASCIILetter(neg[0]) && strings.HasSuffix(trimRunes(before, 2), neg)) {
+			return -1
+		}
+	}
+	if strings.HasPrefix(after, "-free") || strings.HasPrefix(after, " free") {
+		return -1
+	}
+	if !needsCue {
+		return 1
+	}
+	for _, pos := range []string{"含", "含有", "添加", "加了", "有", "contains ", "contain ", "made with ", "with ", "has "} {
+		if strings.HasSuffix(before, pos) || (!isASCIILetter(pos[0]) && strings.HasSuffix(trimRunes(before, 2), pos)) {
+			return 1
+		}
+	}
+	if strings.HasPrefix(after, "过敏") || strings.HasPrefix(after, " allerg") {
+		return 1
+	}
+	return 0
+}
+
+// trimRunes drops up to n runes from the end of s ("不含有" ends in 不含
+// once 有 is dropped).
+func trimRunes(s string, n int) string {
+	for range n {
+		if s == "" {
+			break
+		}
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+func (c *checker) concept(k *concept, yes bool, start, end int) {
+	scope := c.scope(c.owner(start))
+	words := append(slices.Clone(k.words), k.evidence...)
+	stated := c.evidence(scope, words)
+	if yes {
+		if !stated {
+			c.flag(KindFact, start, end, "no tool result says so")
+		}
+		return
+	}
+	// A denial is backed when the results deny it themselves, or list the
+	// item's %ss without it.
+	for _, f := range scope {
+		for _, fl := range f.flags {
+			if !fl.on && containsAny(strings.ReplaceAll(fl.key, "_", " "), k.words) {
+				return
+			}
+		}
+	}
+	if stated {
+		if c.evidence(scope, negations(k.words)) {
+			return
+		}
+		c.flag(KindFact, start, end, "the results list it")
+		return
+	}
+	if c.lists(scope, k.kind) {
+		return
+	}
+	c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
+}
+
+// negations are the ways results deny words: "不含花生", "peanut-free".
+func negations(words []string) []string {
+	var out []string
+	for _, w := range words {
+		out = append(out, "不含"+w, "无"+w, "不"+w, w+"-free", w+" free", "no "+w, "free of "+w, "not "+w)
+	}
+	return out
+}
+
+// lists reports whether the scope's results list the item's allergens,
+// ingredients, materials or colours, so that what they do not list is
+// absent.
+func (c *checker) lists(scope []*itemFacts, kind string) bool {
+	keys := map[string][]string{
+		"allergen": {"allergen", "ingredient", "过敏", "成分", "配料"},
+		"material": {"material", "材质", "面料", "fabric"},
+		"colour":   {"variant", "colour", "color", "颜色"},
+		"feature":  {"feature", "功能"},
+	}[kind]
+	for _, f := range scope {
+		for _, t := range f.texts {
+			if containsAny(t, keys) {
+				return true
+			}
+		}
+		for _, a := range f.attrs {
+			if containsAny(strings.ToLower(a[0]), keys) {
+				return true
+			}
+		}
+		if kind == "colour" && len(f.variants) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// kindNouns are the kinds of item viewers and hosts name items by. A
+// reply that names a kind no item of the turn has names an item the
+// catalog does not hold.
+var kindNouns = []string{
+	"精华液", "精华", "面霜", "眼霜", "乳液", "爽肤水", "化妆水", "洁面乳", "洁面", "洗面奶", "面膜", "防晒霜", "防晒", "口红", "唇膏", "唇釉",
+	"粉底液", "粉底", "气垫", "香水", "卸妆水", "卸妆油", "身体乳", "洗发水", "护发素", "沐浴露", "精油",
+	"卫衣", "羽绒服", "牛仔裤", "连衣裙", "T恤", "衬衫", "外套", "夹克", "毛衣", "裤子", "裙子", "运动鞋", "袜子", "帽子", "围巾", "背包",
+	"蓝牙耳机", "耳机", "充电宝", "智能手表", "手表", "手环", "台灯", "手机", "平板", "音箱", "数据线", "充电器",
+	"每日坚果", "坚果", "绿茶", "红茶", "茶叶", "牛肉干", "蜂蜜", "饼干", "巧克力", "咖啡", "礼盒",
+	"枕头", "毛毯", "被子", "四件套", "保温杯", "水杯", "收纳箱", "保温壶", "水壶",
+	"serum", "face cream", "eye cream", "moisturizer", "lotion", "toner", "cleanser", "face wash", "face mask", "sunscreen", "lipstick",
+	"lip gloss", "foundation", "perfume", "shampoo", "conditioner", "body wash", "essential oil",
+	"hoodie", "down jacket", "jacket", "jeans", "t-shirt", "shirt", "sweater", "coat", "skirt", "sneakers", "scarf", "backpack",
+	"earbuds", "earphones", "headphones", "power bank", "smart watch", "smartwatch", "desk lamp", "lamp", "speaker", "charger",
+	"nut mix", "green tea", "beef jerky", "honey", "chocolate", "gift box",
+	"pillow", "blanket", "water bottle", "flask", "thermos", "storage box",
+}
+
+var kindNounsByLength = func() []string {
+	out := slices.Clone(kindNouns)
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}()
+
+// fillers are the words that come before a kind without naming a brand.
+var fillers = []string{"这款", "那款", "这个", "那个", "这支", "这瓶", "这件", "这条", "这双", "这套", "这盒", "我们的", "我们家", "我们", "咱们家",
+	"咱们", "今天的", "今天", "主推", "推荐", "新款", "同款", "本款", "直播间的", "直播间", "该", "此", "一款", "买", "拍", "给您", "您的", "您",
+	"有", "是", "和", "跟", "与", "还有", "想要", "要", "选", "喜欢", "这", "那", "款", "个", "件", "支", "瓶", "的", "也", "都", "就", "看看",
+	"试试", "入", "配", "搭配", "款式", "家的", "家", "好", "很"}
+
+// itemKinds checks the kinds of item the reply names.
+func (c *checker) itemKinds() {
+	taken := slices.Clone(c.named)
+	var sources, nameSources []string
+	for _, f := range append(slices.Clone(c.tf.items), c.tf.global) {
+		sources = append(sources, f.names...)
+		sources = append(sources, f.texts...)
+		nameSources = append(nameSources, f.names...)
+	}
+	sources = append(sources, c.tf.kindSourcesLower...)
+	nameSources = append(nameSources, c.tf.kindSourcesLower...)
+	in := func(srcs []string, s string) bool {
+		for _, x := range srcs {
+			if strings.Contains(x, s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range c.mentions {
+		// A kind the catalog uses as an alias ("serum") may still carry
+		// an invented brand ("Glow Serum").
+		if !slices.Contains(kindNouns, c.lower[m.start:m.end]) && !slices.Contains(kindNouns, c.text[m.start:m.end]) {
+			continue
+		}
+		if brand, at := c.brandBefore(m.start); brand != "" && !in(nameSources, strings.ToLower(brand)+c.lower[m.start:m.end]) &&
+			!in(nameSources, strings.ToLower(brand)+" "+c.lower[m.start:m.end]) {
+			c.flag(KindItem, at, m.end, "no item of this stream is called that")
+		}
+	}
+	for _, k := range kindNounsByLength {
+		lk := strings.ToLower(k)
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], lk)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, pluralEnd(c.lower, from+i+len(lk))
+			from = end
+			if overlaps(taken, start, end) || !wordBounded(c.lower, start, end) {
+				continue
+			}
+			claim(taken, start, end)
+			if !in(sources, lk) {
+				c.flag(KindItem, start, end, "no item of this stream is a %s", k)
+				continue
+			}
+			if brand, at := c.brandBefore(start); brand != "" && !in(nameSources, strings.ToLower(brand)+lk) && !in(nameSources, strings.ToLower(brand)+" "+lk) {
+				c.flag(KindItem, at, end, "no item of this stream is called that")
+			}
+		}
+	}
+}
+
+// pluralEnd extends an English kind at lower[:end] over a plural "s"
+// or "es" ("serums", "lunchboxes").
+func pluralEnd(lower string, end int) int {
+	if end == 0 || !isASCIILetter(lower[end-1]) {
+		return end
+	}
+	for _, suffix := range []string{"es", "s"} {
+		e := end + len(suffix)
+		if strings.HasPrefix(lower[end:], suffix) && (e == len(lower) || !isASCIILetter(lower[e])) {
+			return e
+		}
+	}
+	return end
+}
+
+// brandBefore returns the words right before a kind at pos that would
+// name a particular item: Han characters that are not filler words
+// ("花漾清透" of 花漾清透防晒霜), or capitalized Latin words ("Glow" of
+// "Glow Serum"), with where they start; "" when there are none.
+func (c *checker) brandBefore(pos int) (string, int) {
+	text := c.text[:pos]
+	if r, _ := utf8.DecodeLastRuneInString(text); unicode.Is(unicode.Han, r) {
+		start := len(text)
+		for n := 0; n < 6 && start > 0; n++ {
+			r, size := utf8.DecodeLastRuneInString(text[:start])
+			if !unicode.Is(unicode.Han, r) || overlaps(c.named, start-size, start) {
+				break
+			}
+			start -= size
+		}
+		run := text[start:]
+		for changed := true; changed && run != ""; {
+			changed = false
+			for _, f := range fillers {
+				if strings.HasPrefix(run, f) {
+					run, changed = run[len(f):], true
+					break
+				}
+			}
+		}
+		if utf8.RuneCountInString(run) < 2 || strings.HasSuffix(run, "的") {
+			return "", pos
+		}
+		return run, pos - len(run)
+	}
+	words := strings.Fields(text)
+	var brand []string
+	for i := len(words) - 1; i >= 0 && len(brand) < 3; i-- {
+		w := strings.Trim(words[i], `"'“”‘’`)
+		if w == "" || !unicode.IsUpper(rune(w[0])) || strings.ContainsAny(w, ".,!?;:") {
+			break
+		}
+		brand = append([]string{w}, brand...)
+	}
+	for len(brand) > 0 && slices.Contains([]string{"The", "This", "That", "Our", "Your", "My", "Its", "Today's", "A", "An", "New", "Yes", "No",
+		"Hi", "Sorry", "I", "I'd", "I'm", "It", "And", "Or", "So", "Grab", "Try", "Get", "Buy"}, brand[0]) {
+		brand = brand[1:]
+	}
+	if len(brand) == 0 {
+		return "", pos
+	}
+	return strings.Join(brand, " "), strings.LastIndex(text, brand[0])
+}
+
+// unitWords are Latin words a Chinese reply may hold without being in
+// English.
+var unitWords = []string{"ml", "cm", "kg", "mm", "mah", "spf", "xl", "xxl", "xxxl", "xs", "vs", "ok", "app", "led", "usb", "vip", "pa", "ip",
+	"mg", "gb", "tb", "yuan", "rmb", "cny"}
+
+// language checks that the reply is in the viewer's language: mainly Han
+// characters for zh; for en no Han characters but those of names the
+// turn knows (catalog names, the viewer's, the message's).
+func (c *checker) language() {
+	var allowed []string
+	for _, f := range c.tf.items {
+		allowed = append(allowed, f.names...)
+	}
+	allowed = append(allowed, strings.ToLower(c.t.Viewer), strings.ToLower(normalize(c.t.Message)))
+	switch c.t.Lang {
+	case "en":
+		for _, run := range hanRuns(c.text, c.named) {
+			s := c.text[run[0]:run[1]]
+			ok := false
+			for _, a := range allowed {
+				ok = ok || (a != "" && strings.Contains(a, s))
+			}
+			if !ok {
+				c.flag(KindLanguage, run[0], run[1], "Chinese in a reply to an English-speaking viewer")
+				return
+			}
+		}
+	case "zh":
+		han, words := 0, 0
+		first := -1
+		for i, r := range c.text {
+			if c.named[i] {
+				continue
+			}
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		for _, m := range latinWordRE.FindAllStringIndex(c.lower, -1) {
+			w := c.lower[m[0]:m[1]]
+			if overlaps(c.named, m[0], m[1]) || slices.Contains(unitWords, w) {
+				continue
+			}
+			inAllowed := false
+			for _, a := range allowed {
+				inAllowed = inAllowed || (a != "" && strings.Contains(a, w))
+			}
+			if inAllowed {
+				continue
+			}
+			words++
+			if first < 0 {
+				first = m[0]
+			}
+		}
+		if first >= 0 && (han == 0 || (words >= 3 && words*2 > han)) {
+			_, end := sentence(c.text, first)
+			c.flag(KindLanguage, first, end, "English in a reply to a Chinese-speaking viewer")
+		}
+	}
+}
+
+var latinWordRE = regexp.MustCompile(`[a-z]{2,}`)
+
+// hanRuns returns the runs of Han characters outside the marked bytes.
+func hanRuns(text string, marked []bool) [][2]int {
+	var out [][2]int
+	start := -1
+	for i, r := range text {
+		han := unicode.Is(unicode.Han, r) && !marked[i]
+		switch {
+		case han && start < 0:
+			start = i
+		case !han && start >= 0:
+			out = append(out, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(text)})
+	}
+	return out
+}
