@@ -13,7 +13,13 @@ package liveroom
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 // Lang is the language of a viewer message or a reply.
@@ -63,12 +69,63 @@ type Item struct {
 	// SizeChart is set for apparel.
 	SizeChart []SizeRow `json:"size_chart,omitempty"`
 	Shipping  Shipping  `json:"shipping"`
+
+	// The fields below hold the facts of the catalog schema (package
+	// harness/catalog) that NewRoom never generates. They are set on items
+	// read from a catalog (RoomFromCatalog) and left out of JSON when
+	// unset, so that generated rooms are what they always were.
+
+	// FromCatalog marks an item read from a catalog: its facts are exactly
+	// the catalog's. Its price is LivePrice (ListPrice is the stated list
+	// price, 0 when none), its stock is Stock and its variants', its
+	// delivery and returns are Delivery and Returns (Shipping is unused),
+	// and its name is NameZH, the catalog's name (NameEN is empty).
+	FromCatalog bool `json:"from_catalog,omitempty"`
+	// Link is the item's position in the live cart ("3号链接"); 0 when
+	// none is stated.
+	Link        int    `json:"link,omitempty"`
+	Description string `json:"description,omitempty"`
+	// LivePrice is the current price, in fen, of an item read from a
+	// catalog.
+	LivePrice int64 `json:"live_price,omitempty"`
+	// Stock is the item's own stated count; nil when not stated.
+	Stock           *int               `json:"stock,omitempty"`
+	StockState      catalog.StockState `json:"stock_state,omitempty"`
+	RestockDate     catalog.Date       `json:"restock_date,omitzero"`
+	PresaleShipDate catalog.Date       `json:"presale_ship_date,omitzero"`
+	LimitPerBuyer   int                `json:"limit_per_buyer,omitempty"`
+	// Specs are the item's typed facts, with units.
+	Specs       []catalog.Spec `json:"specs,omitzero"`
+	Ingredients []string       `json:"ingredients,omitzero"`
+	// Allergens is nil when not stated and empty when the catalog states
+	// there are none.
+	Allergens      []string     `json:"allergens,omitzero"`
+	ShelfLifeDays  int          `json:"shelf_life_days,omitempty"`
+	BestBefore     catalog.Date `json:"best_before,omitzero"`
+	Certifications []string     `json:"certifications,omitzero"`
+	// Delivery and Returns are what the catalog states about delivery
+	// and returns; nil when it states nothing.
+	Delivery *catalog.Shipping `json:"delivery,omitempty"`
+	Returns  *catalog.Returns  `json:"returns,omitempty"`
 }
 
 // Variant is a size or color of an item.
 type Variant struct {
 	Name  string `json:"name"`
 	Stock int    `json:"stock"`
+
+	// Read from a catalog only (see Item.FromCatalog):
+
+	// Axis is what the variants of one kind vary in ("colour", "size").
+	Axis string `json:"axis,omitempty"`
+	// Price is the variant's own price in fen; nil when it sells at the
+	// item's price.
+	Price *int64 `json:"price,omitempty"`
+	// NoOwnStock says the variant states no stock count of its own: Stock
+	// is 0 and means nothing, and its stock is the item's.
+	NoOwnStock  bool               `json:"no_own_stock,omitempty"`
+	StockState  catalog.StockState `json:"stock_state,omitempty"`
+	RestockDate catalog.Date       `json:"restock_date,omitzero"`
 }
 
 // Attribute is one fact about an item.
@@ -101,12 +158,36 @@ type Shipping struct {
 }
 
 // Coupon is a store coupon. It applies to one item (ItemID) when the order
-// reaches MinSpend.
+// reaches MinSpend. A coupon read from a catalog has no ItemID: it applies
+// to the items ItemIDs names, or to every item when ItemIDs is empty.
 type Coupon struct {
 	ID       string `json:"id"`
 	ItemID   string `json:"item_id"`
 	Amount   int64  `json:"amount"`
 	MinSpend int64  `json:"min_spend"`
+
+	// Read from a catalog only:
+
+	// Name is the coupon's name as the catalog states it; a generated
+	// coupon is named "满{MinSpend}减{Amount}" in the catalog export.
+	Name    string   `json:"name,omitempty"`
+	ItemIDs []string `json:"item_ids,omitzero"`
+	// Percent is the percent off of a percent coupon, whose Amount is 0.
+	Percent        float64 `json:"percent,omitempty"`
+	NewViewersOnly bool    `json:"new_viewers_only,omitempty"`
+	// Remaining is how many can still be claimed; nil when not stated.
+	Remaining *int      `json:"remaining,omitempty"`
+	PerBuyer  int       `json:"per_buyer,omitempty"`
+	Starts    time.Time `json:"starts,omitzero"`
+	Ends      time.Time `json:"ends,omitzero"`
+}
+
+// AppliesTo reports whether the coupon is for the item.
+func (c Coupon) AppliesTo(itemID string) bool {
+	if c.ItemID != "" {
+		return c.ItemID == itemID
+	}
+	return len(c.ItemIDs) == 0 || slices.Contains(c.ItemIDs, itemID)
 }
 
 // Merchant is the stream's owner: persona, strategy and banned claims.
@@ -125,29 +206,52 @@ type Room struct {
 	Items    []Item   `json:"items"`
 	Coupons  []Coupon `json:"coupons"`
 	Featured string   `json:"featured"`
+
+	// Read from a catalog only (RoomFromCatalog):
+
+	// Stream is the catalog's stream label; the export of a generated
+	// room names it "liveroom-{Seed}".
+	Stream string `json:"stream,omitempty"`
+	// Currency is the catalog's currency; empty means CNY.
+	Currency string `json:"currency,omitempty"`
+	// Promotions are the catalog's offers that apply without a coupon.
+	Promotions []catalog.Promotion `json:"promotions,omitzero"`
+	// Now is the stream's clock, at which the room's tools read coupon and
+	// promotion windows; the zero time is before every window.
+	Now time.Time `json:"now,omitzero"`
+
 	// variety is RoomConfig.Variety: its viewers ask in more ways too.
 	variety int
 }
 
 // Price is the current price of the item: list price less the promotion,
-// rounded to whole fen.
+// rounded to whole fen, or the catalog's price for an item read from one.
 func (it Item) Price() int64 {
-	if it.PromoPercentOff == 0 {
+	switch {
+	case it.FromCatalog:
+		return it.LivePrice
+	case it.PromoPercentOff == 0:
 		return it.ListPrice
 	}
 	return it.ListPrice * int64(100-it.PromoPercentOff) / 100
 }
 
-// Name returns the item's name in a language.
+// Name returns the item's name in a language; an item read from a
+// catalog has one name, the catalog's, in every language.
 func (it Item) Name(l Lang) string {
-	if l == LangZH {
+	if l == LangZH || it.NameEN == "" {
 		return it.NameZH
 	}
 	return it.NameEN
 }
 
-// TotalStock sums the stock of every variant.
+// TotalStock is the item's stock count: the sum of its variants' stock,
+// or for an item read from a catalog its stated count, else the sum of the
+// counts its variants state (0 when none is stated: see StockState).
 func (it Item) TotalStock() int {
+	if it.Stock != nil {
+		return *it.Stock
+	}
 	n := 0
 	for _, v := range it.Variants {
 		n += v.Stock
@@ -165,10 +269,12 @@ func (r *Room) Item(id string) (Item, bool) {
 	return Item{}, false
 }
 
-// Coupon returns the coupon for an item, if it has one.
+// Coupon returns the first coupon for an item, if it has one. A room read
+// from a catalog may have several; coupon_check chooses the best of them
+// for an order (see BestCoupon).
 func (r *Room) Coupon(itemID string) (Coupon, bool) {
 	for _, c := range r.Coupons {
-		if c.ItemID == itemID {
+		if c.AppliesTo(itemID) {
 			return c, true
 		}
 	}
@@ -195,6 +301,13 @@ func (r *Room) Resolve(query string) (Item, bool) {
 	if len(found) == 1 {
 		return found[0], true
 	}
+	if n, ok := LinkNumber(query); ok {
+		for _, it := range r.Items {
+			if it.Link == n {
+				return it, true
+			}
+		}
+	}
 	// A viewer often names only part of an item ("the serum"): accept a
 	// unique containment match.
 	found = found[:0]
@@ -207,6 +320,22 @@ func (r *Room) Resolve(query string) (Item, bool) {
 		return found[0], true
 	}
 	return Item{}, false
+}
+
+// linkPattern is a cart position as viewers write it: "3号链接", "3号",
+// "link 3", "#3".
+var linkPattern = regexp.MustCompile(`^(?:(\d{1,3})\s*号\s*(?:链接)?|(?:link\s*#?|#)\s*(\d{1,3}))$`)
+
+// LinkNumber reads a reference to a cart position ("3号链接", "3号",
+// "link 3", "#3"), as product_lookup accepts it for items that state
+// their link.
+func LinkNumber(query string) (int, bool) {
+	m := linkPattern.FindStringSubmatch(strings.ToLower(strings.TrimSpace(query)))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1] + m[2])
+	return n, err == nil && n > 0
 }
 
 func normalizeName(s string) string {
