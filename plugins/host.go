@@ -148,9 +148,9 @@ func (c HostConfig) WithHostMemoryBytes(n int) HostConfig {
 	return c
 }
 
-// WithInitTimeout bounds a plugin's start function (_initialize) when an
-// instance is made; default 10 s. A plugin whose start function runs
-// past it fails to load.
+// WithInitTimeout bounds a plugin's start function (__wasm_call_ctors or
+// _initialize) when an instance is made; default 10 s. A plugin whose
+// start function runs past it fails to load.
 func (c HostConfig) WithInitTimeout(d time.Duration) HostConfig {
 	c.initTimeout = d
 	return c
