@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -540,14 +541,23 @@ func (r *turnRunner) callTool(ctx context.Context, viewer *plugins.Viewer, call 
 		args = bt.arguments
 		st.Input = args
 	}
-	ctxTool, cancel := context.WithTimeout(ctx, r.s.cfg.ToolTimeout)
-	out, err := r.s.cfg.Plugins.Tool(ctxTool, tool.Plugin, tool.Export, args)
-	cancel()
-	st.Took = time.Since(t0)
+	// The plugin receives its own argument names; hooks and the trace
+	// keep the harness's, which the model wrote.
+	pluginArgs, err := tool.PluginArguments(args)
 	if err != nil {
 		st.Error = err.Error()
 		r.step(st)
-		return errResult(fmt.Sprintf("%s failed: %v", call.Name, err)), false
+		return errResult(err.Error()), false
+	}
+	ctxTool, cancel := context.WithTimeout(ctx, r.s.cfg.ToolTimeout)
+	out, err := r.s.cfg.Plugins.Tool(ctxTool, tool.Plugin, tool.Export, pluginArgs)
+	cancel()
+	st.Took = time.Since(t0)
+	if err != nil {
+		trace, forModel := toolFailure(tool, pluginArgs, err)
+		st.Error = trace
+		r.step(st)
+		return errResult(forModel), false
 	}
 	if !json.Valid(out) {
 		// Garbage from a plugin never reaches the model as if it were data.
@@ -594,6 +604,39 @@ func (r *turnRunner) loadSkill(ctx context.Context, call harness.ToolCall) (stri
 	}
 	st.Output = content
 	return content, s.Kind == harness.SkillReply
+}
+
+// schemaFailure is the validator's preamble in a plugin's input
+// rejection: it names the schema's resource (a temporary file of the
+// plugin host), which says nothing to the person who reads the trace.
+var schemaFailure = regexp.MustCompile(`jsonschema validation failed with '[^']*'\s*`)
+
+// schemaPlace is where the validator says a problem is ("- at '/x':");
+// the top level (an empty path) needs no saying.
+var schemaPlace = regexp.MustCompile(`\s*-?\s*at '([^']*)':\s*`)
+
+// toolFailure words a failed plugin call of a harness tool: for the trace,
+// naming the harness tool, the plugin and its export (and, for refused
+// arguments, what the plugin received); for the model, in the argument
+// names it wrote.
+func toolFailure(tool harness.Tool, pluginArgs json.RawMessage, err error) (trace, forModel string) {
+	var ce *plugins.CallError
+	if !errors.As(err, &ce) || !errors.Is(err, plugins.ErrBadInput) {
+		return fmt.Sprintf("tool %s (plugin %s): %v", tool.Name, tool.Plugin, err), fmt.Sprintf("%s failed: %v", tool.Name, err)
+	}
+	detail := schemaFailure.ReplaceAllString(ce.Detail, "")
+	detail = schemaPlace.ReplaceAllStringFunc(detail, func(m string) string {
+		if at := schemaPlace.FindStringSubmatch(m)[1]; at != "" {
+			return "; at " + at + ": "
+		}
+		return "; "
+	})
+	detail = strings.Trim(detail, "; ")
+	trace = fmt.Sprintf("tool %s (plugin %s, export %s) refused the arguments %s: %s", tool.Name, ce.Plugin, ce.Export, pluginArgs, detail)
+	for _, m := range tool.ArgumentMap {
+		detail = strings.ReplaceAll(detail, "'"+m.Plugin+"'", "'"+m.Name+"'")
+	}
+	return trace, fmt.Sprintf("%s refused its arguments: %s", tool.Name, detail)
 }
 
 // catalogItems returns the stream's item ids, read once per turn so that
