@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -40,6 +41,9 @@ type Grade struct {
 	FactsStated int `json:"facts_stated,omitempty"`
 	// Deductions explain every point taken off.
 	Deductions []string `json:"deductions,omitempty"`
+	// Unbacked are the reply's statements that the turn's tool results
+	// do not back (see FindUnbacked); each one takes Accuracy to 0.
+	Unbacked []Unbacked `json:"unbacked,omitempty"`
 }
 
 // GradeOptions describe the harness the transcript was produced under.
@@ -50,6 +54,9 @@ type GradeOptions struct {
 	Mapping *hsa.Mapping
 	// ReplyChars is the harness's reply-length limit; 0 means none.
 	ReplyChars int
+	// SafeLine marks a reply the runtime chose (its safe line) instead of
+	// the model's: no statement of it is checked for backing.
+	SafeLine bool
 }
 
 // GradeTranscript scores the agent's messages for one question: the
@@ -120,6 +127,18 @@ func (r *Room) GradeTranscript(q Question, msgs []harness.Message, opts GradeOpt
 	if len(moneyOf(q.Gold.MustState)) > 0 && !calledAny(calls, ToolProductLookup, ToolCouponCheck) && len(currencyAmounts(reply)) > 0 {
 		g.Accuracy = 0
 		deduct("states prices without looking them up")
+	}
+	g.Unbacked = r.FindUnbacked(q, msgs, opts)
+	for _, u := range g.Unbacked {
+		g.Accuracy = 0
+		msg := fmt.Sprintf("states %s %q the tools did not back: %s", u.Kind, u.Phrase, u.Why)
+		if u.Kind == UnbackedAmount {
+			// The message the recorded tables counted amounts by.
+			msg = "names an amount the tools did not give: " + strconv.FormatFloat(u.yuan, 'f', -1, 64) + " yuan"
+		}
+		if !slices.Contains(g.Deductions, msg) {
+			deduct("%s", msg)
+		}
 	}
 	checked := strings.ReplaceAll(lower, "第一次", "")
 	for _, b := range r.Merchant.BannedClaims {

@@ -136,11 +136,16 @@ func TestGradeHandWritten(t *testing.T) {
 		raw, _ := json.Marshal(args)
 		return harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{Name: name, Arguments: raw}}}
 	}
+	// The price is backed by the lookup's result (see FindUnbacked).
+	found, err := room.CallTool(ToolProductLookup, map[string]any{"query": it.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	good := []harness.Message{
 		call(ToolLoadSkill, map[string]any{"skill_id": SkillPrice}),
 		{Role: harness.RoleTool, Content: "rules"},
 		call(ToolProductLookup, map[string]any{"query": strings.ToUpper(it.ID)}), // by id, another case: same item
-		{Role: harness.RoleTool, Content: "{}"},
+		{Role: harness.RoleTool, Content: string(found)},
 	}
 	reply := func(text string) []harness.Message {
 		return append(append([]harness.Message(nil), good...), harness.Message{Role: harness.RoleAssistant, Content: text})
