@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -84,28 +85,26 @@ const versionV1 = "livehat.catalog/1"
 // one, is a *Problems listing every problem found.
 func Parse(data []byte) (*Catalog, error) {
 	doc, problems := parseDocument(data)
-	if doc == nil {
-		return nil, finish(problems)
+	if doc.root == nil {
+		return nil, doc.finish(problems)
 	}
-	r := &report{doc: doc, list: problems}
+	r := newReport(doc, problems)
 	c := r.catalog()
 	if len(r.list) > 0 {
-		return nil, finish(r.list)
+		return nil, doc.finish(r.list)
 	}
 	return c, nil
 }
 
-// finish sorts problems into document order and caps them.
-func finish(list []Problem) *Problems {
-	slices.SortStableFunc(list, func(a, b Problem) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return a.Column - b.Column
-	})
-	ps := &Problems{List: list}
-	if len(list) > MaxProblems {
-		ps.List, ps.Omitted = list[:MaxProblems:MaxProblems], len(list)-MaxProblems
+// finish sorts problems into document order, caps them and places them.
+func (d *document) finish(list []located) *Problems {
+	slices.SortStableFunc(list, func(a, b located) int { return cmp.Compare(a.offset, b.offset) })
+	omitted := max(len(list)-MaxProblems, 0)
+	list = list[:len(list)-omitted]
+	d.place(list)
+	ps := &Problems{List: make([]Problem, len(list)), Omitted: omitted}
+	for i, p := range list {
+		ps.List[i] = p.Problem
 	}
 	return ps
 }
@@ -113,35 +112,53 @@ func finish(list []Problem) *Problems {
 // report gathers the problems of one document.
 type report struct {
 	doc  *document
-	list []Problem
+	list []located
+	// at holds the path of every problem; touched holds those paths and
+	// every path above them, so that clean is a few map lookups.
+	at, touched map[string]bool
+}
+
+func newReport(doc *document, problems []located) *report {
+	r := &report{doc: doc, at: map[string]bool{}, touched: map[string]bool{}}
+	for _, p := range problems {
+		r.record(p)
+	}
+	return r
 }
 
 // add records a problem at path, located where the path (or its nearest
 // ancestor) lies in the document.
 func (r *report) add(path, format string, args ...any) {
-	r.list = append(r.list, r.doc.problemAt(path, r.doc.offset(path), fmt.Sprintf(format, args...)))
+	r.record(located{Problem{Path: path, Message: fmt.Sprintf(format, args...)}, r.doc.offset(path)})
+}
+
+func (r *report) record(p located) {
+	r.list = append(r.list, p)
+	r.at[p.Path] = true
+	for path := p.Path; !r.touched[path]; path = parentPath(path) {
+		r.touched[path] = true
+		if path == "" {
+			break
+		}
+	}
 }
 
 // clean reports whether no problem so far lies at, above or below any of
 // paths: checks that read those fields would otherwise read values the
 // decoder had to leave zero, and report what is already reported.
 func (r *report) clean(paths ...string) bool {
-	for _, p := range r.list {
-		for _, path := range paths {
-			if within(p.Path, path) || within(path, p.Path) {
+	for _, path := range paths {
+		if r.touched[path] {
+			return false
+		}
+		for above := path; above != ""; {
+			above = parentPath(above)
+			if r.at[above] {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-// within reports whether path is inside (or is) the value at outer.
-func within(path, outer string) bool {
-	if outer == "" || path == outer {
-		return true
-	}
-	return strings.HasPrefix(path, outer) && (path[len(outer)] == '.' || path[len(outer)] == '[')
 }
 
 // catalog reads the document in its version and returns the version 2
@@ -198,11 +215,7 @@ func (r *report) version2() *Catalog {
 // schema accepts but v's Go types cannot hold are reported here.
 func (r *report) decode(v any) {
 	r.fit(r.doc.root, reflect.TypeOf(v).Elem(), "")
-	refused := map[string]bool{}
-	for _, p := range r.list {
-		refused[p.Path] = true
-	}
-	b, err := json.Marshal(r.doc.root.without(refused, ""))
+	b, err := json.Marshal(r.doc.root.without(r.at, ""))
 	if err == nil {
 		err = json.Unmarshal(b, v)
 	}
@@ -216,7 +229,7 @@ func (r *report) decode(v any) {
 // 64 bits, and numbers beyond float64.
 func (r *report) fit(n *node, t reflect.Type, path string) {
 	t = derefType(t)
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if decodesItself(t) {
 		if n.kind == nodeNumber && r.clean(path) {
 			r.fitFloat(path, n.number.String())
 		}
@@ -248,8 +261,8 @@ func (r *report) fit(n *node, t reflect.Type, path string) {
 		lit := n.number.String()
 		switch t.Kind() {
 		case reflect.Int, reflect.Int64:
-			if _, err := strconv.ParseInt(lit, 10, 64); err != nil {
-				if f, _ := strconv.ParseFloat(lit, 64); errors.Is(err, strconv.ErrRange) || math.Abs(f) >= math.MaxInt64 {
+			if _, err := strconv.ParseInt(lit, 10, t.Bits()); err != nil {
+				if f, _ := strconv.ParseFloat(lit, 64); errors.Is(err, strconv.ErrRange) || math.Abs(f) >= math.Ldexp(1, t.Bits()-1) {
 					r.add(path, "%s is too large a number", lit)
 				} else {
 					r.add(path, "%s: write a whole number without a decimal point or exponent", lit)
@@ -274,10 +287,12 @@ func (r *report) fitFloat(path, lit string) {
 	}
 }
 
-var (
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
+// decodesItself reports whether values of t decode through their own
+// method (dates, spec values, times): JSON scalars, not objects to walk.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
 
 // kindName names a JSON value's kind with its article.
 func kindName(n *node) string {

@@ -322,32 +322,38 @@ func TestParseReportsEveryProblem(t *testing.T) {
 }
 
 func TestProblemPlace(t *testing.T) {
-	data := []byte("{\n" +
+	multiline := "{\n" +
 		`  "schema": "livehat.catalog/2", "currency": "CNY",` + "\n" +
 		`  "products": [{"id": "p1", "name": "降噪耳机", "pirce": 1}]` + "\n" +
-		"}")
+		"}"
 	tests := []struct {
-		path         string
-		line, column int
+		name, data, path string
+		line, column     int
 	}{
-		// The unknown key itself; the column counts the Chinese name as
-		// six characters, not fourteen bytes.
-		{"products[0].pirce", 3, 45},
+		// The unknown key itself; the column counts "降噪耳机" with its
+		// quotes as six characters, not fourteen bytes.
+		{"unknown key", multiline, "products[0].pirce", 3, 45},
 		// A missing field is placed at the object that lacks it.
-		{"products[0].price", 3, 16},
+		{"missing field", multiline, "products[0].price", 3, 16},
+		{"second comma", `{"a": 1,, }`, "", 1, 9},
+		{"bad literal", `{"a": tru}`, "", 1, 10},
+		{"control character in a string", "{\"a\": \"\x01\"}", "", 1, 8},
+		{"bracket closed by a brace", "{\n  \"products\": [}", "", 2, 16},
+		{"trailing value", `[1] 2`, "", 1, 5},
+		{"cut short", `{"a": `, "", 1, 7},
 	}
-	list := problemsOf(t, data)
 	for _, tt := range tests {
-		t.Run(tt.path, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
+			list := problemsOf(t, []byte(tt.data))
 			for _, p := range list {
 				if p.Path == tt.path {
 					if p.Line != tt.line || p.Column != tt.column {
-						t.Errorf("%s at line %d, column %d; want line %d, column %d", p.Path, p.Line, p.Column, tt.line, tt.column)
+						t.Errorf("%v: want line %d, column %d", p, tt.line, tt.column)
 					}
 					return
 				}
 			}
-			t.Errorf("no problem at %s in %v", tt.path, list)
+			t.Errorf("no problem at %q in %v", tt.path, list)
 		})
 	}
 }

@@ -17,13 +17,13 @@ const maxDepth = 32
 // node is one JSON value of a document with where it lies in the bytes,
 // so that problems can name a line and a column.
 type node struct {
-	start, end int64 // byte offsets of the value's first byte and just past its last
-	kind       nodeKind
-	members    []member // object members in document order
-	elems      []*node  // array elements
-	text       string   // a string's value
-	number     json.Number
-	flag       bool
+	start   int64 // byte offset of the value's first byte
+	kind    nodeKind
+	members []member // object members in document order
+	elems   []*node  // array elements
+	text    string   // a string's value
+	number  json.Number
+	flag    bool
 }
 
 type nodeKind uint8
@@ -40,7 +40,6 @@ const (
 // member is one key of an object and its value.
 type member struct {
 	key   string
-	keyAt int64
 	value *node
 }
 
@@ -135,24 +134,25 @@ type document struct {
 type treeParser struct {
 	doc      *document
 	dec      *json.Decoder
-	problems []Problem
+	problems []located
 }
 
 // parseDocument reads data into a document. A syntax error ends the
-// parse and is the only problem returned; repeated keys are problems too
-// but the parse goes on.
-func parseDocument(data []byte) (*document, []Problem) {
+// parse and is the only problem returned, with a document without a
+// root; repeated keys are problems too but the parse goes on.
+func parseDocument(data []byte) (*document, []located) {
 	doc := &document{data: data, at: map[string]int64{}}
 	p := &treeParser{doc: doc, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
 	root, err := p.value("", 0)
 	if err == nil {
+		end := p.dec.InputOffset()
 		if _, extra := p.dec.Token(); extra != io.EOF {
-			err = &syntaxError{at: p.skip(p.dec.InputOffset()), msg: "unexpected data after the catalog's closing brace"}
+			err = &syntaxError{at: p.skip(end), msg: "unexpected data after the end of the catalog"}
 		}
 	}
 	if err != nil {
-		return nil, []Problem{p.syntaxProblem(err)}
+		return doc, []located{p.syntaxProblem(err)}
 	}
 	doc.root = root
 	return doc, p.problems
@@ -166,7 +166,7 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return e.msg }
 
-func (p *treeParser) syntaxProblem(err error) Problem {
+func (p *treeParser) syntaxProblem(err error) located {
 	at := int64(len(p.doc.data))
 	msg := err.Error()
 	var syn *json.SyntaxError
@@ -175,15 +175,20 @@ func (p *treeParser) syntaxProblem(err error) Problem {
 	case errors.As(err, &own):
 		at = own.at
 	case errors.As(err, &syn):
-		at = max(syn.Offset-1, 0) // Offset is just past the offending byte
+		// The decoder's offsets lag inside tokens; a whole-input check
+		// names the offending byte exactly, its Offset just past it.
+		var raw json.RawMessage
+		if precise := json.Unmarshal(p.doc.data, &raw); errors.As(precise, &syn) {
+			msg = precise.Error()
+		}
+		at = max(syn.Offset-1, 0)
 		msg = "invalid JSON: " + msg
 	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(p.doc.data)) == 0:
 		at, msg = 0, "the document is empty"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		msg = "invalid JSON: the document ends before its last value is complete"
 	}
-	line, col := p.doc.lineCol(at)
-	return Problem{Line: line, Column: col, Message: msg}
+	return located{Problem{Message: msg}, at}
 }
 
 // skip returns the offset of the next token at or after off: the decoder
@@ -232,13 +237,12 @@ func (p *treeParser) value(path string, depth int) (*node, error) {
 	case nil:
 		n.kind = nodeNull
 	}
-	n.end = p.dec.InputOffset()
 	return n, nil
 }
 
 func (p *treeParser) object(n *node, path string, depth int) error {
 	n.kind = nodeObject
-	first := map[string]int64{}
+	first := map[string]bool{}
 	for p.dec.More() {
 		before := p.dec.InputOffset()
 		tok, err := p.dec.Token()
@@ -248,19 +252,17 @@ func (p *treeParser) object(n *node, path string, depth int) error {
 		key, _ := tok.(string) // inside an object the decoder yields only string keys
 		keyAt := p.skip(before)
 		child := joinKey(path, key)
-		if prev, dup := first[key]; dup {
-			line, col := p.doc.lineCol(prev)
-			p.problems = append(p.problems, p.doc.problemAt(child, keyAt,
-				fmt.Sprintf("field %q appears twice (first at line %d, column %d)", key, line, col)))
+		if first[key] {
+			p.problems = append(p.problems, located{Problem{Path: child, Message: fmt.Sprintf("field %q appears twice in this object; keep one", key)}, keyAt})
 		} else {
-			first[key] = keyAt
+			first[key] = true
 			p.doc.at[child] = keyAt
 		}
 		v, err := p.value(child, depth+1)
 		if err != nil {
 			return err
 		}
-		n.members = append(n.members, member{key: key, keyAt: keyAt, value: v})
+		n.members = append(n.members, member{key: key, value: v})
 	}
 	_, err := p.dec.Token() // the closing brace
 	return err
@@ -289,13 +291,28 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// lineCol returns the 1-based line and column of a byte offset; columns
-// count characters, not bytes, so that Chinese text lines up.
-func (d *document) lineCol(off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(d.data)))
-	before := d.data[:off]
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	return bytes.Count(before, []byte{'\n'}) + 1, utf8.RuneCount(before[lineStart:]) + 1
+// located is a problem with the byte offset it lies at; lines and
+// columns are counted once, for the problems reported (see place).
+type located struct {
+	Problem
+	offset int64
+}
+
+// place sets the line and column of problems sorted by offset, in one
+// pass over the document. Columns count characters, not bytes, so that
+// Chinese text lines up.
+func (d *document) place(problems []located) {
+	line, lineStart, pos := 1, int64(0), int64(0)
+	for i := range problems {
+		off := min(max(problems[i].offset, 0), int64(len(d.data)))
+		for ; pos < off; pos++ {
+			if d.data[pos] == '\n' {
+				line, lineStart = line+1, pos+1
+			}
+		}
+		problems[i].Line = line
+		problems[i].Column = utf8.RuneCount(d.data[lineStart:off]) + 1
+	}
 }
 
 // offset returns where path lies in the document, or where its nearest
@@ -323,12 +340,6 @@ func parentPath(path string) string {
 		}
 	}
 	return ""
-}
-
-// problemAt returns a problem at path located at a byte offset.
-func (d *document) problemAt(path string, off int64, msg string) Problem {
-	line, col := d.lineCol(off)
-	return Problem{Path: path, Line: line, Column: col, Message: msg}
 }
 
 // locate walks a JSON Schema instance location (keys and indices) and
