@@ -271,7 +271,7 @@ func (r *Room) Item(id string) (Item, bool) {
 
 // Coupon returns the first coupon for an item, if it has one. A room read
 // from a catalog may have several; coupon_check chooses the best of them
-// for an order (see BestCoupon).
+// for an order (see CouponsFor).
 func (r *Room) Coupon(itemID string) (Coupon, bool) {
 	for _, c := range r.Coupons {
 		if c.AppliesTo(itemID) {

@@ -165,19 +165,19 @@ func TestRoomFromEveryField(t *testing.T) {
 		want       []string // substrings of the result
 		not        []string
 	}{
-		{"lookup by link number", ToolProductLookup, map[string]any{"query": "3号链接"}, []string{`"item_id":"p-cream"`, `"link":3`, `"allergens":[]`, `"best_before":"2029-03-31"`, `"shelf_life_days":1095`}, nil},
+		{"lookup by link number", ToolProductLookup, map[string]any{"query": "3号链接"}, []string{`"item_id":"p-cream"`, `"link":3`, `"allergens":"none"`, `"best_before":"2029-03-31"`, `"shelf_life_days":1095`}, nil},
 		{"lookup by link in English", ToolProductLookup, map[string]any{"query": "link 5"}, []string{`"item_id":"p-nuts"`, `"allergens":["peanut","tree_nut"]`, `"presale_ship_date":"2026-12-20"`}, nil},
-		{"typed specs with units", ToolProductLookup, map[string]any{"query": "耳机"}, []string{`"unit":"h"`, `"value":30`, `"value":true`, `"variant_prices":{"珍珠白":"209"}`}, nil},
+		{"typed specs with units", ToolProductLookup, map[string]any{"query": "耳机"}, []string{`"unit":"h"`, `"value":30`, `"value":true`, `{"axis":"colour","name":"珍珠白","price":"209","stock_state":"in_stock"}`}, nil},
 		{"a flash sale runs now", ToolProductLookup, map[string]any{"query": "面霜"}, []string{`"kind":"price"`, `"price":"229"`}, nil},
-		{"variant without own stock has the item's state", ToolCheckStock, map[string]any{"item_id": "p-tee", "variant": "M"}, []string{`"stock":{}`, `"stock_state":{"M":"in_stock"}`}, nil},
-		{"low variant with a restock date", ToolCheckStock, map[string]any{"item_id": "p-tee", "variant": "雾霾蓝"}, []string{`"stock":{"雾霾蓝":8}`, `"low"`, `"restock_date":{"雾霾蓝":"2026-12-15"}`}, nil},
+		{"variant without own stock has the item's state", ToolCheckStock, map[string]any{"item_id": "p-tee", "variant": "M"}, []string{`"stock":{"M":"not stated"}`, `"stock_state":{"M":"in_stock"}`}, nil},
+		{"low variant with a restock date", ToolCheckStock, map[string]any{"item_id": "p-tee", "variant": "雾霾蓝"}, []string{`"stock":{"雾霾蓝":8}`, `"low"`, `"variant_restock_dates":{"雾霾蓝":"2026-12-15"}`}, nil},
 		{"sold out with restock dates", ToolCheckStock, map[string]any{"item_id": "p-flask"}, []string{`"墨绿":"2026-12-18"`, `"奶白":"2026-12-10"`, `"sold_out"`}, nil},
-		{"the fixed coupon takes more off one", ToolCouponCheck, map[string]any{"item_id": "p-earbuds"}, []string{`"id":"c-earbuds-20"`, `"total_after_coupon":"179"`}, []string{"percent"}},
-		{"the percent coupon takes more off two", ToolCouponCheck, map[string]any{"item_id": "p-earbuds", "quantity": float64(2)}, []string{`"percent":10`, `"amount":"39.80"`, `"total_after_coupon":"358.20"`}, nil},
+		{"the fixed coupon takes more off one", ToolCouponCheck, map[string]any{"item_id": "p-earbuds"}, []string{`"coupon":{"discount":"19.90"`, `"best_coupon":{"amount":"20","id":"c-earbuds-20"`, `"total_after_coupon":"179"}`}, nil},
+		{"the percent coupon takes more off two", ToolCouponCheck, map[string]any{"item_id": "p-earbuds", "quantity": float64(2)}, []string{`"percent_off":10`, `"discount":"39.80"`, `"total_after_coupon":"358.20"`}, []string{"best_coupon"}},
 		{"all-claimed coupon is not offered", ToolCouponCheck, map[string]any{"item_id": "p-nuts", "quantity": float64(2)}, []string{`"id":"c-new10"`, `"new_viewers_only":true`}, []string{"c-nuts30"}},
-		{"multi-buy for the quantity", ToolCouponCheck, map[string]any{"item_id": "p-tee", "quantity": float64(2)}, []string{`"multi_buy"`, `"nth_percent":50`, `"total_with_offer":"133.50"`}, nil},
-		{"conditional returns", ToolShippingPolicy, map[string]any{"item_id": "p-cream"}, []string{`"return_conditions":["未拆封可退，拆封后不支持退换"]`, `"returns_accepted":true`, `"ships_within_days":2`, `"ship_from":"上海"`}, nil},
-		{"food: no returns", ToolShippingPolicy, map[string]any{"item_id": "p-nuts"}, []string{`"return_days":0`, `"returns_accepted":false`, `"excluded_regions":["港澳台"]`}, nil},
+		{"multi-buy for the quantity", ToolCouponCheck, map[string]any{"item_id": "p-tee", "quantity": float64(2)}, []string{`"nth_item_percent_off":50`, `"total_with_deal":"133.50"`, `"missing_quantity":1`}, nil},
+		{"conditional returns", ToolShippingPolicy, map[string]any{"item_id": "p-cream"}, []string{`"conditions":["未拆封可退，拆封后不支持退换"]`, `"no_reason":"not stated"`, `"return_days":7`, `"ships_within_days":2`, `"ship_from":"上海"`}, nil},
+		{"food: no returns", ToolShippingPolicy, map[string]any{"item_id": "p-nuts"}, []string{`"return_days":0`, `"accepted":false`, `"rule":"no returns"`, `"excluded_regions":["港澳台"]`}, nil},
 		{"fee stated", ToolShippingPolicy, map[string]any{"item_id": "p-flask"}, []string{`"shipping_fee":"6"`, `"free_shipping":false`, `"carrier":"韵达"`}, []string{NotStated}},
 		{"link number when pinned", ToolSendLink, map[string]any{"item_id": "p-flask"}, []string{`"link":4`, `"pinned":true`}, nil},
 	} {
@@ -219,9 +219,9 @@ func TestRoomFromCatalogNotStated(t *testing.T) {
 		want string
 	}{
 		{ToolShippingPolicy, map[string]any{"item_id": "a"}, `{"free_shipping":"not stated","item_id":"a","return_days":"not stated","ship_from":"义乌","shipping_fee":"not stated","ships_within_days":"not stated"}`},
-		{ToolCheckStock, map[string]any{"item_id": "b"}, `{"item_id":"b","stock":{},"stock_state":{"standard":"not stated"}}`},
+		{ToolCheckStock, map[string]any{"item_id": "b"}, `{"item_id":"b","stock":{"standard":"not stated"},"stock_state":{"standard":"not stated"}}`},
 		{ToolCouponCheck, map[string]any{"item_id": "b", "quantity": float64(2)}, `{"coupon":null,"eligible":false,"item_id":"b","quantity":2,"total":"19.80","total_after_coupon":"19.80"}`},
-		{ToolProductLookup, map[string]any{"query": "逗猫棒"}, `{"attributes":{},"currency":"CNY","found":true,"item_id":"b","name":"逗猫棒","price":"9.90","variants":[]}`},
+		{ToolProductLookup, map[string]any{"query": "逗猫棒"}, `{"attributes":null,"currency":"CNY","found":true,"item_id":"b","name":"逗猫棒","price":"9.90","variants":[]}`},
 	} {
 		raw, err := room.CallTool(tc.tool, tc.args)
 		if err != nil || string(raw) != tc.want {

@@ -47,41 +47,15 @@ func (e *ToolError) Error() string { return e.Msg }
 // JSON result. Unknown tools and bad arguments give a ToolError, which
 // the runtime shows the model as {"error": …}.
 //
-// The tools read the room's catalog (Room.Catalog) and answer in the
-// storefront plugin's layout, so that the model trains on what it reads
-// when it serves (TestRoomToolsMatchPlugins in trainer/eval holds the
-// two together). For facts a version 1 catalog could state, the keys are
-// the ones they always were; a fact only version 2 can state adds a key,
-// and a fact version 1 always stated but the catalog does not says
-// NotStated:
-//
-//	product_lookup  found, item_id, name, description, price, currency,
-//	                variants (names), attributes (text facts without
-//	                unit or labels), list_price and promotion (when the
-//	                list price is higher), size_chart; and when stated:
-//	                link, specs (typed facts: key, label, label_zh,
-//	                value, unit, value_zh), variant_prices, ingredients,
-//	                allergens ([] is "none"), shelf_life_days,
-//	                best_before, certifications, limit_per_buyer,
-//	                presale_ship_date, offers (running promotions with
-//	                their terms)
-//	check_stock     item_id, stock (stated counts by variant; an item
-//	                without variants has one, "standard"); stock_state
-//	                (by variant, when any is stated or a count is not),
-//	                restock_date (by variant), presale_ship_date
-//	coupon_check    item_id, quantity, total, coupon (id, amount,
-//	                min_spend; a percent coupon: id, percent, min_spend,
-//	                amount off this order; new_viewers_only), eligible,
-//	                total_after_coupon, missing_spend; multi_buy (running
-//	                multi-buy offers: title, quantity, terms, applies,
-//	                total_with_offer)
-//	shipping_policy item_id, ships_within_days, shipping_fee,
-//	                free_shipping, return_days (each NotStated when not
-//	                stated); dispatch_hours (when not whole days),
-//	                ship_from, carrier, excluded_regions, returns_accepted,
-//	                no_reason_returns, return_conditions,
-//	                return_shipping_insurance
-//	send_link       pinned, item_id, link
+// The tools read the room's catalog (Room.Catalog) and answer as the
+// storefront plugin does over it (examples/plugins/storefront and its
+// README list every key), so that the model trains on what it reads when
+// it serves; TestRoomToolsMatchPlugins in trainer/eval holds the two
+// together. For facts a version 1 catalog could state, the results are
+// what they always were; a fact only version 2 states adds a key (link,
+// specs, variant_details, allergens, best_coupon, multi_buy, returns, …),
+// and a fact version 1 always stated but the catalog does not is
+// NotStated.
 func (r *Room) CallTool(name string, args map[string]any) (json.RawMessage, error) {
 	str := func(key string, required bool) (string, error) {
 		v, ok := args[key]
@@ -199,36 +173,47 @@ func yuanText(v float64) string { return Yuan(fen(v)) }
 // fen is an amount in yuan as whole fen.
 func fen(v float64) int64 { return int64(math.Round(v * 100)) }
 
-// v1Attribute reports whether a spec is a plain text fact, the only kind
-// version 1 catalogs had (their "attributes").
-func v1Attribute(s catalog.Spec) bool {
-	_, text := s.Value.Text()
-	return text && s.Unit == "" && s.Label == "" && s.LabelZh == "" && s.ValueZh == ""
+// roundFen rounds an amount in yuan to the fen, as a checkout does.
+func roundFen(v float64) float64 { return math.Round(v*100) / 100 }
+
+// specText is a spec's value as an attribute reads: the text, the number
+// with its unit ("30h", "220g/m²"), or "yes"/"no".
+func specText(s catalog.Spec) string {
+	if _, ok := s.Value.Number(); ok {
+		return s.Value.String() + s.Unit
+	}
+	if b, ok := s.Value.Bool(); ok {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	return s.Value.String()
+}
+
+// typedSpecs reports whether any spec states more than a key and a text,
+// which is all a version 1 attribute could state.
+func typedSpecs(specs []catalog.Spec) bool {
+	for _, s := range specs {
+		if _, text := s.Value.Text(); !text || s.Unit != "" || s.Label != "" || s.LabelZh != "" || s.ValueZh != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Room) lookupResult(p catalog.Product) map[string]any {
 	variants := make([]string, len(p.Variants))
-	prices := map[string]string{}
 	for i, v := range p.Variants {
 		variants[i] = v.Name
-		if v.Price != nil {
-			prices[v.Name] = yuanText(*v.Price)
-		}
 	}
-	attrs := map[string]string{}
-	var specs []map[string]any
+	// attributes is null without specs, as the layout has always had it.
+	var attrs map[string]string
 	for _, s := range p.Specs {
-		if v1Attribute(s) {
-			attrs[s.Key] = s.Value.String()
-			continue
+		if attrs == nil {
+			attrs = map[string]string{}
 		}
-		spec := map[string]any{"key": s.Key, "value": s.Value}
-		for k, v := range map[string]string{"label": s.Label, "label_zh": s.LabelZh, "unit": s.Unit, "value_zh": s.ValueZh} {
-			if v != "" {
-				spec[k] = v
-			}
-		}
-		specs = append(specs, spec)
+		attrs[s.Key] = specText(s)
 	}
 	out := map[string]any{
 		"found":      true,
@@ -249,163 +234,206 @@ func (r *Room) lookupResult(p catalog.Product) map[string]any {
 	if len(p.SizeChart) > 0 {
 		chart := make([]map[string]any, len(p.SizeChart))
 		for i, r := range p.SizeChart {
-			chart[i] = map[string]any{"size": r.Size, "min_height_cm": r.MinHeightCM, "max_height_cm": r.MaxHeightCM,
-				"min_weight_kg": r.MinWeightKG, "max_weight_kg": r.MaxWeightKG}
+			// An open bound ("185cm and taller") is left out, never 0.
+			row := map[string]any{"size": r.Size}
+			for k, v := range map[string]float64{"min_height_cm": r.MinHeightCM, "max_height_cm": r.MaxHeightCM,
+				"min_weight_kg": r.MinWeightKG, "max_weight_kg": r.MaxWeightKG} {
+				if v > 0 {
+					row[k] = v
+				}
+			}
+			chart[i] = row
 		}
 		out["size_chart"] = chart
 	}
-	if p.Link > 0 {
-		out["link"] = p.Link
-	}
-	if len(specs) > 0 {
-		out["specs"] = specs
-	}
-	if len(prices) > 0 {
-		out["variant_prices"] = prices
-	}
-	if p.Ingredients != nil {
-		out["ingredients"] = p.Ingredients
-	}
-	if p.Allergens != nil {
-		out["allergens"] = p.Allergens
-	}
-	if p.ShelfLifeDays > 0 {
-		out["shelf_life_days"] = p.ShelfLifeDays
-	}
-	if !p.BestBefore.IsZero() {
-		out["best_before"] = p.BestBefore.String()
-	}
-	if p.Certifications != nil {
-		out["certifications"] = p.Certifications
-	}
-	if p.LimitPerBuyer > 0 {
-		out["limit_per_buyer"] = p.LimitPerBuyer
-	}
-	if !p.PresaleShipDate.IsZero() {
-		out["presale_ship_date"] = p.PresaleShipDate.String()
-	}
-	var offers []map[string]any
+	addProductFacts(out, p)
+	var promos []map[string]any
 	for _, pr := range r.promotionsFor(p.ID) {
-		offers = append(offers, offerTerms(pr))
+		promos = append(promos, promotionTerms(pr))
 	}
-	if len(offers) > 0 {
-		out["offers"] = offers
+	if len(promos) > 0 {
+		out["promotions"] = promos
 	}
 	return out
 }
 
-// offerTerms are a promotion's stated terms.
-func offerTerms(pr catalog.Promotion) map[string]any {
-	o := map[string]any{"title": pr.Title, "kind": string(pr.Kind)}
-	if pr.Price > 0 {
-		o["price"] = yuanText(pr.Price)
+// addProductFacts adds to a product_lookup result the facts only version
+// 2 catalogs state, each only when the catalog states it.
+func addProductFacts(out map[string]any, p catalog.Product) {
+	if p.Link > 0 {
+		out["link"] = p.Link
 	}
-	if pr.Percent > 0 {
-		o["percent"] = pr.Percent
+	if p.StockState != "" {
+		out["stock_state"] = string(p.StockState)
 	}
-	if pr.Quantity > 0 {
-		o["quantity"] = pr.Quantity
+	setDate(out, "restock_date", p.RestockDate)
+	setDate(out, "presale_ship_date", p.PresaleShipDate)
+	if p.LimitPerBuyer > 0 {
+		out["limit_per_buyer"] = p.LimitPerBuyer
 	}
-	if pr.NthPercent > 0 {
-		o["nth_percent"] = pr.NthPercent
+	if variantDetails(p.Variants) {
+		details := make([]map[string]any, len(p.Variants))
+		for i, v := range p.Variants {
+			d := map[string]any{"name": v.Name}
+			if v.Axis != "" {
+				d["axis"] = v.Axis
+			}
+			if v.Price != nil {
+				d["price"] = yuanText(*v.Price)
+			}
+			if st := variantState(p, v); st != "" {
+				d["stock_state"] = string(st)
+			}
+			setDate(d, "restock_date", v.RestockDate)
+			details[i] = d
+		}
+		out["variant_details"] = details
 	}
-	if pr.Gift != "" {
-		o["gift"] = pr.Gift
+	if typedSpecs(p.Specs) {
+		specs := make([]map[string]any, len(p.Specs))
+		for i, s := range p.Specs {
+			m := map[string]any{"key": s.Key, "value": s.Value}
+			for k, v := range map[string]string{"label": s.Label, "label_zh": s.LabelZh, "value_zh": s.ValueZh, "unit": s.Unit} {
+				if v != "" {
+					m[k] = v
+				}
+			}
+			specs[i] = m
+		}
+		out["specs"] = specs
 	}
-	if pr.MinSpend > 0 {
-		o["min_spend"] = yuanText(pr.MinSpend)
+	if len(p.Ingredients) > 0 {
+		out["ingredients"] = p.Ingredients
 	}
-	if pr.Kind == catalog.PromoBundle {
-		o["products"] = pr.Products
+	switch {
+	case p.Allergens != nil && len(p.Allergens) == 0:
+		out["allergens"] = "none"
+	case p.Allergens != nil:
+		out["allergens"] = p.Allergens
+	case len(p.Ingredients) > 0:
+		// Ingredients invite the allergen question; the answer must not
+		// be read from their absence.
+		out["allergens"] = NotStated
 	}
-	if pr.Text != "" {
-		o["text"] = pr.Text
+	if p.ShelfLifeDays > 0 {
+		out["shelf_life_days"] = p.ShelfLifeDays
 	}
-	return o
+	setDate(out, "best_before", p.BestBefore)
+	if len(p.Certifications) > 0 {
+		out["certifications"] = p.Certifications
+	}
 }
 
-// stockResult answers check_stock: the stated count of every variant, or
-// of the one the viewer named, with stock states and restock dates where
-// the catalog states them. A variant without its own count has the
-// item's state.
+// variantDetails reports whether any variant states more than a name and
+// a stock count, which is all a version 1 variant could state.
+func variantDetails(vs []catalog.Variant) bool {
+	for _, v := range vs {
+		if v.Axis != "" || v.Price != nil || v.StockState != "" || !v.RestockDate.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// variantState is the stock state a variant is in: its own, or the
+// item's when it states no stock of its own; "" when neither is stated.
+func variantState(p catalog.Product, v catalog.Variant) catalog.StockState {
+	if st := catalog.VariantStockStateOf(v); st != "" {
+		return st
+	}
+	return catalog.StockStateOf(p)
+}
+
+func setDate(m map[string]any, key string, d catalog.Date) {
+	if !d.IsZero() {
+		m[key] = d.String()
+	}
+}
+
+// promotionTerms is a promotion as the tools state it: its kind and every
+// term it states, and no window it does not state.
+func promotionTerms(pr catalog.Promotion) map[string]any {
+	m := map[string]any{"id": pr.ID, "title": pr.Title, "kind": string(pr.Kind)}
+	if pr.Price > 0 {
+		m["price"] = yuanText(pr.Price)
+	}
+	if pr.Percent > 0 {
+		m["percent_off"] = pr.Percent
+	}
+	if pr.Quantity > 0 {
+		m["quantity"] = pr.Quantity
+	}
+	if pr.NthPercent > 0 {
+		m["nth_item_percent_off"] = pr.NthPercent
+	}
+	if pr.Gift != "" {
+		m["gift"] = pr.Gift
+	}
+	if pr.MinSpend > 0 {
+		m["min_spend"] = yuanText(pr.MinSpend)
+	}
+	if pr.Kind == catalog.PromoBundle {
+		m["products"] = pr.Products
+	}
+	if !pr.Ends.IsZero() {
+		m["ends"] = pr.Ends.Format(time.RFC3339)
+	}
+	if pr.Text != "" {
+		m["text"] = pr.Text
+	}
+	return m
+}
+
+// stockResult answers check_stock: the count of every variant, or of the
+// one the viewer named ("not stated" when the catalog gives none), with
+// the stock states and restock dates the catalog states. A variant
+// without a count of its own is in the item's state.
 func stockResult(p catalog.Product, variant string) (map[string]any, error) {
 	variants := p.Variants
 	if len(variants) == 0 {
-		variants = []catalog.Variant{{Name: "standard", Stock: p.Stock}}
+		variants = []catalog.Variant{{Name: "standard", Stock: p.Stock, StockState: p.StockState}}
 	}
-	stock := map[string]int{}
-	states := map[string]string{}
-	restock := map[string]string{}
-	needStates, matched := false, false
+	stock, states, restock := map[string]any{}, map[string]string{}, map[string]string{}
 	for _, v := range variants {
 		if variant != "" && !strings.EqualFold(v.Name, variant) {
 			continue
 		}
-		matched = true
-		state, date := catalog.VariantStockStateOf(v), v.RestockDate
-		switch {
-		case v.Stock != nil:
+		if v.Stock != nil {
 			stock[v.Name] = *v.Stock
-		case state == "":
-			state = catalog.StockStateOf(p)
-			if date.IsZero() {
-				date = p.RestockDate
-			}
+		} else {
+			stock[v.Name] = NotStated
 		}
-		if v.StockState != "" || v.Stock == nil || (len(p.Variants) == 0 && p.StockState != "") {
-			needStates = true
+		switch item := catalog.StockStateOf(p); {
+		case v.StockState != "":
+			states[v.Name] = string(v.StockState)
+		case v.Stock == nil && item != "":
+			states[v.Name] = string(item)
+		case v.Stock == nil:
+			states[v.Name] = NotStated
 		}
-		if state == "" {
-			state = NotStated
-		}
-		states[v.Name] = string(state)
-		if !date.IsZero() {
-			restock[v.Name] = date.String()
+		if !v.RestockDate.IsZero() {
+			restock[v.Name] = v.RestockDate.String()
 		}
 	}
-	if !matched {
+	if len(stock) == 0 {
 		return nil, &ToolError{fmt.Sprintf("check_stock: item %s has no variant %q", p.ID, variant)}
 	}
 	out := map[string]any{"item_id": p.ID, "stock": stock}
-	if needStates {
+	if len(states) > 0 {
 		out["stock_state"] = states
 	}
-	if len(restock) > 0 {
-		out["restock_date"] = restock
+	if len(p.Variants) > 0 && p.StockState != "" {
+		out["item_stock_state"] = string(p.StockState)
 	}
-	if !p.PresaleShipDate.IsZero() {
-		out["presale_ship_date"] = p.PresaleShipDate.String()
+	setDate(out, "restock_date", p.RestockDate)
+	if len(restock) > 0 {
+		out["variant_restock_dates"] = restock
+	}
+	setDate(out, "presale_ship_date", p.PresaleShipDate)
+	if p.LimitPerBuyer > 0 {
+		out["limit_per_buyer"] = p.LimitPerBuyer
 	}
 	return out, nil
-}
-
-// BestCoupon is the coupon coupon_check applies to qty of the item: of
-// the coupons for it that run at the room's clock and are not stated to be
-// all claimed, the one that takes the most off an order it is eligible
-// for, else the one nearest to eligible; the earliest listed on a tie.
-// It reports false when no coupon is for the item.
-func (r *Room) BestCoupon(itemID string, qty int) (Coupon, bool) {
-	it, ok := r.Item(itemID)
-	if !ok {
-		return Coupon{}, false
-	}
-	total := it.Price() * int64(qty)
-	var best Coupon
-	found := false
-	bestOff, bestMissing := int64(-1), int64(math.MaxInt64)
-	for _, c := range r.Coupons {
-		if !c.AppliesTo(itemID) || (c.Remaining != nil && *c.Remaining <= 0) || !r.running(c.Starts, c.Ends) {
-			continue
-		}
-		if total >= c.MinSpend {
-			if off := c.Off(total); off > bestOff {
-				best, bestOff, found = c, off, true
-			}
-		} else if bestOff < 0 && c.MinSpend-total < bestMissing {
-			best, bestMissing, found = c, c.MinSpend-total, true
-		}
-	}
-	return best, found
 }
 
 // running reports whether a window with optional bounds holds the room's
@@ -426,98 +454,187 @@ func (r *Room) promotionsFor(itemID string) []catalog.Promotion {
 	return out
 }
 
-// Off is what the coupon takes off an order of total fen: its amount, or
-// its percent of the total rounded to the fen.
-func (c Coupon) Off(total int64) int64 {
-	if c.Percent > 0 {
-		return int64(math.Round(float64(total) * c.Percent / 100))
+// CouponOffer is a coupon judged for an order: what it takes off and
+// whether the order reaches its minimum spend.
+type CouponOffer struct {
+	Coupon Coupon
+	// Off is what the coupon takes off the order, in fen: its amount, or
+	// its percent of the order rounded to the fen, at most the order.
+	Off      int64
+	Eligible bool
+}
+
+// CouponsFor judges the coupons coupon_check considers for qty of an item:
+// those for it or for every item that run at the room's clock and are
+// not stated to be all claimed. First is the coupon the tool reports (the
+// first for the item, else the first for every item); Best, when it is
+// another one, takes more off this order. ok is false when no coupon is
+// for the item.
+func (r *Room) CouponsFor(itemID string, qty int) (first, best CouponOffer, ok bool) {
+	it, found := r.Item(itemID)
+	if !found {
+		return CouponOffer{}, CouponOffer{}, false
 	}
-	return c.Amount
+	offers := r.couponOffers(it.ID, yuanOf(it.Price())*float64(qty))
+	if len(offers) == 0 {
+		return CouponOffer{}, CouponOffer{}, false
+	}
+	f, b := pickCoupons(offers, itemID)
+	if b < 0 {
+		return offers[f], offers[f], true
+	}
+	return offers[f], offers[b], true
+}
+
+// couponOffers judges the coupons for an item on an order of total yuan,
+// the way the storefront plugin computes it.
+func (r *Room) couponOffers(itemID string, total float64) []CouponOffer {
+	var out []CouponOffer
+	for _, c := range r.Coupons {
+		if !c.AppliesTo(itemID) || !r.running(c.Starts, c.Ends) || (c.Remaining != nil && *c.Remaining <= 0) ||
+			(c.Amount <= 0 && c.Percent <= 0) {
+			continue
+		}
+		d := yuanOf(c.Amount)
+		if c.Percent > 0 {
+			d = roundFen(total * c.Percent / 100)
+		}
+		out = append(out, CouponOffer{Coupon: c, Off: fen(min(d, total)), Eligible: total+0.005 >= yuanOf(c.MinSpend)})
+	}
+	return out
+}
+
+// pickCoupons returns the index of the coupon coupon_check reports and of
+// a better one for the order, or -1 when there is none.
+func pickCoupons(offers []CouponOffer, itemID string) (first, best int) {
+	first, best = -1, -1
+	for i, o := range offers {
+		forItem := o.Coupon.ItemID == itemID || slices.Contains(o.Coupon.ItemIDs, itemID)
+		if first < 0 || (forItem && !forItemOf(offers[first].Coupon, itemID)) {
+			first = i
+		}
+		if o.Eligible && (best < 0 || o.Off > offers[best].Off) {
+			best = i
+		}
+	}
+	if best == first || (best >= 0 && offers[first].Eligible && offers[best].Off <= offers[first].Off) {
+		best = -1
+	}
+	return first, best
+}
+
+func forItemOf(c Coupon, itemID string) bool {
+	return c.ItemID == itemID || slices.Contains(c.ItemIDs, itemID)
+}
+
+// terms is a coupon as coupon_check states it: a fixed coupon with the
+// keys it always had, a percent coupon with its percent and what it takes
+// off this order.
+func (o CouponOffer) terms() map[string]any {
+	c := o.Coupon
+	m := map[string]any{"id": c.ID, "min_spend": Yuan(c.MinSpend)}
+	if c.Percent > 0 {
+		m["percent_off"] = c.Percent
+		m["discount"] = Yuan(o.Off)
+	} else {
+		m["amount"] = Yuan(c.Amount)
+	}
+	if c.NewViewersOnly {
+		m["new_viewers_only"] = true
+	}
+	if c.PerBuyer > 0 {
+		m["per_buyer"] = c.PerBuyer
+	}
+	if !c.Ends.IsZero() {
+		m["ends"] = c.Ends.Format(time.RFC3339)
+	}
+	return m
 }
 
 func (r *Room) couponResult(p catalog.Product, qty int) map[string]any {
-	total := fen(p.Price) * int64(qty)
-	out := map[string]any{"item_id": p.ID, "quantity": qty, "total": Yuan(total)}
-	if offers := r.multiBuy(p, qty); len(offers) > 0 {
-		out["multi_buy"] = offers
-	}
-	c, ok := r.BestCoupon(p.ID, qty)
-	if !ok {
-		out["coupon"] = nil
-		out["eligible"] = false
-		out["total_after_coupon"] = Yuan(total)
-		return out
-	}
-	coupon := map[string]any{"id": c.ID, "amount": Yuan(c.Off(total)), "min_spend": Yuan(c.MinSpend)}
-	if c.Percent > 0 {
-		coupon["percent"] = c.Percent
-	}
-	if c.NewViewersOnly {
-		coupon["new_viewers_only"] = true
-	}
-	out["coupon"] = coupon
-	eligible := total >= c.MinSpend
-	out["eligible"] = eligible
-	if eligible {
-		out["total_after_coupon"] = Yuan(total - c.Off(total))
+	total := p.Price * float64(qty)
+	out := map[string]any{"item_id": p.ID, "quantity": qty, "total": yuanText(total)}
+	offers := r.couponOffers(p.ID, total)
+	first, best := pickCoupons(offers, p.ID)
+	if first < 0 {
+		out["coupon"], out["eligible"], out["total_after_coupon"] = nil, false, yuanText(total)
 	} else {
-		out["total_after_coupon"] = Yuan(total)
-		out["missing_spend"] = Yuan(c.MinSpend - total)
+		f := offers[first]
+		out["coupon"], out["eligible"] = f.terms(), f.Eligible
+		if f.Eligible {
+			out["total_after_coupon"] = Yuan(fen(total) - f.Off)
+		} else {
+			out["total_after_coupon"] = yuanText(total)
+			out["missing_spend"] = Yuan(f.Coupon.MinSpend - fen(total))
+		}
+	}
+	if best >= 0 {
+		b := offers[best].terms()
+		b["total_after_coupon"] = Yuan(fen(total) - offers[best].Off)
+		out["best_coupon"] = b
+	}
+	if deals := r.multiBuy(p, qty); len(deals) > 0 {
+		out["multi_buy"] = deals
 	}
 	return out
 }
 
-// multiBuy lists the running multi-buy offers for the item, with what qty
-// of it costs under each.
+// multiBuy states the running multi-buy deals on the item for qty: the
+// total with the deal once qty reaches its quantity, else how many more
+// items it needs.
 func (r *Room) multiBuy(p catalog.Product, qty int) []map[string]any {
 	var out []map[string]any
 	for _, pr := range r.promotionsFor(p.ID) {
-		if pr.Kind != catalog.PromoMultiBuy {
+		if pr.Kind != catalog.PromoMultiBuy || pr.Quantity < 2 {
 			continue
 		}
-		o := offerTerms(pr)
-		delete(o, "kind")
-		total, applies := MultiBuyTotal(pr, fen(p.Price), qty)
-		o["applies"] = applies
-		if applies {
-			o["total_with_offer"] = Yuan(total)
+		m := promotionTerms(pr)
+		if total, ok := MultiBuyTotal(pr, p.Price, qty); ok {
+			m["total_with_deal"] = yuanText(total)
+		} else {
+			m["missing_quantity"] = pr.Quantity - qty
 		}
-		out = append(out, o)
+		out = append(out, m)
 	}
 	return out
 }
 
-// MultiBuyTotal is what qty items at unit fen each cost under a multi-buy
-// offer, and whether the offer applies (qty reaches its quantity): every
-// full group of Quantity items at the offer's Price, or NthPercent off
-// each group's last item, or Percent off every item.
-func MultiBuyTotal(pr catalog.Promotion, unit int64, qty int) (int64, bool) {
-	plain := unit * int64(qty)
-	if pr.Kind != catalog.PromoMultiBuy || pr.Quantity <= 0 || qty < pr.Quantity {
-		return plain, false
+// MultiBuyTotal is what qty items at price yuan each cost under a
+// multi-buy deal, and whether the deal applies (qty reaches its
+// quantity): each full group of Quantity items at the deal's Price, or
+// Percent off the group, or NthPercent off one item of the group; the
+// rest at the price.
+func MultiBuyTotal(pr catalog.Promotion, price float64, qty int) (float64, bool) {
+	if pr.Kind != catalog.PromoMultiBuy || pr.Quantity < 2 || qty < pr.Quantity {
+		return price * float64(qty), false
 	}
-	groups, rest := int64(qty/pr.Quantity), int64(qty%pr.Quantity)
+	groups, rest := qty/pr.Quantity, qty%pr.Quantity
+	group := price * float64(pr.Quantity)
 	switch {
 	case pr.Price > 0:
-		return groups*fen(pr.Price) + rest*unit, true
-	case pr.NthPercent > 0:
-		return plain - groups*int64(math.Round(float64(unit)*pr.NthPercent/100)), true
+		group = pr.Price
 	case pr.Percent > 0:
-		return int64(math.Round(float64(plain) * (100 - pr.Percent) / 100)), true
+		group = roundFen(group * (1 - pr.Percent/100))
+	case pr.NthPercent > 0:
+		group -= roundFen(price * pr.NthPercent / 100)
 	}
-	return plain, false
+	return float64(groups)*group + float64(rest)*price, true
 }
 
-// shippingResult answers shipping_policy from what the catalog states.
+// shippingResult answers shipping_policy: dispatch time, fee, ship-from,
+// carrier, excluded regions and the return rule, each NotStated or
+// absent when the catalog does not state it.
 func shippingResult(p catalog.Product) map[string]any {
 	out := map[string]any{"item_id": p.ID, "ships_within_days": NotStated, "shipping_fee": NotStated,
 		"free_shipping": NotStated, "return_days": NotStated}
 	if s := p.Shipping; s != nil {
-		switch {
-		case s.DispatchHours > 0 && s.DispatchHours%24 == 0:
-			out["ships_within_days"] = s.DispatchHours / 24
-		case s.DispatchHours > 0:
-			out["dispatch_hours"] = s.DispatchHours
+		if h := s.DispatchHours; h > 0 {
+			if h%24 == 0 {
+				out["ships_within_days"] = h / 24
+			} else {
+				out["ships_within_days"] = float64(h) / 24
+				out["dispatch_hours"] = h
+			}
 		}
 		if s.Fee != nil {
 			out["shipping_fee"], out["free_shipping"] = yuanText(*s.Fee), *s.Fee == 0
@@ -528,35 +645,53 @@ func shippingResult(p catalog.Product) map[string]any {
 		if s.Carrier != "" {
 			out["carrier"] = s.Carrier
 		}
-		if s.ExcludedRegions != nil {
+		if len(s.ExcludedRegions) > 0 {
 			out["excluded_regions"] = s.ExcludedRegions
 		}
 	}
-	rt := p.Returns
-	if rt == nil {
-		return out
-	}
-	switch {
-	case !rt.Accepted:
-		out["return_days"] = 0
-	case rt.Days > 0:
-		out["return_days"] = rt.Days
-	}
-	// A version 1 catalog's return_days was a no-reason window or 0 for
-	// no returns; anything else it could not say gets keys of its own.
-	v1 := rt.Conditions == nil && !rt.ShippingInsurance && (!rt.Accepted || (rt.Days > 0 && rt.NoReason))
-	if v1 {
-		return out
-	}
-	out["returns_accepted"] = rt.Accepted
-	if rt.NoReason {
-		out["no_reason_returns"] = true
-	}
-	if rt.Conditions != nil {
-		out["return_conditions"] = rt.Conditions
-	}
-	if rt.ShippingInsurance {
-		out["return_shipping_insurance"] = true
+	if rt := p.Returns; rt != nil {
+		switch {
+		case !rt.Accepted:
+			out["return_days"] = 0 // what "no returns" has always read
+		case rt.Days > 0:
+			out["return_days"] = rt.Days
+		}
+		if !plainReturns(*rt) {
+			out["returns"] = returnRule(*rt)
+		}
 	}
 	return out
+}
+
+// plainReturns reports whether a return rule says no more than
+// return_days alone has always said: no returns, or returns within the
+// days without a reason.
+func plainReturns(rt catalog.Returns) bool {
+	if len(rt.Conditions) > 0 || rt.ShippingInsurance {
+		return false
+	}
+	return !rt.Accepted || (rt.Days > 0 && rt.NoReason)
+}
+
+// returnRule states a return rule with its conditions.
+func returnRule(rt catalog.Returns) map[string]any {
+	m := map[string]any{"accepted": rt.Accepted}
+	switch {
+	case !rt.Accepted:
+		m["rule"] = "no returns"
+	case rt.Days > 0 && rt.NoReason:
+		m["rule"] = fmt.Sprintf("returns within %d days, no reason needed", rt.Days)
+	case rt.Days > 0:
+		m["rule"] = fmt.Sprintf("returns within %d days", rt.Days)
+		m["no_reason"] = NotStated
+	default:
+		m["rule"] = "returns accepted; the window is not stated"
+	}
+	if len(rt.Conditions) > 0 {
+		m["conditions"] = rt.Conditions
+	}
+	if rt.ShippingInsurance {
+		m["shipping_insurance"] = true
+	}
+	return m
 }
