@@ -331,14 +331,13 @@ func (c refChecker) check(path string, refs []string) {
 	if !c.clean {
 		return
 	}
-	known := slices.Sorted(maps.Keys(c.ids))
 	for j, id := range refs {
 		at := fmt.Sprintf("%s[%d]", path, j)
 		if _, ok := c.ids[id]; ok || !c.r.clean(at) {
 			continue
 		}
 		msg := fmt.Sprintf("names product %q, which the catalog does not have", id)
-		if hint := suggest(id, known); hint != "" {
+		if hint := suggest(id, slices.Sorted(maps.Keys(c.ids))); hint != "" {
 			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}
 		c.r.add(at, "%s", msg)
