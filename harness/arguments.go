@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -63,13 +64,11 @@ func (t Tool) PluginArguments(args json.RawMessage) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("tool %q: arguments are not JSON: %v", t.Name, err)
 	}
-	// Deeper renames go first: their In still names the parents as the
+	// Deeper objects go first: their In still names the parents as the
 	// harness does, before a parent's own rename changes it.
-	order := slices.Clone(t.ArgumentMap)
-	slices.SortStableFunc(order, func(a, b ArgumentRename) int { return len(b.In) - len(a.In) })
-	for _, r := range order {
-		if err := renameIn(v, r.In, r.Name, r.Plugin); err != nil {
-			return nil, fmt.Errorf("tool %q: argument %s: %v", t.Name, r.where(r.Name), err)
+	for _, g := range renameGroups(t.ArgumentMap, true) {
+		if err := renameIn(v, g.in, g.toPlugin); err != nil {
+			return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 		}
 	}
 	out, err := json.Marshal(v)
@@ -86,40 +85,74 @@ func (t Tool) PluginArguments(args json.RawMessage) (json.RawMessage, error) {
 func (t Tool) HarnessArguments(args map[string]any) (map[string]any, error) {
 	// Parents first: a child's In names its parents as the harness does,
 	// which they are once renamed back.
-	order := slices.Clone(t.ArgumentMap)
-	slices.SortStableFunc(order, func(a, b ArgumentRename) int { return len(a.In) - len(b.In) })
-	for _, r := range order {
-		if err := renameIn(args, r.In, r.Plugin, r.Name); err != nil {
-			return nil, fmt.Errorf("tool %q: argument %s: %v", t.Name, r.where(r.Plugin), err)
+	for _, g := range renameGroups(t.ArgumentMap, false) {
+		if err := renameIn(args, g.in, g.toHarness); err != nil {
+			return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 		}
 	}
 	return args, nil
 }
 
-// renameIn renames key from to to in every object reached from v along
-// path. Values without the path's shape (an absent optional argument) are
-// left alone: there is nothing to rename.
-func renameIn(v any, path []string, from, to string) error {
+// renameGroup is the renames of the arguments of one object, applied at
+// once so that two arguments may swap names.
+type renameGroup struct {
+	in                  []string
+	toPlugin, toHarness map[string]string
+}
+
+// renameGroups groups renames by the object they apply to, deepest
+// objects first when deepFirst is set, parents first otherwise.
+func renameGroups(renames []ArgumentRename, deepFirst bool) []renameGroup {
+	var out []renameGroup
+	for _, r := range renames {
+		i := slices.IndexFunc(out, func(g renameGroup) bool { return slices.Equal(g.in, r.In) })
+		if i < 0 {
+			out = append(out, renameGroup{in: r.In, toPlugin: map[string]string{}, toHarness: map[string]string{}})
+			i = len(out) - 1
+		}
+		out[i].toPlugin[r.Name] = r.Plugin
+		out[i].toHarness[r.Plugin] = r.Name
+	}
+	slices.SortStableFunc(out, func(a, b renameGroup) int {
+		if deepFirst {
+			return len(b.in) - len(a.in)
+		}
+		return len(a.in) - len(b.in)
+	})
+	return out
+}
+
+// renameIn renames the keys of every object reached from v along path
+// as names says, all at once. Values without the path's shape (an absent
+// optional argument) are left alone: there is nothing to rename.
+func renameIn(v any, path []string, names map[string]string) error {
 	if len(path) == 0 {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil
 		}
-		val, ok := m[from]
-		if !ok {
-			return nil
+		renamed := make(map[string]any, len(m))
+		from := map[string]string{} // new key → the key it came from
+		for k, val := range m {
+			to, ok := names[k]
+			if !ok {
+				to = k
+			}
+			if prev, clash := from[to]; clash {
+				a, b := min(prev, k), max(prev, k)
+				return fmt.Errorf("arguments %q and %q would both be %q", a, b, to)
+			}
+			from[to] = k
+			renamed[to] = val
 		}
-		if _, clash := m[to]; clash {
-			return fmt.Errorf("both %q and %q are present", from, to)
-		}
-		delete(m, from)
-		m[to] = val
+		clear(m)
+		maps.Copy(m, renamed)
 		return nil
 	}
 	if path[0] == ArrayItems {
 		arr, _ := v.([]any)
 		for _, e := range arr {
-			if err := renameIn(e, path[1:], from, to); err != nil {
+			if err := renameIn(e, path[1:], names); err != nil {
 				return err
 			}
 		}
@@ -133,7 +166,7 @@ func renameIn(v any, path []string, from, to string) error {
 	if !ok {
 		return nil
 	}
-	return renameIn(child, path[1:], from, to)
+	return renameIn(child, path[1:], names)
 }
 
 // schemaAt returns the object schema found along path (property names and
