@@ -9,7 +9,7 @@ import (
 // refusal is a *Problems whose every problem has a place and a message,
 // and every accepted document round-trips through json.Marshal.
 func FuzzParse(f *testing.F) {
-	for _, path := range []string{everyFieldPath, demoPath, "testdata/v1-every-field.json"} {
+	for _, path := range []string{everyFieldPath, demoPath, demoV1Path, "testdata/v1-every-field.json"} {
 		f.Add(readFile(f, path))
 	}
 	f.Add(edgeValues)

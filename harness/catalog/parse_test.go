@@ -14,8 +14,12 @@ import (
 // everyFieldPath is the example catalog that uses every field.
 const everyFieldPath = "../../examples/catalogs/every-field.json"
 
-// demoPath is the demo stream's catalog, still in version 1.
+// demoPath is the demo stream's catalog, in whichever version it is now.
 const demoPath = "../../examples/plugins/catalog.json"
+
+// demoV1Path is the demo stream's catalog as it was in version 1, kept so
+// that the upgrade stays tested when the demo moves to version 2.
+const demoV1Path = "testdata/v1-demo-catalog.json"
 
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
@@ -83,13 +87,15 @@ func TestParseExamples(t *testing.T) {
 			t.Errorf("p-flask = %+v, want sold out until 2026-12-10", flask)
 		}
 	})
-	t.Run("demo", func(t *testing.T) {
-		c := mustParse(t, readFile(t, demoPath))
-		if len(c.Products) != 5 || len(c.Coupons) != 4 || len(c.Promotions) != 3 {
-			t.Fatalf("demo catalog: %d products, %d coupons, %d promotions; want 5, 4, 3",
-				len(c.Products), len(c.Coupons), len(c.Promotions))
-		}
-	})
+	for _, path := range []string{demoPath, demoV1Path} {
+		t.Run(path, func(t *testing.T) {
+			c := mustParse(t, readFile(t, path))
+			if len(c.Products) != 5 || len(c.Coupons) != 4 || len(c.Promotions) != 3 {
+				t.Fatalf("demo catalog: %d products, %d coupons, %d promotions; want 5, 4, 3",
+					len(c.Products), len(c.Coupons), len(c.Promotions))
+			}
+		})
+	}
 }
 
 // edgeValues is a valid document of values whose JSON form could drift:
@@ -101,7 +107,7 @@ var edgeValues = doc(`, "stock": 0, "list_price": 1e300, "allergens": [], "alias
 
 func TestRoundTrip(t *testing.T) {
 	inputs := map[string][]byte{"edge values": edgeValues}
-	for _, path := range []string{everyFieldPath, demoPath} {
+	for _, path := range []string{everyFieldPath, demoPath, demoV1Path} {
 		inputs[path] = readFile(t, path)
 	}
 	for name, data := range inputs {

@@ -70,7 +70,10 @@ func TestUpgradeV1(t *testing.T) {
 }
 
 func TestUpgradeDemoCatalog(t *testing.T) {
-	c := mustParse(t, readFile(t, demoPath))
+	if !strings.Contains(string(readFile(t, demoV1Path)), `"return_days"`) {
+		t.Fatalf("%s is not the version 1 demo catalog", demoV1Path)
+	}
+	c := mustParse(t, readFile(t, demoV1Path))
 	lipstick := c.Product("p-lipstick")
 	if lipstick == nil || lipstick.Shipping == nil || lipstick.Shipping.Fee == nil || *lipstick.Shipping.Fee != 8 || lipstick.Shipping.DispatchHours != 24 {
 		t.Errorf("p-lipstick shipping = %+v, want a fee of 8 and dispatch in 24 hours", lipstick.Shipping)
