@@ -3,8 +3,16 @@ package eval
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
@@ -51,5 +59,78 @@ func TestRoomToolsMatchPlugins(t *testing.T) {
 	}
 	if calls < 200 {
 		t.Fatalf("only %d gold calls compared", calls)
+	}
+}
+
+// toolCalls are calls of every tool on every item of a room, in the ways
+// viewers and models make them: by id, name, alias and link number, for
+// every variant and a missing one, and for several quantities.
+func toolCalls(room *liveroom.Room) []hsa.Call {
+	var calls []hsa.Call
+	add := func(name string, args map[string]any) { calls = append(calls, hsa.Call{Name: name, Arguments: args}) }
+	for _, it := range room.Items {
+		for _, q := range append([]string{it.ID, it.NameZH, "no such item"}, it.Aliases...) {
+			add(liveroom.ToolProductLookup, map[string]any{"query": q})
+		}
+		if it.Link > 0 {
+			for _, f := range []string{"%d号链接", "link %d", "%d号"} {
+				add(liveroom.ToolProductLookup, map[string]any{"query": fmt.Sprintf(f, it.Link)})
+			}
+		}
+		id := map[string]any{"item_id": it.ID}
+		add(liveroom.ToolCheckStock, id)
+		for _, v := range append([]liveroom.Variant{{Name: "no such variant"}}, it.Variants...) {
+			add(liveroom.ToolCheckStock, map[string]any{"item_id": it.ID, "variant": v.Name})
+		}
+		for qty := 1; qty <= 4; qty++ {
+			add(liveroom.ToolCouponCheck, map[string]any{"item_id": it.ID, "quantity": float64(qty)})
+		}
+		add(liveroom.ToolShippingPolicy, id)
+		add(liveroom.ToolSendLink, id)
+	}
+	return calls
+}
+
+// TestRoomToolsMatchPluginsOnCatalogs extends TestRoomToolsMatchPlugins
+// to rooms read from catalogs that state the schema's new facts: the
+// example that uses every field, at times inside and outside its offers'
+// windows.
+func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
+	sb := hookSandbox(t)
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "catalogs", "every-field.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := time.FixedZone("CST", 8*3600)
+	for _, now := range []time.Time{time.Date(2026, 11, 30, 12, 0, 0, 0, zone), time.Date(2026, 12, 12, 21, 0, 0, 0, zone)} {
+		room, err := liveroom.RoomFromCatalog(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		room.Now = now
+		ps, err := sb.Plugins(data, func() time.Time { return now })
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareTools(t, ctx, ps, base(t), room, toolCalls(room), now.Format(time.DateTime))
+	}
+}
+
+// compareTools runs calls on the room and through the plugins and
+// reports every difference.
+func compareTools(t *testing.T, ctx context.Context, ps *runtime.PluginSet, h *harness.Harness, room *liveroom.Room, calls []hsa.Call, where string) {
+	t.Helper()
+	plugin := pluginTools{ctx: ctx, ps: ps, base: h}
+	for _, c := range calls {
+		want, perr := plugin.CallTool(c.Name, c.Arguments)
+		got, rerr := room.CallTool(c.Name, c.Arguments)
+		if (perr == nil) != (rerr == nil) || !bytes.Equal(got, want) {
+			t.Errorf("%s: %s%v\n room:   %s (%v)\n plugin: %s (%v)", where, c.Name, c.Arguments, got, rerr, want, perr)
+		}
 	}
 }

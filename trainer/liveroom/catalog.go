@@ -322,20 +322,74 @@ func (r *Room) Resolve(query string) (Item, bool) {
 	return Item{}, false
 }
 
-// linkPattern is a cart position as viewers write it: "3号链接", "3号",
-// "link 3", "#3".
-var linkPattern = regexp.MustCompile(`^(?:(\d{1,3})\s*号\s*(?:链接)?|(?:link\s*#?|#)\s*(\d{1,3}))$`)
+// linkNumberPattern is a link number as viewers write it: ASCII or
+// full-width digits, or Chinese numerals up to 九十九.
+const linkNumberPattern = `([0-9０-９]{1,3}|[一二两三四五六七八九十]{1,3})`
 
-// LinkNumber reads a reference to a cart position ("3号链接", "3号",
-// "link 3", "#3"), as product_lookup accepts it for items that state
-// their link.
+var (
+	// wholeLink matches a query that is nothing but a link reference:
+	// "3号", "第3号链接", "3号宝贝", "link 3", "#3", "链接3".
+	wholeLink = regexp.MustCompile(`(?i)^(?:第\s*)?` + linkNumberPattern + `\s*号\s*(?:链接|商品|宝贝)?$|^(?:link|item|no\.?|#|链接)\s*#?\s*` + linkNumberPattern + `$`)
+	// partLink matches a link reference inside a longer text: "3号链接
+	// 多少钱", "what about link 3?".
+	partLink = regexp.MustCompile(`(?i)` + linkNumberPattern + `\s*号\s*链接|链接\s*` + linkNumberPattern + `|\blink\s*#?\s*` + linkNumberPattern)
+)
+
+// LinkNumber reads the cart position a query names ("3号链接", "link 3",
+// "3号", "三号链接", "3号链接多少钱"), as product_lookup (the room's and the
+// storefront plugin's) finds items that state their link.
 func LinkNumber(query string) (int, bool) {
-	m := linkPattern.FindStringSubmatch(strings.ToLower(strings.TrimSpace(query)))
+	q := strings.TrimSpace(query)
+	m := wholeLink.FindStringSubmatch(q)
 	if m == nil {
-		return 0, false
+		if m = partLink.FindStringSubmatch(q); m == nil {
+			return 0, false
+		}
 	}
-	n, err := strconv.Atoi(m[1] + m[2])
-	return n, err == nil && n > 0
+	for _, g := range m[1:] {
+		if g != "" {
+			return parseLinkNumber(g)
+		}
+	}
+	return 0, false
+}
+
+// parseLinkNumber reads a number of one to three digits (ASCII or
+// full-width) or a Chinese numeral from 一 to 九十九.
+func parseLinkNumber(s string) (int, bool) {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '０' && r <= '９' {
+			return '0' + (r - '０')
+		}
+		return r
+	}, s)
+	if n, err := strconv.Atoi(digits); err == nil {
+		return n, n > 0
+	}
+	unit := func(r rune) int {
+		if r == '两' {
+			return 2
+		}
+		if i := strings.IndexRune("一二三四五六七八九", r); i >= 0 {
+			return i/len("一") + 1
+		}
+		return 0
+	}
+	rs := []rune(s)
+	n := 0
+	switch {
+	case len(rs) == 1 && rs[0] == '十':
+		n = 10
+	case len(rs) == 1:
+		n = unit(rs[0])
+	case len(rs) == 2 && rs[0] == '十' && unit(rs[1]) > 0:
+		n = 10 + unit(rs[1])
+	case len(rs) == 2 && rs[1] == '十':
+		n = 10 * unit(rs[0])
+	case len(rs) == 3 && rs[1] == '十' && unit(rs[0]) > 0 && unit(rs[2]) > 0:
+		n = 10*unit(rs[0]) + unit(rs[2])
+	}
+	return n, n > 0
 }
 
 func normalizeName(s string) string {

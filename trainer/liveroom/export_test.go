@@ -252,3 +252,34 @@ func TestRoomFromCatalogRejectsWhatItCannotHold(t *testing.T) {
 		t.Error("RoomFromCatalog of an empty catalog succeeded")
 	}
 }
+
+func TestLinkNumber(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  int
+	}{
+		{"3号链接", 3}, {"3号", 3}, {" 12 号 ", 12}, {"第3号链接", 3}, {"link 3", 3}, {"Link #7", 7}, {"#4", 4}, {"链接5", 5},
+		{"３号链接", 3}, {"三号链接", 3}, {"十号", 10}, {"十二号链接", 12}, {"二十号", 20}, {"九十九号", 99}, {"两号", 2},
+		{"3号链接多少钱", 3}, {"what about link 2?", 2},
+		{"", 0}, {"号链接", 0}, {"0号", 0}, {"link", 0}, {"30ml", 0}, {"身高170", 0}, {"blink 3", 0}, {"百号", 0},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			n, ok := LinkNumber(tc.query)
+			if n != tc.want || ok != (tc.want > 0) {
+				t.Errorf("LinkNumber(%q) = %d, %v; want %d", tc.query, n, ok, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzLinkNumber(f *testing.F) {
+	for _, s := range []string{"3号链接", "link 12", "九十九号", "３号", "#0", "链接"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := LinkNumber(s)
+		if ok != (n > 0) || n > 999 {
+			t.Fatalf("LinkNumber(%q) = %d, %v", s, n, ok)
+		}
+	})
+}
