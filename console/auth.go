@@ -93,20 +93,26 @@ func loginLimiter() fiber.Handler {
 	})
 }
 
+// loginRequest is the body of /api/login. Next is the page the login
+// page was sent from; the answer's next is that page if it is one of this
+// console's, else the default page (safeNext).
 type loginRequest struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
+	Next     string `json:"next"`
 }
 
 type meResponse struct {
 	User *store.User `json:"user"`
 	CSRF string      `json:"csrf,omitempty"`
+	// Next is where the login page goes after a login.
+	Next string `json:"next,omitempty"`
 }
 
 func (s *Server) login(c *fiber.Ctx) error {
 	var req loginRequest
 	if err := decodeStrict(c.Body(), &req); err != nil {
-		return badRequest("body", "want {\"username\", \"password\"}: "+err.Error())
+		return badRequest("body", "want {\"username\", \"password\", \"next\"}: "+err.Error())
 	}
 	if req.Username == "" {
 		return badRequest("username", "username is required")
@@ -123,7 +129,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 		Name: sessionCookie, Value: ls.Token, Path: "/", Expires: ls.ExpiresAt,
 		HTTPOnly: true, Secure: s.secureCookies, SameSite: fiber.CookieSameSiteStrictMode,
 	})
-	return c.JSON(meResponse{User: u, CSRF: ls.CSRF})
+	return c.JSON(meResponse{User: u, CSRF: ls.CSRF, Next: safeNext(req.Next)})
 }
 
 func (s *Server) logout(c *fiber.Ctx) error {

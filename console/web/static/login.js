@@ -3,11 +3,13 @@ LiveHAT.page(() => {
   const form = document.getElementById('login-form');
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const body = {username: form.username.value, password: form.password.value};
+    // The server checks the page to go back to (a path of this console,
+    // else the default page), so a crafted ?next= cannot leave the site.
+    const next = new URLSearchParams(location.search).get('next') || '';
+    const body = {username: form.username.value, password: form.password.value, next};
     try {
-      await LiveHAT.api('POST', '/api/login', body, {noRedirect: true});
-      const next = new URLSearchParams(location.search).get('next');
-      location.href = next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+      const r = await LiveHAT.api('POST', '/api/login', body, {noRedirect: true});
+      location.href = r.next || '/';
     } catch (err) {
       LiveHAT.showError(err, form);
     }
