@@ -23,9 +23,12 @@ const (
 // authenticate resolves the caller from an API token (Authorization: Bearer)
 // or a session cookie and stores the user in the request's locals. Every
 // route after it answers 401 without valid credentials. Cookie-authenticated
-// requests that change state must echo the session's CSRF token in the
-// X-CSRF-Token header; a cross-site form cannot read it, so it cannot forge
-// a request, and API tokens are not sent by browsers on their own.
+// requests that change state must come from this console's pages
+// (refuseCrossSite), echo the session's CSRF token in the X-CSRF-Token
+// header (a cross-site form cannot read it, so it cannot forge a request)
+// and send JSON where the route takes JSON; API tokens are not sent by
+// browsers on their own. A route that takes a body over the default limit
+// reads it here, once the caller is known.
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
@@ -38,6 +41,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			return fiber.NewError(fiber.StatusUnauthorized, "invalid API token")
 		}
 		c.Locals(localsUser, u)
+		if err := s.readAuthenticatedBody(c); err != nil {
+			return err
+		}
 		return c.Next()
 	}
 	cookie := c.Cookies(sessionCookie)
@@ -54,12 +60,34 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
 	default:
+		if err := s.refuseCrossSite(c); err != nil {
+			return err
+		}
 		if subtle.ConstantTimeCompare([]byte(c.Get(csrfHeader)), []byte(csrf)) != 1 {
 			return fiber.NewError(fiber.StatusForbidden, "missing or wrong "+csrfHeader+" header")
+		}
+		if err := checkBodyType(c); err != nil {
+			return err
 		}
 	}
 	c.Locals(localsUser, u)
 	c.Locals(localsCSRF, csrf)
+	if err := s.readAuthenticatedBody(c); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// sameSiteJSON lets a login through only from this console's pages and
+// only as JSON: a cross-site form (text/plain) must not log the browser
+// into the attacker's account (issue #21, finding 4).
+func (s *Server) sameSiteJSON(c *fiber.Ctx) error {
+	if err := s.refuseCrossSite(c); err != nil {
+		return err
+	}
+	if err := checkBodyType(c); err != nil {
+		return err
+	}
 	return c.Next()
 }
 

@@ -295,10 +295,10 @@ func (s *Server) downloadPlugin(c *fiber.Ctx) error {
 	return c.Send(data)
 }
 
-// uploadLimit is the largest package uploadPlugin accepts: the body
-// limit less room for a multipart envelope.
+// uploadLimit is the largest package uploadPlugin accepts: the upload
+// body limit less room for a multipart envelope.
 func (s *Server) uploadLimit() int {
-	return min(maxPluginUpload, s.cfg.BodyLimit-min(64<<10, s.cfg.BodyLimit/8))
+	return min(maxPluginUpload, s.cfg.UploadBodyLimit-min(uploadEnvelope, s.cfg.UploadBodyLimit/8))
 }
 
 // uploadPlugin accepts a packed plugin (.lhp), checks it as the sandbox

@@ -36,8 +36,23 @@ type Config struct {
 	// (the embedded demo); a stream bound to one on first run gets a
 	// first release of it.
 	Harnesses []*harness.Harness
-	// BodyLimit bounds request bodies in bytes; default 8 MiB.
+	// BodyLimit bounds the request body of every route but those that
+	// take larger ones, in bytes; default DefaultBodyLimit (1 MiB). It is
+	// enforced before the body is buffered and before authentication.
 	BodyLimit int
+	// UploadBodyLimit bounds a plugin upload's body, the package and its
+	// multipart envelope; default DefaultUploadBodyLimit. Like the other
+	// larger bodies (catalogs, harness drafts, commerce event batches), it
+	// is read only after the caller is authenticated.
+	UploadBodyLimit int
+	// ReadTimeout bounds the time a client takes to send a request, its
+	// headers and body; default 30 s. A client that stops sending mid-body
+	// is cut off, and what it sent is released.
+	ReadTimeout time.Duration
+	// TrustedOrigins are sites (scheme://host[:port]) besides the
+	// console's own whose pages may send logins and cookie-authenticated
+	// writes: a reverse proxy's public name when the proxy rewrites Host.
+	TrustedOrigins []string
 	// Metrics, when set, is served on /metrics in the Prometheus format;
 	// the runtime's and the console's collectors register there.
 	Metrics *prometheus.Registry
@@ -63,6 +78,8 @@ type Server struct {
 	store         *store.Store
 	secureCookies bool
 	cfg           Config
+	// trustedOrigins is cfg.TrustedOrigins, lower-cased, for look-ups.
+	trustedOrigins map[string]bool
 
 	// harnesses holds parsed harness versions and running release gates
 	// (harnesses.go, harness_gate.go).
@@ -87,9 +104,20 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.BodyLimit <= 0 {
-		cfg.BodyLimit = 8 << 20
+		cfg.BodyLimit = DefaultBodyLimit
 	}
-	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: newHarnessArea()}
+	if cfg.UploadBodyLimit <= 0 {
+		cfg.UploadBodyLimit = DefaultUploadBodyLimit
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	origins, err := parseOrigins(cfg.TrustedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: newHarnessArea(),
+		trustedOrigins: origins}
 	if err := s.seedHarnesses(context.Background()); err != nil {
 		return nil, err
 	}
@@ -100,12 +128,19 @@ func New(cfg Config) (*Server, error) {
 		// c.Body) are copies, not views of fasthttp's buffers, which the
 		// next request on the connection overwrites: handlers keep them as
 		// metrics labels, map keys and in goroutines (issue #21, finding 2).
-		Immutable:    true,
-		BodyLimit:    cfg.BodyLimit,
-		ReadTimeout:  30 * time.Second,
+		Immutable: true,
+		// Handlers see a request once its headers are read; limitBody and
+		// authenticate read the body, each bounded by the route's limit,
+		// so no body is buffered before its size is checked.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    cfg.BodyLimit,
+		ReadTimeout:  cfg.ReadTimeout,
 		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  90 * time.Second,
 		ErrorHandler: s.handleError,
 	})
+	s.app.Use(s.limitBody)
 	if cfg.Metrics != nil {
 		em, err := runtime.NewEngineMetrics(cfg.Metrics)
 		if err != nil {
@@ -126,7 +161,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.ready)
 	s.pages()
-	s.app.Post("/api/login", loginLimiter(), s.login)
+	s.app.Post("/api/login", s.sameSiteJSON, loginLimiter(), s.login)
 
 	api := s.app.Group("/api", s.authenticate)
 	api.Get("/me", s.me)
@@ -210,10 +245,6 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	switch {
 	case errors.As(err, &fld):
 		return c.Status(fld.code).JSON(apiError{Error: fld.Error(), Field: fld.field})
-	case errors.Is(err, fiber.ErrRequestEntityTooLarge):
-		// The server refused the body before any handler ran: name the limit.
-		return c.Status(fiber.StatusRequestEntityTooLarge).JSON(apiError{Field: "body",
-			Error: fmt.Sprintf("the request body is over the server's limit of %d bytes (%.1f MiB)", s.cfg.BodyLimit, float64(s.cfg.BodyLimit)/(1<<20))})
 	case errors.As(err, &fe):
 		code = fe.Code
 	}
