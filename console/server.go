@@ -135,10 +135,10 @@ func New(cfg Config) (*Server, error) {
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 		BodyLimit:                    cfg.BodyLimit,
-		ReadTimeout:  cfg.ReadTimeout,
-		WriteTimeout: 60 * time.Second,
-		IdleTimeout:  90 * time.Second,
-		ErrorHandler: s.handleError,
+		ReadTimeout:                  cfg.ReadTimeout,
+		WriteTimeout:                 60 * time.Second,
+		IdleTimeout:                  90 * time.Second,
+		ErrorHandler:                 s.handleError,
 	})
 	s.app.Use(s.limitBody)
 	if cfg.Metrics != nil {
