@@ -20,6 +20,7 @@ import (
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
+	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/opd"
 )
 
@@ -252,10 +253,11 @@ func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []strin
 		}{suites, notes})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\ttool-name\targs\tfacts\terrors\ttime")
+	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\ttool-name\targs\tfacts\tunbacked on air\terrors\ttime")
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
-			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.ToolNames, r.CallArgs, r.Facts, r.Errors, r.Took.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d/%d\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
+			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.ToolNames, r.CallArgs, r.Facts, r.OnAirUnbacked, r.OnAir,
+			r.Errors, r.Took.Round(time.Millisecond))
 	}
 	tw.Flush()
 	for _, r := range reports {
@@ -273,11 +275,34 @@ func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []strin
 		for _, it := range r.Worst {
 			fmt.Fprintf(w, "  worst %s (%s) score %.1f: %s\n", it.ID, it.Category, it.Grade.Score, strings.Join(it.Grade.Deductions, "; "))
 		}
+		writeUnbacked(w, r)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "\nnote:", n)
 	}
 	return nil
+}
+
+// writeUnbacked lists a suite's unbacked statements on air: the count of
+// replies by kind, then the worst items' statements.
+func writeUnbacked(w io.Writer, r *SuiteReport) {
+	if r.OnAirUnbacked == 0 {
+		return
+	}
+	var kinds []string
+	for _, k := range liveroom.UnbackedKinds() {
+		if n := r.UnbackedKinds[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	fmt.Fprintf(w, "  unbacked on air: %d of %d replies; by kind: %s\n", r.OnAirUnbacked, r.OnAir, strings.Join(kinds, ", "))
+	for _, it := range r.UnbackedItems {
+		var said []string
+		for _, u := range it.Grade.Unbacked {
+			said = append(said, fmt.Sprintf("%s %q (%s)", u.Kind, u.Phrase, u.Why))
+		}
+		fmt.Fprintf(w, "  unbacked %s (%s) score %.1f: %s\n", it.ID, it.Category, it.Grade.Score, strings.Join(said, "; "))
+	}
 }
 
 // miniIFPrompts reads Mini-IF from dir, or the committed suite.

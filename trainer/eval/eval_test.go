@@ -111,6 +111,12 @@ func TestExpertThroughTheRuntime(t *testing.T) {
 		if rep.ToolNames < 99 || rep.CallArgs < 99 || rep.Facts < 99 {
 			t.Errorf("%s: expert's tool names %.1f, arguments %.1f, facts %.1f; want ≥ 99", name, rep.ToolNames, rep.CallArgs, rep.Facts)
 		}
+		if rep.OnAirUnbacked > 0 || rep.OnAir < len(s.Items)/2 {
+			for _, it := range rep.UnbackedItems {
+				t.Logf("%s %q: %+v", it.ID, it.Reply, it.Grade.Unbacked)
+			}
+			t.Errorf("%s: %d of the expert's %d replies on air have an unbacked statement, want 0 of most", name, rep.OnAirUnbacked, rep.OnAir)
+		}
 	}
 }
 
@@ -195,6 +201,9 @@ func TestGradersCanFail(t *testing.T) {
 	}
 	if rep.ToolNames != 0 || rep.CallArgs != 0 {
 		t.Errorf("a policy that calls no tool: tool names %.1f, arguments %.1f; want 0", rep.ToolNames, rep.CallArgs)
+	}
+	if rep.OnAirUnbacked != rep.OnAir {
+		t.Errorf("a guess that looks nothing up reached the audience %d times, and only %d were found unbacked", rep.OnAir, rep.OnAirUnbacked)
 	}
 }
 

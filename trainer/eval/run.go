@@ -70,6 +70,44 @@ type ItemResult struct {
 	Turn     *runtime.Turn   `json:"-"`
 	Harness  string          `json:"harness_version"`
 	Families []string        `json:"families,omitempty"`
+	// OnAir counts the item's replies that reached the audience: turns
+	// the runtime replied with (not denied, not its safe line), with
+	// something said. An episode has one per step that did.
+	OnAir int `json:"on_air"`
+	// OnAirUnbacked counts those with at least one unbacked statement
+	// (Grade.Unbacked), and UnbackedKinds those with one of each kind.
+	OnAirUnbacked int            `json:"on_air_unbacked,omitempty"`
+	UnbackedKinds map[string]int `json:"unbacked_kinds,omitempty"`
+}
+
+// onAir reports whether a turn's reply reached the audience as the model
+// wrote it: a hook denied nothing and the runtime did not speak its safe
+// line instead.
+func onAir(t *runtime.Turn) bool {
+	return t.Outcome == runtime.OutcomeReplied && strings.TrimSpace(t.Reply) != ""
+}
+
+// countOnAir adds one turn's reply and its unbacked statements to the
+// item's counts.
+func (res *ItemResult) countOnAir(t *runtime.Turn, unbacked []liveroom.Unbacked) {
+	if !onAir(t) {
+		return
+	}
+	res.OnAir++
+	if len(unbacked) == 0 {
+		return
+	}
+	res.OnAirUnbacked++
+	if res.UnbackedKinds == nil {
+		res.UnbackedKinds = map[string]int{}
+	}
+	seen := map[string]bool{}
+	for _, u := range unbacked {
+		if !seen[u.Kind] {
+			seen[u.Kind] = true
+			res.UnbackedKinds[u.Kind]++
+		}
+	}
 }
 
 // Run runs every item of the suite and reports. Items that fail to run
@@ -198,6 +236,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 			t := e.Record
 			res.Took, res.Turn, res.Outcome, res.Reply = time.Since(t0), t, t.Outcome, t.Reply
 			res.Grade = gradeTurn(room, it.Question, t, mapping, h)
+			res.countOnAir(t, res.Grade.Unbacked)
 			return res
 		}
 	}
@@ -206,13 +245,15 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 // gradeTurn grades one turn. A turn that ended on the runtime's safe line
 // spoke that line, not its last draft; and "let me check and get back to
 // you" satisfies no viewer's intent, so it earns no effectiveness unless
-// silence was a correct answer (spam).
+// silence was a correct answer (spam). The safe line is the runtime's, not
+// the model's: its statements are not checked for backing.
 func gradeTurn(room *liveroom.Room, q liveroom.Question, t *runtime.Turn, mapping *hsa.Mapping, h *harness.Harness) liveroom.Grade {
 	msgs := t.Messages
-	if t.Outcome == runtime.OutcomeSafeLine {
+	safe := t.Outcome == runtime.OutcomeSafeLine
+	if safe {
 		msgs = append(append([]harness.Message(nil), msgs...), harness.Message{Role: harness.RoleAssistant, Content: t.Reply})
 	}
-	g := room.GradeTranscript(q, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+	g := room.GradeTranscript(q, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value, SafeLine: safe})
 	if t.Outcome == runtime.OutcomeSafeLine {
 		g.Deductions = append(g.Deductions, "safe line: "+t.Reason)
 		if !q.Gold.Silent {
@@ -264,6 +305,11 @@ func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <
 			break
 		}
 		sg := gradeTurn(room, st.Question, t, mapping, h)
+		res.countOnAir(t, sg.Unbacked)
+		for _, u := range sg.Unbacked {
+			u.Why = fmt.Sprintf("step %d (%s): %s", i+1, st.Question.Type, u.Why)
+			g.Unbacked = append(g.Unbacked, u)
+		}
 		g.Accuracy = min(g.Accuracy, sg.Accuracy)
 		g.Effectiveness += sg.Effectiveness
 		g.ToolRationality += sg.ToolRationality
@@ -371,15 +417,24 @@ type SuiteReport struct {
 	// pooled over the suite's gold calls and facts (percent): calls made
 	// with the right tool, calls made with the right arguments too, and
 	// facts the replies state.
-	ToolNames  float64            `json:"tool_names"`
-	CallArgs   float64            `json:"call_args"`
-	Facts      float64            `json:"facts"`
-	Errors     int                `json:"errors"`
-	Categories map[string]Summary `json:"categories"`
-	Took       time.Duration      `json:"took_ns"`
-	Worst      []ItemResult       `json:"worst,omitempty"`
-	Slowest    []ItemResult       `json:"slowest,omitempty"`
-	Items      []ItemResult       `json:"-"`
+	ToolNames float64 `json:"tool_names"`
+	CallArgs  float64 `json:"call_args"`
+	Facts     float64 `json:"facts"`
+	Errors    int     `json:"errors"`
+	// OnAir counts the replies that reached the audience (ItemResult.OnAir)
+	// and OnAirUnbacked those with a statement the tools did not back: the
+	// number the grounding target holds at 0. UnbackedKinds counts them by
+	// kind (a reply counts once for each kind it has), and UnbackedItems
+	// are the worst-scored items with one, at most maxUnbackedItems.
+	OnAir         int                `json:"on_air"`
+	OnAirUnbacked int                `json:"on_air_unbacked"`
+	UnbackedKinds map[string]int     `json:"unbacked_kinds,omitempty"`
+	UnbackedItems []ItemResult       `json:"unbacked_items,omitempty"`
+	Categories    map[string]Summary `json:"categories"`
+	Took          time.Duration      `json:"took_ns"`
+	Worst         []ItemResult       `json:"worst,omitempty"`
+	Slowest       []ItemResult       `json:"slowest,omitempty"`
+	Items         []ItemResult       `json:"-"`
 }
 
 // Summary is the score of a group of items.
@@ -387,6 +442,10 @@ type Summary struct {
 	Score float64 `json:"score"`
 	N     int     `json:"n"`
 }
+
+// maxUnbackedItems bounds the items a report lists with their unbacked
+// statements.
+const maxUnbackedItems = 10
 
 func summarize(name string, results []ItemResult, took time.Duration) *SuiteReport {
 	rep := &SuiteReport{Name: name, N: len(results), Categories: map[string]Summary{}, Took: took, Items: results}
@@ -406,6 +465,14 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 			rep.Errors++
 		}
 		cat[r.Category] = append(cat[r.Category], r.Grade.Score)
+		rep.OnAir += r.OnAir
+		rep.OnAirUnbacked += r.OnAirUnbacked
+		for k, n := range r.UnbackedKinds {
+			if rep.UnbackedKinds == nil {
+				rep.UnbackedKinds = map[string]int{}
+			}
+			rep.UnbackedKinds[k] += n
+		}
 		gold += r.Grade.GoldCalls
 		named += r.Grade.NamedCalls
 		exact += r.Grade.ExactCalls
@@ -429,6 +496,14 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 			break
 		}
 		rep.Worst = append(rep.Worst, w)
+	}
+	for _, w := range worst {
+		if len(rep.UnbackedItems) == maxUnbackedItems {
+			break
+		}
+		if w.OnAirUnbacked > 0 {
+			rep.UnbackedItems = append(rep.UnbackedItems, w)
+		}
 	}
 	slow := append([]ItemResult(nil), results...)
 	sort.SliceStable(slow, func(i, j int) bool { return slow[i].Took > slow[j].Took })
