@@ -1,8 +1,10 @@
 package hsa
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
@@ -50,7 +52,7 @@ func TestTaskPreservation(t *testing.T) {
 					t.Fatalf("harness %d, %s seed %d: %v", hi, f.Name, seed, err)
 				}
 				applied[f.Name]++
-				checkVariant(t, cache, f.Name, seed, base, nh, m, gold)
+				checkVariant(t, cache, f.Name, seed, h, base, nh, m, gold)
 				// Every family but correction (which only plans a transcript
 				// change) must change the harness itself.
 				if variant, _ := harness.Marshal(nh); f.Name != "correction" && string(variant) == string(before) {
@@ -76,7 +78,7 @@ func TestTaskPreservation(t *testing.T) {
 			if err != nil {
 				t.Fatalf("harness %d: augment %s: %v", hi, pool, err)
 			}
-			checkVariant(t, cache, "augment/"+string(pool), int64(hi), base, nh, rec.Mapping(), gold)
+			checkVariant(t, cache, "augment/"+string(pool), int64(hi), h, base, nh, rec.Mapping(), gold)
 		}
 	}
 	for _, f := range Families() {
@@ -86,8 +88,9 @@ func TestTaskPreservation(t *testing.T) {
 	}
 }
 
-func checkVariant(t *testing.T, cache schemaCache, name string, seed int64, old map[string]*jsonschema.Schema, nh *harness.Harness, m Mapping, gold []Call) {
+func checkVariant(t *testing.T, cache schemaCache, name string, seed int64, h *harness.Harness, old map[string]*jsonschema.Schema, nh *harness.Harness, m Mapping, gold []Call) {
 	t.Helper()
+	checkPluginSide(t, name, seed, h, nh, m, gold)
 	if err := harness.Validate(nh); err != nil {
 		t.Fatalf("%s seed %d: invalid variant: %v", name, seed, err)
 	}
@@ -167,6 +170,64 @@ func families(r Record) []string {
 	var out []string
 	for _, t := range r.Transforms {
 		out = append(out, t.Family)
+	}
+	return out
+}
+
+// checkPluginSide is the property a live runtime rests on: a gold call
+// mapped to the variant, run as the runtime runs it (the variant tool's
+// plugin export, its argument map applied), reaches the plugin as the
+// base harness's call does once what the argument map cannot say (wraps,
+// added arguments) is undone — and exactly so for a family that only
+// renames.
+func checkPluginSide(t *testing.T, name string, seed int64, h, nh *harness.Harness, m Mapping, gold []Call) {
+	t.Helper()
+	full := FromPlugins(h).Then(m)
+	rest := full.ExceptArgumentRenames()
+	renamesOnly := !slices.ContainsFunc(m.Steps, func(s Step) bool { return s.Op == OpWrap || s.Op == OpFlatten || s.Op == OpAddParam })
+	for _, c := range gold {
+		if c.Name == h.LoadSkillToolName() {
+			continue
+		}
+		bt, _ := h.Tool(c.Name)
+		raw, _ := json.Marshal(c.Arguments)
+		wantArgs, err := bt.PluginArguments(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Call{Name: bt.Export, Arguments: decodeArgs(t, wantArgs)}
+		mc, err := m.Map(c)
+		if err != nil {
+			t.Fatalf("%s seed %d: %v", name, seed, err)
+		}
+		vt, ok := nh.Tool(mc.Name)
+		if !ok || vt.Plugin != bt.Plugin || vt.Export != bt.Export {
+			t.Fatalf("%s seed %d: %s became %s, which runs %s/%s, not %s/%s", name, seed, c.Name, mc.Name, vt.Plugin, vt.Export, bt.Plugin, bt.Export)
+		}
+		raw, _ = json.Marshal(mc.Arguments)
+		sent, err := vt.PluginArguments(raw)
+		if err != nil {
+			t.Fatalf("%s seed %d: %s: %v\nmap %+v", name, seed, mc.Name, err, vt.ArgumentMap)
+		}
+		got := Call{Name: bt.Export, Arguments: decodeArgs(t, sent)}
+		if renamesOnly && !SameCall(got, want) {
+			t.Fatalf("%s seed %d: the plugin received %v, want %v\nmap %+v\nsteps %+v", name, seed, got, want, vt.ArgumentMap, m.Steps)
+		}
+		back, err := rest.Inverse(Call{Name: mc.Name, Arguments: decodeArgs(t, sent)})
+		if err != nil {
+			t.Fatalf("%s seed %d: undo the rest of %v: %v", name, seed, mc, err)
+		}
+		if !SameCall(back, want) {
+			t.Fatalf("%s seed %d: after the runtime and the rest of the mapping the plugin gets %v, want %v\nmap %+v\nsteps %+v", name, seed, back, want, vt.ArgumentMap, full.Steps)
+		}
+	}
+}
+
+func decodeArgs(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("arguments %s: %v", raw, err)
 	}
 	return out
 }

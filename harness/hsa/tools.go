@@ -94,6 +94,13 @@ func renameParams(v *variant, i int, n namer, style nameStyle, p float64) error 
 		for _, k := range propertyNames(node) {
 			taken[k] = true
 		}
+		// A name another argument reaches the plugin under is taken too:
+		// the argument map could not tell the two apart.
+		for _, r := range v.h.Tools[i].ArgumentMap {
+			if slices.Equal(r.In, path) {
+				taken[r.Plugin] = true
+			}
+		}
 		for _, k := range propertyNames(node) {
 			if !v.chance(p) {
 				continue
@@ -347,6 +354,7 @@ func toolDistractors(h *harness.Harness, seed int64, opts Options) (*harness.Har
 		d.Name = name
 		d.Parameters = slices.Clone(orig.Parameters)
 		d.CatalogArgs = slices.Clone(orig.CatalogArgs)
+		d.ArgumentMap = slices.Clone(orig.ArgumentMap)
 		lead := k.en
 		if isChinese(orig.Description) {
 			lead = k.zh
@@ -438,7 +446,7 @@ func toolWrapFlatten(h *harness.Harness, seed int64, opts Options) (*harness.Har
 		tool := v.h.Tools[i].Name
 		var flat []string
 		for _, k := range propertyNames(root) {
-			if flattenable(root, k) {
+			if flattenable(root, k) && !mapsBelow(v.h.Tools[i], k) {
 				flat = append(flat, k)
 			}
 		}

@@ -25,6 +25,7 @@ func newVariant(h *harness.Harness, seed int64, opts Options) *variant {
 func (v *variant) record(s Step) {
 	v.steps = append(v.steps, s)
 	v.followCatalogArgs(s)
+	v.followArgumentMap(s)
 }
 
 // followCatalogArgs keeps a tool's catalog arguments naming the same
