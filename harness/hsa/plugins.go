@@ -8,7 +8,8 @@ import (
 
 // FromPlugins returns the mapping from the names h's plugins declare to
 // h's own: a tool named otherwise than its export renames the export, and
-// each entry of a tool's argument map renames the plugin's argument. An
+// each entry of a tool's argument map renames the plugin's argument; so
+// does a load-skill tool or argument named otherwise than the defaults. An
 // operator's renames are thus the same steps a tool-rename family
 // records: gold calls in the plugins' names (the live room's) map through
 // it to calls under h, and calls under h map back with Inverse. It is
@@ -46,6 +47,14 @@ func FromPlugins(h *harness.Harness) Mapping {
 	}
 	for _, t := range h.Tools {
 		steps = append(steps, argumentSteps(t)...)
+	}
+	if len(h.Skills) > 0 {
+		if tool := h.LoadSkillToolName(); tool != harness.DefaultLoadSkillTool {
+			steps = append(steps, Step{Op: OpRenameTool, Tool: harness.DefaultLoadSkillTool, To: tool})
+		}
+		if param := h.LoadSkillParamName(); param != harness.DefaultLoadSkillParam {
+			steps = append(steps, Step{Op: OpRenameParam, Tool: h.LoadSkillToolName(), From: harness.DefaultLoadSkillParam, To: param})
+		}
 	}
 	return Mapping{Steps: steps}
 }

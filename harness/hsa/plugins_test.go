@@ -29,9 +29,15 @@ func TestFromPlugins(t *testing.T) {
 			Call{Name: "send_link", Arguments: map[string]any{"a": "x"}}, Call{Name: "check_stock", Arguments: map[string]any{"a": "x"}}},
 		{"two arguments swap names", []harness.Tool{tool("pair", "pair", pair, harness.ArgumentRename{Name: "a", Plugin: "b"}, harness.ArgumentRename{Name: "b", Plugin: "a"})},
 			Call{Name: "pair", Arguments: map[string]any{"a": "1", "b": "2"}}, Call{Name: "pair", Arguments: map[string]any{"a": "2", "b": "1"}}},
+		{"the load-skill tool renamed", nil,
+			Call{Name: "load_skill", Arguments: map[string]any{"skill_id": "price"}}, Call{Name: "open_skill", Arguments: map[string]any{"id": "price"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := &harness.Harness{Tools: c.tools}
+			h := &harness.Harness{Tools: c.tools, Skills: []harness.Skill{{ID: "price"}},
+				Pipeline: harness.Pipeline{LoadSkillTool: "open_skill", LoadSkillParam: "id"}}
+			if c.tools != nil {
+				h.Pipeline = harness.Pipeline{}
+			}
 			m := FromPlugins(h)
 			got, err := m.Map(c.gold)
 			if err != nil {
