@@ -146,7 +146,14 @@ func (s *Server) login(c *fiber.Ctx) error {
 		return badRequest("username", "username is required")
 	}
 	u, err := s.store.UserByUsername(c.UserContext(), req.Username)
-	if err != nil || !CheckPassword(u.PasswordHash, req.Password) {
+	// An unknown username costs the same hash as a wrong password, so the
+	// answer's timing does not tell which usernames exist (issue #21,
+	// finding 6).
+	hash := dummyPasswordHash
+	if err == nil {
+		hash = u.PasswordHash
+	}
+	if ok := s.checkPassword(hash, req.Password); err != nil || !ok {
 		return fiber.NewError(fiber.StatusUnauthorized, "wrong username or password")
 	}
 	ls, err := s.store.CreateSession(c.UserContext(), u.ID, sessionTTL)

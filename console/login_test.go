@@ -1,9 +1,12 @@
 package console
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -177,5 +180,56 @@ func TestCookieWritesComeFromThisConsoleAsJSON(t *testing.T) {
 	// Scripts with API tokens send what they like; the route decides.
 	if code, m, _ := e.call(t, e.merchant, "POST", "/api/streams", "text/plain", `{"name":"b"}`); code != 201 {
 		t.Errorf("token POST as text/plain: %d %v", code, m)
+	}
+}
+
+// TestLoginHashesForUnknownUsers is finding 6 of issue #21: a login for a
+// username that does not exist answered in 5.6 ms, a wrong password in
+// 98 ms. Both now run the password hash once, unknown users against a
+// hash with the parameters real ones have.
+func TestLoginHashesForUnknownUsers(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, nil)
+	var checked []string
+	var mu sync.Mutex
+	e.srv.checkPassword = func(encoded, password string) bool {
+		mu.Lock()
+		checked = append(checked, encoded)
+		mu.Unlock()
+		return CheckPassword(encoded, password)
+	}
+	admin, err := e.store.UserByUsername(context.Background(), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, user, password string
+		code                 int
+		hash                 string
+	}{
+		{"unknown user", "nobody", testPassword, 401, dummyPasswordHash},
+		{"wrong password", "admin", "not the password", 401, admin.PasswordHash},
+		{"right password", "admin", testPassword, 200, admin.PasswordHash},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mu.Lock()
+			checked = nil
+			mu.Unlock()
+			body, _ := json.Marshal(loginRequest{Username: c.user, Password: c.password})
+			code, m, _ := e.call(t, "", "POST", "/api/login", "application/json", string(body))
+			mu.Lock()
+			defer mu.Unlock()
+			if code != c.code || len(checked) != 1 || checked[0] != c.hash {
+				t.Errorf("%d %v, hashes checked %q; want %d after one check against %q", code, m, checked, c.code, c.hash)
+			}
+		})
+	}
+	// The stand-in costs what a real hash does: same algorithm, memory,
+	// passes, lanes and key length.
+	real := strings.Split(admin.PasswordHash, "$")
+	dummy := strings.Split(dummyPasswordHash, "$")
+	key, err := base64.RawStdEncoding.DecodeString(dummy[5])
+	if len(dummy) != 6 || dummy[1] != real[1] || dummy[2] != real[2] || dummy[3] != real[3] || err != nil || len(key) != argonKeyLen {
+		t.Errorf("dummyPasswordHash %q does not have the parameters of %q", dummyPasswordHash, admin.PasswordHash)
 	}
 }

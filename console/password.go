@@ -20,6 +20,12 @@ const (
 	argonKeyLen    = 32
 )
 
+// dummyPasswordHash is what a login for a username that does not exist
+// checks the password against: a hash with the parameters above, so that
+// the check costs what a real one does. Whatever it matches, the login
+// fails, since there is no user.
+const dummyPasswordHash = "$argon2id$v=19$m=19456,t=2,p=1$16g0Gj0c4s6qAWzo0mpePw$3wKZpF9uFD4l9A1FDHpXTzgmjc/6NAAIGNCpaCur1DY"
+
 // HashPassword returns the PHC-format argon2id hash of password.
 func HashPassword(password string) (string, error) {
 	if len(password) < 8 {

@@ -80,6 +80,8 @@ type Server struct {
 	cfg           Config
 	// trustedOrigins is cfg.TrustedOrigins, lower-cased, for look-ups.
 	trustedOrigins map[string]bool
+	// checkPassword is CheckPassword; tests count its calls.
+	checkPassword func(encoded, password string) bool
 
 	// harnesses holds parsed harness versions and running release gates
 	// (harnesses.go, harness_gate.go).
@@ -117,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: newHarnessArea(),
-		trustedOrigins: origins}
+		trustedOrigins: origins, checkPassword: CheckPassword}
 	if err := s.seedHarnesses(context.Background()); err != nil {
 		return nil, err
 	}
