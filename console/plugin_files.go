@@ -37,7 +37,7 @@ func (f packageFiles) write(data []byte) (string, error) {
 			return sum, nil
 		}
 	}
-	if err := os.MkdirAll(f.dir, 0o750); err != nil {
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
 		return "", fmt.Errorf("plugin packages folder: %w", err)
 	}
 	tmp, err := os.CreateTemp(f.dir, ".upload-*")

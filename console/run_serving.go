@@ -234,7 +234,7 @@ func (t *trainingRuns) promote(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(models, 0o750); err != nil {
+	if err := os.MkdirAll(models, 0o700); err != nil {
 		return fmt.Errorf("models folder: %w", err)
 	}
 	tmp, err := os.MkdirTemp(models, ".promote-")
@@ -276,7 +276,7 @@ func copyCheckpoint(src, dst string) (step int, err error) {
 	if err := os.RemoveAll(tmp); err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(tmp, 0o750); err != nil {
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return 0, err
 	}
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -290,7 +290,7 @@ func copyCheckpoint(src, dst string) (step int, err error) {
 		target := filepath.Join(tmp, rel)
 		switch {
 		case d.IsDir():
-			return os.MkdirAll(target, 0o750)
+			return os.MkdirAll(target, 0o700)
 		case rel == runfolder.OptimizerFile || !d.Type().IsRegular():
 			return nil
 		}
@@ -319,7 +319,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

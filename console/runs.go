@@ -207,7 +207,7 @@ func (t *trainingRuns) start(c *fiber.Ctx) error {
 	}
 	id := store.NewID()
 	dir := filepath.Join(root, id)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("run folder: %w", err)
 	}
 	for _, in := range []struct{ src, name string }{{initSrc, initDir}, {teacherSrc, teacherDir}} {
@@ -288,7 +288,7 @@ func (t *trainingRuns) train(ctx context.Context, sc store.Scope, run *store.Tra
 	if err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(run.Dir, runLogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	logf, err := os.OpenFile(filepath.Join(run.Dir, runLogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("run log: %w", err)
 	}
