@@ -74,7 +74,7 @@ func (m *ExpertModel) Generate(ctx context.Context, req runtime.Request) (runtim
 		// expert plans without it and retries only when a call fails.
 		q := m.c.Item.Question
 		q.Gold.Calls = slices.CompactFunc(slices.Clone(q.Gold.Calls), func(a, b hsa.Call) bool { return hsa.SameCall(a, b) })
-		m.msgs, m.err = m.c.Room.Expert(m.c.Harness, m.c.Mapping, q)
+		m.msgs, m.err = m.c.Room.Expert(m.c.Harness, m.mapping(), q)
 	})
 	if m.err != nil {
 		return runtime.Response{}, m.err
@@ -125,6 +125,20 @@ func (m *ExpertModel) Generate(ctx context.Context, req runtime.Request) (runtim
 	}
 	t := turns[k]
 	return runtime.Response{Content: t.Content, ToolCalls: t.ToolCalls}, nil
+}
+
+// mapping is how the expert writes the room's gold calls (the plugins'
+// names) under the case's harness: the case's mapping, or else the
+// renames the harness itself makes of its plugins' tools and arguments,
+// so that the expert follows an operator's renames as a model must.
+func (m *ExpertModel) mapping() *hsa.Mapping {
+	if m.c.Mapping != nil {
+		return m.c.Mapping
+	}
+	if fp := hsa.FromPlugins(m.c.Harness); len(fp.Steps) > 0 {
+		return &fp
+	}
+	return nil
 }
 
 // toolFailed reports whether a tool result is an error, broken JSON, or

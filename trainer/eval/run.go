@@ -162,13 +162,32 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		return res
 	}
 	room := liveroom.NewRoom(it.Room, roomConfig())
+	// The room's gold is in the plugins' names; an operator may have
+	// renamed tools and arguments of the base (hsa.FromPlugins).
 	h, mapping := r.Base, (*hsa.Mapping)(nil)
+	if base := hsa.FromPlugins(r.Base); len(base.Steps) > 0 {
+		mapping = &base
+	}
 	if it.Variant != nil {
-		vh, rec, err := it.Variant.apply(r.Base, it.Question)
+		q := it.Question
+		if mapping != nil {
+			q.Gold.Calls = make([]hsa.Call, len(it.Question.Gold.Calls))
+			for i, c := range it.Question.Gold.Calls {
+				mc, err := mapping.Map(c)
+				if err != nil {
+					return fail(err)
+				}
+				q.Gold.Calls[i] = mc
+			}
+		}
+		vh, rec, err := it.Variant.apply(r.Base, q)
 		if err != nil {
 			return fail(err)
 		}
 		m := rec.Mapping()
+		if mapping != nil {
+			m = mapping.Then(m)
+		}
 		h, mapping = vh, &m
 		res.Families = it.Variant.Families
 	}
@@ -357,9 +376,18 @@ type pluginTools struct {
 	base *harness.Harness
 }
 
-// CallTool implements liveroom.ToolRunner.
+// CallTool implements liveroom.ToolRunner. The room names tools by their
+// plugin export, which a base harness may call otherwise.
 func (t pluginTools) CallTool(name string, args map[string]any) (json.RawMessage, error) {
 	tool, ok := t.base.Tool(name)
+	if !ok {
+		for _, bt := range t.base.Tools {
+			if bt.Export == name {
+				tool, ok = bt, true
+				break
+			}
+		}
+	}
 	if !ok || tool.Plugin == "" {
 		return nil, fmt.Errorf("unknown tool %q", name)
 	}
@@ -381,7 +409,8 @@ func toolsFor(ctx context.Context, ps *runtime.PluginSet, base *harness.Harness,
 // Tool runs a tool call. A variant harness keeps each tool's plugin and
 // export but may rename it and reshape its arguments, so the call is
 // mapped back to the base harness's names first, as a plugin serving
-// several harness versions would.
+// several harness versions would. Renamed arguments the runtime has given
+// back already (the tools' argument maps); the rest is undone here.
 func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.RawMessage) (json.RawMessage, error) {
 	var a map[string]any
 	if err := json.Unmarshal(args, &a); err != nil {
@@ -391,7 +420,7 @@ func (p roomPlugins) Tool(ctx context.Context, plugin, export string, args json.
 	if p.mapping != nil {
 		for _, t := range p.harness.Tools {
 			if t.Plugin == plugin && t.Export == export {
-				back, err := p.mapping.Inverse(hsa.Call{Name: t.Name, Arguments: a})
+				back, err := p.mapping.ExceptArgumentRenames().Inverse(hsa.Call{Name: t.Name, Arguments: a})
 				if err != nil {
 					return nil, err
 				}
