@@ -255,6 +255,8 @@ func (c *checker) token(t token) {
 		c.discount(t)
 	case tokDate:
 		c.date(t)
+	case tokRelDate:
+		c.relativeDate(t)
 	case tokTime:
 		c.clock(t)
 	case tokDuration:
@@ -421,6 +423,36 @@ func (c *checker) date(t token) {
 		}
 	}
 	c.flag(KindDate, t.start, t.end, "no tool result gives this date")
+}
+
+// relativeDate checks "明天补货" against the dates of the results and
+// "明天发货" against the dispatch time they promise.
+func (c *checker) relativeDate(t token) {
+	if c.t.Now.IsZero() {
+		c.flag(KindDate, t.start, t.end, "the hook has no clock to tell which day that is")
+		return
+	}
+	day := c.t.Now.AddDate(0, 0, int(t.v))
+	scope := c.scope(c.owner(t.start))
+	if t.unit == "ship" {
+		for _, f := range scope {
+			for _, d := range f.durations {
+				if d.unit == "hour" && containsAny(d.key, []string{"ship", "dispatch"}) && d.v <= 24*math.Max(t.v, 1) {
+					return
+				}
+			}
+		}
+		c.flag(KindDuration, t.start, t.end, "the results promise no dispatch that soon")
+		return
+	}
+	for _, f := range scope {
+		for _, d := range f.dates {
+			if d.d.month == int(day.Month()) && d.d.day == day.Day() && (d.d.year == 0 || d.d.year == day.Year()) {
+				return
+			}
+		}
+	}
+	c.flag(KindDate, t.start, t.end, "no tool result gives that day (%s)", date{day.Year(), int(day.Month()), day.Day()})
 }
 
 func (c *checker) clock(t token) {

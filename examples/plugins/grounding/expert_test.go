@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,4 +194,63 @@ func TestRoomTurnBuildsTheHookInput(t *testing.T) {
 	if got := turn.Calls[2].Export; got != "coupon_check" {
 		t.Fatalf("third call %s, want coupon_check", got)
 	}
+}
+
+// TestMutatedExpertRepliesFail is the other half of the evidence: the
+// expert's replies with one fact made wrong (another price, the
+// opposite stock state, another dispatch time, a coupon the item does
+// not have) must each be caught.
+func TestMutatedExpertRepliesFail(t *testing.T) {
+	h := demoHarness(t)
+	mutated := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		r := liveroom.NewRoom(seed, liveroom.RoomConfig{Variety: 2})
+		types := []liveroom.QuestionType{liveroom.QPrice, liveroom.QStock, liveroom.QShipping, liveroom.QCoupon}
+		for _, q := range r.Questions(seed*13, 8, liveroom.QuestionConfig{Types: types}) {
+			turn, ok := roomTurn(t, r, h, q, false)
+			if !ok {
+				continue
+			}
+			it, _ := r.Item(idOf(turn))
+			wrong := mutate(turn.Reply, q, it, r)
+			if wrong == "" || wrong == turn.Reply {
+				continue
+			}
+			mutated++
+			bad := turn
+			bad.Reply = wrong
+			if len(Check(bad)) == 0 {
+				t.Errorf("room %d %s: the wrong reply %q (right: %q) passed", seed, q.Type, wrong, turn.Reply)
+			}
+		}
+	}
+	if mutated < 150 {
+		t.Fatalf("only %d replies mutated", mutated)
+	}
+}
+
+// mutate makes one fact of an expert reply wrong, or returns "".
+func mutate(reply string, q liveroom.Question, it liveroom.Item, r *liveroom.Room) string {
+	switch q.Type {
+	case liveroom.QPrice:
+		p := liveroom.Yuan(it.Price())
+		return strings.Replace(reply, p, liveroom.Yuan(it.Price()+1300), 1)
+	case liveroom.QStock:
+		for _, pair := range [][2]string{{"售罄", "有货"}, {"有货", "售罄"}, {"sold out", "in stock"}, {"in stock", "sold out"}} {
+			if strings.Contains(reply, pair[0]) {
+				return strings.Replace(reply, pair[0], pair[1], 1)
+			}
+		}
+	case liveroom.QShipping:
+		d := strconv.Itoa(it.Shipping.Days)
+		return strings.Replace(reply, d, strconv.Itoa(it.Shipping.Days+10), 1)
+	case liveroom.QCoupon:
+		if _, ok := r.Coupon(it.ID); !ok {
+			if q.Lang == liveroom.LangZH {
+				return "可以用10元券，券后" + liveroom.Yuan(it.Price()-1000) + "元！"
+			}
+			return "Yes! A 10 yuan coupon applies, so you pay " + liveroom.Yuan(it.Price()-1000) + " yuan."
+		}
+	}
+	return ""
 }

@@ -267,6 +267,19 @@ func callItemIDs(c Call) []string {
 	return out
 }
 
+// statedLinks returns the link numbers a reply states ("3号链接", "link
+// 3"); the host looks up the items at them.
+func statedLinks(reply string) []int {
+	text := normalize(reply)
+	var out []int
+	for _, t := range scan(text, make([]bool, len(text))) {
+		if n := int(t.v); t.kind == tokLink && n > 0 && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // addCall adds the facts of one tool call's result.
 func (tf *turnFacts) addCall(c Call) {
 	if exportOf(c) == "load_skill" {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/livehat/livehat/sdk"
 	"github.com/livehat/livehat/sdk/jsonx"
@@ -42,6 +43,10 @@ type Turn struct {
 	// Items are the catalog items the turn is about: those the reply or
 	// the message names and those the calls looked up.
 	Items []Item
+	// Now is the stream's local time, which 今天/明天 and today/tomorrow
+	// in a reply refer to; zero when the hook has no clock, and such
+	// claims are then unbacked.
+	Now time.Time
 	// Attempt is the reply's attempt (1 for the first); Attempts the most
 	// the turn allows. On the last attempt an unbacked reply is rewritten.
 	Attempt, Attempts int

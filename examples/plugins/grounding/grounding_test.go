@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/livehat/livehat/sdk"
 )
@@ -156,6 +157,38 @@ func TestDatesAndDurations(t *testing.T) {
 		{"wrong shelf life", "zh", "坚果保质期多久", "保质期12个月", []Call{nutsLookup}, KindDuration, "12个月", "9 months"},
 		{"duration without results", "zh", "精华多久发货", "24小时内发货", []Call{serumLookup}, KindDuration, "24小时", "no tool result gives a duration"},
 	})
+}
+
+func TestRelativeDates(t *testing.T) {
+	now := time.Date(2026, 12, 9, 20, 0, 0, 0, time.FixedZone("CST", 8*60*60))
+	cases := []struct {
+		name, reply string
+		calls       []Call
+		now         time.Time
+		kind        Kind
+	}{
+		{"restock tomorrow", "保温杯明天补货", []Call{flaskStock}, now, ""},
+		{"back tomorrow", "The flask is back in stock tomorrow.", []Call{flaskStock}, now, ""},
+		{"ships tomorrow", "坚果礼盒明天发货", []Call{nutsLookup, nutsShipping}, now, ""},
+		{"a price today", "今天到手价179元", []Call{serumLookup, serumCoupon}, now, ""},
+		{"wrong restock day", "保温杯后天补货", []Call{flaskStock}, now, KindDate},
+		{"faster than the policy", "精华明天发货", []Call{serumLookup, serumShipping}, now, KindDuration},
+		{"invented delivery", "明天就到", []Call{serumLookup, serumShipping}, now, KindDate},
+		{"no clock", "保温杯明天补货", []Call{flaskStock}, time.Time{}, KindDate},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := turn("zh", "什么时候", c.reply, c.calls...)
+			tt.Lang, tt.Now = "", c.now
+			fs := Check(tt)
+			switch {
+			case c.kind == "" && len(fs) > 0:
+				t.Fatalf("%q: want no findings, got %v", c.reply, fs)
+			case c.kind != "" && (len(fs) != 1 || fs[0].Kind != c.kind):
+				t.Fatalf("%q: want one %s finding, got %v", c.reply, c.kind, fs)
+			}
+		})
+	}
 }
 
 func TestNamesAndLinks(t *testing.T) {

@@ -18,6 +18,7 @@ const (
 	tokZhe                             // N折 or N% off: v is the percent off
 	tokPercent                         // a plain percentage: 2% hyaluronic acid
 	tokDate                            // a calendar date
+	tokRelDate                         // 明天补货, ships tomorrow: v days from today, unit the verb
 	tokTime                            // a time of day: v hours, v2 minutes
 	tokDuration                        // v hours, or v months when unit is "month"
 	tokStockCount                      // 还剩8件, only 8 left
@@ -83,23 +84,27 @@ func sub(text string, m []int, i int) string {
 // number, a duration before a stock count).
 var scanPatterns = []pattern{
 	{tokDate, regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`), []string{"-"}, readTimestamp},
-	{tokDate, regexp.MustCompile(`(\d{4})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})\s*[日号]?`), nil, readYMD},
+	{tokDate, regexp.MustCompile(`(\d{4})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})\s*[日号]?`), []string{"-", "/", "年", "."}, readYMD},
 	{tokDate, regexp.MustCompile(`(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`), []string{"月"}, func(s string, m []int, t *token) bool {
 		return setDate(t, 0, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
 	{tokDate, regexp.MustCompile(`(\d{1,2})/(\d{1,2})`), []string{"/"}, readSlashDate},
-	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), nil, func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), months, func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
-	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), nil, func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), months, func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 2)), atoi(sub(s, m, 1)))
 	}},
+	{tokRelDate, regexp.MustCompile(`(今天|今日|今晚|明天|明日|明早|明晚|后天)\s*(?:就|会|可以|能|开始|晚上|下午|上午)?\s*(补货|到货|上架|发货|发出|开抢|截止|结束|到)`),
+		[]string{"今", "明", "后天"}, readRelDate},
+	{tokRelDate, regexp.MustCompile(`(?i)\b(back in stock|back|restocked|restocks?|ships?|shipped|dispatched|dispatches|arrives?|delivered|ends?)\s+(?:on\s+)?(today|tonight|tomorrow)\b`),
+		[]string{"today", "tonight", "tomorrow"}, readRelDate},
 	{tokTime, regexp.MustCompile(`(\d{1,2}):(\d{2})`), []string{":"}, func(s string, m []int, t *token) bool {
 		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
 		return t.v < 24 && t.v2 < 60
 	}},
 	{tokTime, regexp.MustCompile(`(早上|上午|中午|下午|晚上|今晚|明晚|今早|明早|凌晨|傍晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?:\s*(\d{1,2})\s*分|(半))?`), []string{"点"}, readClock},
-	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), nil, func(s string, m []int, t *token) bool {
+	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), []string{"am", "pm"}, func(s string, m []int, t *token) bool {
 		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
 		if strings.EqualFold(sub(s, m, 3), "pm") && t.v < 12 {
 			t.v += 12
@@ -119,33 +124,33 @@ var scanPatterns = []pattern{
 		t.unit = sub(s, m, 1)
 		return readNumber(sub(s, m, 2), &t.v)
 	}},
-	{tokForeign, regexp.MustCompile(`(` + arNum + `)\s*(美元|美金|欧元|英镑|(?i:dollars?|usd|euros?|eur|gbp)\b)`), nil, func(s string, m []int, t *token) bool {
+	{tokForeign, regexp.MustCompile(`(` + arNum + `)\s*(美元|美金|欧元|英镑|(?i:dollars?|usd|euros?|eur|gbp)\b)`), []string{"美元", "美金", "欧元", "英镑", "dollar", "usd", "eur", "gbp"}, func(s string, m []int, t *token) bool {
 		t.unit = sub(s, m, 2)
 		return readNumber(sub(s, m, 1), &t.v)
 	}},
 	{tokMoney, regexp.MustCompile(`(?:[¥￥]|人民币|(?i:rmb|cny)\b)\s*` + num), []string{"¥", "￥", "人民币", "rmb", "cny"}, readFirst},
-	{tokMoney, regexp.MustCompile(num + `\s*(万|千)?\s*(块钱|元|块|(?i:yuan|rmb|cny|kuai)\b)([零一二两三四五六七八九\d]{1,2})?`), nil, readYuan},
+	{tokMoney, regexp.MustCompile(num + `\s*(万|千)?\s*(块钱|元|块|(?i:yuan|rmb|cny|kuai)\b)([零一二两三四五六七八九\d]{1,2})?`), []string{"元", "块", "yuan", "rmb", "cny", "kuai"}, readYuan},
 	{tokZhe, regexp.MustCompile(`(\d{1,2}(?:\.\d)?|[一二三四五六七八九]{1,2})\s*折`), []string{"折"}, readZhe},
 	{tokZhe, regexp.MustCompile(`(?i)(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)\s*off\b`), []string{"off"}, readFirst},
-	{tokZhe, regexp.MustCompile(`(?i)\b(?:save|saving|discount of|discounted by)\s*(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)`), nil, readFirst},
+	{tokZhe, regexp.MustCompile(`(?i)\b(?:save|saving|discount of|discounted by)\s*(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)`), []string{"sav", "discount"}, readFirst},
 	{tokPercent, regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`), []string{"%"}, readPercent},
 	{tokPercent, regexp.MustCompile(`百分之` + num), []string{"百分之"}, readPercent},
 	{tokDuration, regexp.MustCompile(`(次日|隔天|隔日|第二天)`), []string{"次日", "隔天", "隔日", "第二天"}, func(_ string, _ []int, t *token) bool {
 		t.v, t.unit = 24, "day"
 		return true
 	}},
-	{tokDuration, regexp.MustCompile(`(?i)\bnext[- ]day\b`), nil, func(_ string, _ []int, t *token) bool {
+	{tokDuration, regexp.MustCompile(`(?i)\bnext[- ]day\b`), []string{"next"}, func(_ string, _ []int, t *token) bool {
 		t.v, t.unit = 24, "day"
 		return true
 	}},
-	{tokDuration, regexp.MustCompile(num + `\s*(个小时|小时|钟头|个工作日|工作日|天|日内|周|个星期|星期|个月|年|分钟)`), nil, readDuration},
-	{tokDuration, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*-?\s*(business days?|working days?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?|minutes?|mins?)\b`), nil, readDuration},
+	{tokDuration, regexp.MustCompile(num + `\s*(个小时|小时|钟头|个工作日|工作日|天|日内|周|个星期|星期|个月|年|分钟)`), []string{"小时", "钟头", "工作日", "天", "日内", "周", "星期", "月", "年", "分钟"}, readDuration},
+	{tokDuration, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*-?\s*(business days?|working days?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?|minutes?|mins?)\b`), []string{"day", "h", "week", "month", "y", "min"}, readDuration},
 	{tokStockCount, regexp.MustCompile(`(?:还剩|仅剩|只剩|剩下|剩余|库存(?:还有|仅剩|只有|还剩|仅|只|为|是|有)?|还有|现货)\s*` + num + `\s*(?:件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只)?`), []string{"剩", "库存", "还有", "现货"}, readFirst},
-	{tokStockCount, regexp.MustCompile(`(?i)\b(\d+)\s+(?:[a-z]+\s+)?(?:left|remaining|in stock)\b`), nil, readFirst},
-	{tokStockCount, regexp.MustCompile(`(?i)\bstock\s+(?:of|is|:)\s*(\d+)\b`), nil, readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\b(\d+)\s+(?:[a-z]+\s+)?(?:left|remaining|in stock)\b`), []string{"left", "remaining", "in stock"}, readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\bstock\s+(?:of|is|:)\s*(\d+)\b`), []string{"stock"}, readFirst},
 	{tokHeight, regexp.MustCompile(`身高\s*(\d{2,3}(?:\.\d+)?)\s*(?:cm|厘米|公分)?`), []string{"身高"}, readFirst},
-	{tokHeight, regexp.MustCompile(`(?i)(\d{3}(?:\.\d)?)\s*(?:cm\b|厘米|公分)`), nil, readFirst},
-	{tokHeight, regexp.MustCompile(`(1\.\d{1,2})\s*(?:米|m\b)`), nil, func(s string, m []int, t *token) bool {
+	{tokHeight, regexp.MustCompile(`(?i)(\d{3}(?:\.\d)?)\s*(?:cm\b|厘米|公分)`), []string{"cm", "厘米", "公分"}, readFirst},
+	{tokHeight, regexp.MustCompile(`(1\.\d{1,2})\s*(?:米|m\b)`), []string{"米", "m"}, func(s string, m []int, t *token) bool {
 		ok := readNumber(sub(s, m, 1), &t.v)
 		t.v *= 100
 		return ok
@@ -159,23 +164,25 @@ var scanPatterns = []pattern{
 		return true
 	}},
 	{tokWeight, regexp.MustCompile(`体重\s*(\d{2,3}(?:\.\d+)?)\s*(kg|公斤|千克|斤)?`), []string{"体重"}, readWeight},
-	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d+)?)\s*(kg\b|公斤|千克|斤)`), nil, readWeight},
-	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3})\s*(lbs?|pounds)\b`), nil, readWeight},
-	{tokSpec, regexp.MustCompile(`(?i)\bspf\s*(\d+)\+*`), nil, readFirst},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d+)?)\s*(kg\b|公斤|千克|斤)`), []string{"kg", "公斤", "千克", "斤"}, readWeight},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3})\s*(lbs?|pounds)\b`), []string{"lb", "pound"}, readWeight},
+	{tokSpec, regexp.MustCompile(`(?i)\bspf\s*(\d+)\+*`), []string{"spf"}, readFirst},
 	{tokSpec, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ml|mah|mg|kg|g|l|w|v|mm|cm|m|km|hz|gb|tb|mb|inch(?:es)?)\b`), nil, readSpec},
-	{tokSpec, regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(毫升|毫安|毫克|公斤|千克|克|升|瓦|伏|英寸|寸|毫米|厘米|米|公里|片|粒|抽|层|度)`), nil, readSpec},
+	{tokSpec, regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(毫升|毫安|毫克|公斤|千克|克|升|瓦|伏|英寸|寸|毫米|厘米|米|公里|片|粒|抽|层|度)`), []string{"毫", "克", "升", "瓦", "伏", "寸", "米", "公里", "片", "粒", "抽", "层", "度"}, readSpec},
 	{tokSize, regexp.MustCompile(`(?i)(` + sizes + `|均码)\s*(?:码|号)`), []string{"码", "号"}, readSize},
 	{tokSize, regexp.MustCompile(`(\d{2,3})\s*码`), []string{"码"}, readSize},
-	{tokSize, regexp.MustCompile(`(?:穿|选|拍|建议|推荐|尺码|码数)\s*(` + sizes + `)\b`), nil, readSize},
+	{tokSize, regexp.MustCompile(`(?:穿|选|拍|建议|推荐|尺码|码数)\s*(` + sizes + `)\b`), []string{"穿", "选", "拍", "建议", "推荐", "码"}, readSize},
 	{tokSize, regexp.MustCompile(`(?i:\bsize)\s+(` + sizes + `|\d{1,2}|xxxl|xxl|xl|xxs|xs|s|m|l)\b`), []string{"size"}, readSize},
 	{tokSize, regexp.MustCompile(`\b(` + sizes + `)\s+(?i:size)\b`), []string{"size"}, readSize},
-	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), nil, readSize},
-	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), nil, readFirst},
-	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), nil, readFirst},
+	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), []string{"take", "get", "go with", "choose", "pick", "recommend", "wear", "try"}, readSize},
+	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), quantityWords, readFirst},
+	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), []string{"piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"}, readFirst},
 }
 
 var (
-	bareRE = regexp.MustCompile(arNum + `|` + cnNum)
+	months        = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	quantityWords = []string{"件", "个", "份", "瓶", "支", "盒", "套", "台", "双", "条", "包", "袋", "罐", "只", "款", "色", "种", "次", "位", "人"}
+	bareRE        = regexp.MustCompile(arNum + `|` + cnNum)
 	// priceCueRE ends where a bare number stating a price would start.
 	priceCueRE = regexp.MustCompile(`(?i)(?:只要|仅需|仅要|仅|才|现在|价格是|价格|价|到手|券后|原价|售价|卖|only|just|price is|costs?|priced at|pay)\s*[:：]?\s*$`)
 )
@@ -242,8 +249,9 @@ func mayHoldNumber(text string) bool {
 			return true
 		}
 	}
-	return strings.ContainsAny(text, "零〇一二两三四五六七八九十百千万码号穿选拍荐") ||
-		containsAny(asciiLower(text), []string{"次日", "隔天", "隔日", "第二天", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try"})
+	return strings.ContainsAny(text, "零〇一二两三四五六七八九十百千万码号穿选拍荐今明后") ||
+		containsAny(asciiLower(text), []string{"次日", "隔天", "隔日", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try", "today",
+			"tonight", "tomorrow"})
 }
 
 func containsAny(s string, subs []string) bool {
@@ -384,6 +392,38 @@ func monthNumber(s string) int {
 		}
 	}
 	return 0
+}
+
+// readRelDate reads a day relative to today and what happens on it:
+// unit is "ship" (dispatch), "arrive" (delivery) or "date" (restock,
+// promotion start or end).
+func readRelDate(s string, m []int, t *token) bool {
+	day, verb := strings.ToLower(sub(s, m, 1)), strings.ToLower(sub(s, m, 2))
+	if !hasDay(day) {
+		day, verb = verb, day // the English order: "ships tomorrow"
+	}
+	if next, _ := utf8.DecodeRuneInString(s[m[1]:]); verb == "到" && strings.ContainsRune("手账位", next) {
+		return false // 今天到手价 is a price, not a delivery
+	}
+	switch {
+	case strings.HasPrefix(day, "明") || day == "tomorrow":
+		t.v = 1
+	case day == "后天":
+		t.v = 2
+	}
+	switch {
+	case strings.Contains(verb, "发") || strings.HasPrefix(verb, "ship") || strings.HasPrefix(verb, "dispatch"):
+		t.unit = "ship"
+	case verb == "到" || strings.HasPrefix(verb, "arrive") || verb == "delivered":
+		t.unit = "arrive"
+	default:
+		t.unit = "date"
+	}
+	return true
+}
+
+func hasDay(s string) bool {
+	return strings.ContainsAny(s, "今明后") || s == "today" || s == "tonight" || s == "tomorrow"
 }
 
 // readClock reads "8点", "晚上8点半", "20点30分"; a Chinese numeral hour

@@ -163,7 +163,7 @@ var phrases = func() []phrase {
 
 // phrases checks the fixed phrases and the yes/no facts of the reply.
 func (c *checker) phrases() {
-	taken := slices.Clone(c.named)
+	taken := slices.Clone(c.used) // names, residue and numbers ("back in stock tomorrow")
 	for _, p := range phrases {
 		for from := 0; from < len(c.lower); {
 			i := strings.Index(c.lower[from:], p.text)
@@ -207,7 +207,9 @@ func (c *checker) phrase(p phrase, start, end int) {
 	case phFreeShipping, phNoFreeShipping:
 		c.shipping(p.kind == phFreeShipping, start, end)
 	case phReturns, phNoReturns:
-		c.returns(p.kind == phReturns, start, end)
+		cs, _ := clause(c.lower, start)
+		denied := containsAny(c.lower[cs:start], []string{"不支持", "不能", "不可", "no ", "not "})
+		c.returns(p.kind == phReturns && !denied, start, end)
 	case phPromo:
 		if !c.evidence(c.scope(c.owner(start)), []string{"半价", "half price", "half-price", "买一送一", "buy one get one", "bogo", "第二件", "second"}) {
 			c.flag(KindAmount, start, end, "no tool result gives this promotion")

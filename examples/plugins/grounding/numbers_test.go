@@ -1,0 +1,222 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParseCN(t *testing.T) {
+	cases := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"一百九十九", 199, true},
+		{"九十九", 99, true},
+		{"十", 10, true},
+		{"十五", 15, true},
+		{"两百", 200, true},
+		{"两百五", 250, true},
+		{"一百零五", 105, true},
+		{"一千二百", 1200, true},
+		{"一万二", 12000, true},
+		{"两万三千", 23000, true},
+		{"一九九", 199, true},
+		{"九点九", 9.9, true},
+		{"零", 0, true},
+		{"万", 0, false},
+		{"百", 0, false},
+		{"点五", 0, false},
+		{"九点", 9, true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, ok := parseCN(c.in)
+			if ok != c.ok || (ok && got != c.want) {
+				t.Fatalf("parseCN(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+			}
+		})
+	}
+}
+
+// TestScanForms reads each way a number is written into what it states.
+func TestScanForms(t *testing.T) {
+	cases := []struct {
+		text string
+		kind tokenKind
+		v    float64
+	}{
+		{"199", tokNumber, 199},
+		{"¥199", tokMoney, 199},
+		{"￥199", tokMoney, 199},
+		{"199元", tokMoney, 199},
+		{"199块", tokMoney, 199},
+		{"199块钱", tokMoney, 199},
+		{"一百九十九", 0, 0}, // Chinese numerals alone are words
+		{"只要一百九十九", tokPriced, 199},
+		{"一百九十九元", tokMoney, 199},
+		{"两百", 0, 0},
+		{"两百块", tokMoney, 200},
+		{"九块九", tokMoney, 9.9},
+		{"19块9", tokMoney, 19.9},
+		{"9块99", tokMoney, 9.99},
+		{"199.00", tokNumber, 199},
+		{"1,299元", tokMoney, 1299},
+		{"1.2万元", tokMoney, 12000},
+		{"RMB 199", tokMoney, 199},
+		{"199 yuan", tokMoney, 199},
+		{"$19", tokForeign, 19},
+		{"19 dollars", tokForeign, 19},
+		{"满300减50", tokSpendOff, 300},
+		{"8折", tokZhe, 20},
+		{"8.5折", tokZhe, 15},
+		{"八五折", tokZhe, 15},
+		{"20% off", tokZhe, 20},
+		{"2%", tokPercent, 2},
+		{"百分之二十", tokPercent, 20},
+		{"12月10日", tokDate, 0},
+		{"2026-12-10", tokDate, 0},
+		{"12/10", tokDate, 0},
+		{"Dec 10", tokDate, 0},
+		{"10th of December", tokDate, 0},
+		{"晚上8点", tokTime, 20},
+		{"20:30", tokTime, 20},
+		{"48小时", tokDuration, 48},
+		{"2天", tokDuration, 48},
+		{"两天", tokDuration, 48},
+		{"7-day", tokDuration, 168},
+		{"within 48 hours", tokDuration, 48},
+		{"12个月", tokDuration, 12},
+		{"1 year", tokDuration, 12},
+		{"次日", tokDuration, 24},
+		{"还剩8件", tokStockCount, 8},
+		{"only 8 left", tokStockCount, 8},
+		{"身高170", tokHeight, 170},
+		{"1米75", tokHeight, 175},
+		{"1.7米", tokHeight, 170},
+		{"体重130斤", tokWeight, 65},
+		{"65kg", tokWeight, 65},
+		{"30ml", tokSpec, 30},
+		{"SPF50+", tokSpec, 50},
+		{"3号链接", tokLink, 3},
+		{"link 3", tokLink, 3},
+		{"两件", tokQuantity, 2},
+		{"L码", tokSize, 0},
+		{"size XL", tokSize, 0},
+		{"SE107", 0, 0}, // an id, not a number
+		{"第1", 0, 0},
+		{"3D", 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.text, func(t *testing.T) {
+			text := normalize(c.text)
+			toks := scan(text, make([]bool, len(text)))
+			if c.kind == 0 {
+				if len(toks) > 0 {
+					t.Fatalf("%q: want no token, got %+v", c.text, toks)
+				}
+				return
+			}
+			if len(toks) != 1 || toks[0].kind != c.kind || (c.v != 0 && toks[0].v != c.v) {
+				t.Fatalf("%q: got %+v, want one token of kind %d value %v", c.text, toks, c.kind, c.v)
+			}
+		})
+	}
+}
+
+func TestScanReadsDatesAndSizes(t *testing.T) {
+	for text, want := range map[string]date{"12月10日": {0, 12, 10}, "2026-12-10": {2026, 12, 10}, "12/10": {0, 12, 10},
+		"Dec 10, 2026": {2026, 12, 10}, "2026年12月10日": {2026, 12, 10}} {
+		toks := scan(text, make([]bool, len(text)))
+		if len(toks) != 1 || toks[0].date != want {
+			t.Errorf("%q: %+v, want %v", text, toks, want)
+		}
+	}
+	for text, want := range map[string]string{"L码": "L", "穿XL": "XL", "size m": "M", "M size": "M", "get an S": "S", "38码": "38"} {
+		toks := scan(text, make([]bool, len(text)))
+		if len(toks) != 1 || toks[0].size != want {
+			t.Errorf("%q: %+v, want size %s", text, toks, want)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for in, want := range map[string]string{"１９９元": "199元", "ＸＬ码": "XL码", "价格：１９９，好！": "价格：199，好！", "a\u3000b": "a b", "plain": "plain"} {
+		if got := normalize(in); got != want {
+			t.Errorf("normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzScan holds the scanner to its contract on any text: tokens lie
+// inside the text, in claimed bytes, without overlapping one another.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"¥199", "九块九包邮", "满300减50", "身高170体重130斤", "Dec 10, 2026", "还剩8件", "1米75", "八五折", "19块9件"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		used := make([]bool, len(text))
+		toks := scan(text, used)
+		seen := make([]bool, len(text))
+		for _, tok := range toks {
+			if tok.start < 0 || tok.end > len(text) || tok.start >= tok.end {
+				t.Fatalf("%q: token %+v out of bounds", text, tok)
+			}
+			for i := tok.start; i < tok.end; i++ {
+				if seen[i] || !used[i] {
+					t.Fatalf("%q: token %+v overlaps or is unclaimed", text, tok)
+				}
+				seen[i] = true
+			}
+		}
+	})
+}
+
+// FuzzCheck runs the whole decision on any reply: it never panics, its
+// decision is valid, findings quote the reply, and a rewrite passes the
+// check it was made for.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"玻尿酸精华只要128元！", `<tool_call>{"name":"x"}</tool_call>`, "M码有货", "Glow Serum is $5",
+		"链接已经帮您置顶啦！", "不含花生", "{name} 3号链接 12/10 48小时", "\xff\xfe元", "１２８元"} {
+		f.Add(s, "精华多少钱", 1)
+	}
+	calls := []Call{serumLookup, serumCoupon, hoodieLookup, hoodieStock, nutsLookup}
+	f.Fuzz(func(t *testing.T, reply, message string, attempt int) {
+		tt := turn("zh", message, reply, calls...)
+		tt.Attempt = attempt
+		d := Decide(tt)
+		if err := d.Validate(); err != nil {
+			t.Fatalf("%q: invalid decision %+v: %v", reply, d, err)
+		}
+		text := normalize(reply)
+		for _, fd := range Check(tt) {
+			if !strings.Contains(text, fd.Phrase) {
+				t.Fatalf("%q: finding %v quotes what the reply does not say", reply, fd)
+			}
+		}
+		if d.Text != "" {
+			if !utf8.ValidString(d.Text) {
+				t.Fatalf("rewrite %q is not UTF-8", d.Text)
+			}
+			tt.Reply = d.Text
+			if fs := Check(tt); len(fs) > 0 {
+				t.Fatalf("rewrite %q of %q is unbacked: %v", d.Text, reply, fs)
+			}
+		}
+	})
+}
+
+// FuzzParseJSON holds the result parser to any bytes: no panic, and
+// whatever parses walks into facts without panicking.
+func FuzzParseJSON(f *testing.F) {
+	for _, c := range []Call{serumLookup, hoodieLookup, hoodieStock, flaskStock, nutsShipping} {
+		f.Add(c.Result)
+	}
+	f.Add([]byte(`{"stock":{"M":"x"},"size_chart":[{"size":"L","height":"185+"}],"coupon":[{"amount":"a"}]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, _ = parseJSON(raw)
+		tt := turn("zh", "精华多少钱", "精华199元", call("product_lookup", `{"item_id":"p-serum"}`, string(raw)))
+		_ = Decide(tt)
+	})
+}
