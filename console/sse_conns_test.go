@@ -2,9 +2,9 @@ package console
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
-	"context"
 	"net/http"
 	"strings"
 	"sync"
