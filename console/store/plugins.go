@@ -395,6 +395,37 @@ func (s *Store) ActivePlugins(ctx context.Context, orgID string) ([]RuntimePlugi
 	return out, rows.Err()
 }
 
+// EnabledPlugin is the active version of an enabled plugin, with its
+// organisation and manifest.
+type EnabledPlugin struct {
+	OrgID, Name, Version string
+	Manifest             json.RawMessage
+}
+
+// EnabledPlugins lists the active versions of every organisation's enabled
+// plugins, what the live sessions of the whole process run (the console's
+// plugin memory budget counts their limits). Like ActivePlugins it is the
+// runtime's view and takes no Scope.
+func (s *Store) EnabledPlugins(ctx context.Context) ([]EnabledPlugin, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.org_id, p.name, v.version, v.manifest FROM plugins p
+		JOIN plugin_versions v ON v.id = p.active_version_id WHERE p.enabled = 1 ORDER BY p.org_id, p.name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []EnabledPlugin
+	for rows.Next() {
+		var e EnabledPlugin
+		var manifest string
+		if err := rows.Scan(&e.OrgID, &e.Name, &e.Version, &manifest); err != nil {
+			return nil, err
+		}
+		e.Manifest = json.RawMessage(manifest)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // PluginCount counts the plugins of every organisation (first-run setup
 // installs the examples into an empty store).
 func (s *Store) PluginCount(ctx context.Context) (int, error) {

@@ -116,3 +116,35 @@ func TestPluginKeysAreOperatorManaged(t *testing.T) {
 		t.Errorf("delete twice: %v", err)
 	}
 }
+
+func TestEnabledPluginsListEveryOrganisationsRunningVersions(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ctx := context.Background()
+	a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
+	for _, x := range []struct {
+		sc            Scope
+		name, version string
+	}{{a.dev, "shop", "1.0.0"}, {a.dev, "shop", "1.1.0"}, {a.op, "mod", "1.0.0"}, {b.op, "shop", "2.0.0"}} {
+		if _, _, err := s.AddPluginVersion(ctx, x.sc, newVersion(x.name, x.version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SetPluginEnabled(ctx, a.op, "mod", false, 0); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.EnabledPlugins(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range list {
+		got = append(got, p.OrgID+"/"+p.Name+"@"+p.Version+" "+string(p.Manifest))
+	}
+	want := []string{a.org.ID + `/shop@1.1.0 {"name":"shop"}`, b.org.ID + `/shop@2.0.0 {"name":"shop"}`}
+	if a.org.ID > b.org.ID {
+		want[0], want[1] = want[1], want[0]
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("enabled plugins:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
