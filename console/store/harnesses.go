@@ -120,6 +120,20 @@ func harnessMigrations() []Migration {
 				created_at TEXT NOT NULL)`,
 			`CREATE INDEX evolution_events_loop ON evolution_events(loop_id, id)`,
 		}},
+		{Version: 21, Name: "merchants' requests for a harness version", SQL: []string{
+			`CREATE TABLE harness_requests (
+				id TEXT PRIMARY KEY,
+				org_id TEXT NOT NULL REFERENCES orgs(id),
+				stream_id TEXT NOT NULL REFERENCES streams(id) ON DELETE CASCADE,
+				version TEXT NOT NULL,
+				note TEXT NOT NULL DEFAULT '',
+				state TEXT NOT NULL CHECK (state IN ('open', 'granted')),
+				release_id TEXT NOT NULL DEFAULT '',
+				requested_by TEXT NOT NULL,
+				created_at TEXT NOT NULL,
+				decided_at TEXT NOT NULL DEFAULT '')`,
+			`CREATE INDEX harness_requests_org ON harness_requests(org_id, created_at)`,
+		}},
 	}
 }
 
@@ -947,4 +961,91 @@ func (s *Store) evolutionLoops(ctx context.Context, sc Scope, id string) ([]Evol
 		}
 	}
 	return out, evs.Err()
+}
+
+// Harness request states.
+const (
+	RequestOpen    = "open"
+	RequestGranted = "granted"
+)
+
+// HarnessRequest is a merchant asking for their stream to run a harness
+// version. It binds nothing: an operator's release does, and marks the
+// request granted.
+type HarnessRequest struct {
+	ID          string     `json:"id"`
+	StreamID    string     `json:"stream_id"`
+	StreamName  string     `json:"stream_name"`
+	Version     string     `json:"version"`
+	Note        string     `json:"note"`
+	State       string     `json:"state"`
+	ReleaseID   string     `json:"release_id,omitempty"`
+	RequestedBy string     `json:"requested_by"`
+	Created     time.Time  `json:"created_at"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+}
+
+const harnessRequestColumns = `r.id, r.stream_id, COALESCE(st.name, ''), r.version, r.note, r.state, r.release_id, ` +
+	`COALESCE((SELECT username FROM users WHERE users.id = r.requested_by), r.requested_by), r.created_at, r.decided_at`
+
+func scanHarnessRequest(row interface{ Scan(...any) error }) (*HarnessRequest, error) {
+	var r HarnessRequest
+	var created, decided string
+	err := row.Scan(&r.ID, &r.StreamID, &r.StreamName, &r.Version, &r.Note, &r.State, &r.ReleaseID, &r.RequestedBy, &created, &decided)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Created, r.DecidedAt = parseStamp(created), optionalStamp(decided)
+	return &r, nil
+}
+
+// CreateHarnessRequest records a request for a stream the scope sees.
+func (s *Store) CreateHarnessRequest(ctx context.Context, sc Scope, r HarnessRequest) (*HarnessRequest, error) {
+	if _, err := s.Stream(ctx, sc, r.StreamID); err != nil {
+		return nil, err
+	}
+	r.ID = NewID()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO harness_requests(id, org_id, stream_id, version, note, state, requested_by, created_at)
+		VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`, r.ID, sc.OrgID, r.StreamID, r.Version, r.Note, sc.UserID, s.stamp())
+	if err != nil {
+		return nil, fmt.Errorf("harness request: %w", err)
+	}
+	list, err := s.harnessRequests(ctx, sc, "r.id = ?", r.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, ErrNotFound
+	}
+	return &list[0], nil
+}
+
+// HarnessRequests lists the requests of the streams the scope sees,
+// newest first: an operator's organisation, a merchant's own streams.
+func (s *Store) HarnessRequests(ctx context.Context, sc Scope) ([]HarnessRequest, error) {
+	return s.harnessRequests(ctx, sc, "1 = 1")
+}
+
+func (s *Store) harnessRequests(ctx context.Context, sc Scope, where string, args ...any) ([]HarnessRequest, error) {
+	if sc.Role != RoleOperator && sc.Role != RoleMerchant {
+		return nil, ErrNotFound
+	}
+	q := `SELECT ` + harnessRequestColumns + ` FROM harness_requests r JOIN streams st ON st.id = r.stream_id
+		WHERE r.org_id = ? AND (? = 'operator' OR st.merchant_id = ?) AND ` + where + ` ORDER BY r.created_at DESC, r.id`
+	rows, err := s.db.QueryContext(ctx, q, append([]any{sc.OrgID, string(sc.Role), sc.MerchantID}, args...)...)
+	return collectRows(rows, err, scanHarnessRequest)
+}
+
+// GrantHarnessRequests marks the open requests of a stream for version
+// granted by a release.
+func (s *Store) GrantHarnessRequests(ctx context.Context, sc Scope, streamID, version, releaseID string) error {
+	if err := harnessOperatorOnly(sc); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE harness_requests SET state = 'granted', release_id = ?, decided_at = ?
+		WHERE org_id = ? AND stream_id = ? AND version = ? AND state = 'open'`, releaseID, s.stamp(), sc.OrgID, streamID, version)
+	return err
 }

@@ -136,3 +136,63 @@ func TestHarnessAreaIsOperatorOnlyAndOrgScoped(t *testing.T) {
 		t.Errorf("another org sees scores: %+v", other)
 	}
 }
+
+// TestStreamHarnessChangesOnlyThroughReleases: a stream update leaves the
+// bound version alone, and a merchant's request binds nothing until a
+// release grants it.
+func TestStreamHarnessChangesOnlyThroughReleases(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ctx := context.Background()
+	a := newTenant(t, s, "a")
+	st, err := s.CreateStream(ctx, a.op, Stream{MerchantID: a.merch1.ID, Name: "s", HarnessVersion: "sha256:aaa"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := *st
+	edit.Persona, edit.HarnessVersion = "warm", "sha256:bbb"
+	got, err := s.UpdateStream(ctx, a.m1, edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HarnessVersion != "sha256:aaa" || got.Persona != "warm" {
+		t.Errorf("after an update the stream runs %q with persona %q, want the bound version kept", got.HarnessVersion, got.Persona)
+	}
+	r, err := s.CreateHarnessRequest(ctx, a.m1, HarnessRequest{StreamID: st.ID, Version: "sha256:bbb", Note: "please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != RequestOpen || r.RequestedBy != "a-m1" || r.StreamName != "s" {
+		t.Errorf("request = %+v", r)
+	}
+	if _, err := s.CreateHarnessRequest(ctx, a.m2, HarnessRequest{StreamID: st.ID, Version: "sha256:bbb"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another merchant's request: %v, want ErrNotFound", err)
+	}
+	for _, c := range []struct {
+		name string
+		sc   Scope
+		want int
+		err  error
+	}{
+		{"the requesting merchant", a.m1, 1, nil},
+		{"another merchant", a.m2, 0, nil},
+		{"an operator", a.op, 1, nil},
+		{"a developer", a.dev, 0, ErrNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			list, err := s.HarnessRequests(ctx, c.sc)
+			if !errors.Is(err, c.err) || len(list) != c.want {
+				t.Errorf("sees %d requests (%v), want %d (%v)", len(list), err, c.want, c.err)
+			}
+		})
+	}
+	if err := s.GrantHarnessRequests(ctx, a.m1, st.ID, "sha256:bbb", "rel-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a merchant granted a request: %v", err)
+	}
+	if err := s.GrantHarnessRequests(ctx, a.op, st.ID, "sha256:bbb", "rel-1"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.HarnessRequests(ctx, a.m1)
+	if list[0].State != RequestGranted || list[0].ReleaseID != "rel-1" || list[0].DecidedAt == nil {
+		t.Errorf("after the release: %+v", list[0])
+	}
+}

@@ -137,8 +137,9 @@ func (s *Store) Streams(ctx context.Context, sc Scope) ([]Stream, error) {
 }
 
 // UpdateStream writes st's configuration (name, persona, strategy, catalog,
-// banned claims, currency, harness version, on air) if st.Revision is still
-// current; otherwise it returns ErrConflict and changes nothing.
+// banned claims, currency, on air) if st.Revision is still current;
+// otherwise it returns ErrConflict and changes nothing. It leaves the
+// harness version alone: only a release changes it (SetStreamHarness).
 func (s *Store) UpdateStream(ctx context.Context, sc Scope, st Stream) (*Stream, error) {
 	if err := normalize(&st); err != nil {
 		return nil, err
@@ -158,8 +159,8 @@ func (s *Store) UpdateStream(ctx context.Context, sc Scope, st Stream) (*Stream,
 			return ErrConflict
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE streams SET name = ?, persona = ?, strategy = ?, catalog = ?, banned_claims = ?,
-			currency = ?, harness_version = ?, on_air = ?, revision = revision + 1, updated_at = ? WHERE id = ?`,
-			st.Name, st.Persona, string(st.Strategy), string(st.Catalog), string(banned), st.Currency, st.HarnessVersion,
+			currency = ?, on_air = ?, revision = revision + 1, updated_at = ? WHERE id = ?`,
+			st.Name, st.Persona, string(st.Strategy), string(st.Catalog), string(banned), st.Currency,
 			st.OnAir, s.stamp(), st.ID)
 		return err
 	})
