@@ -35,9 +35,10 @@ type CallError struct {
 	Detail string
 	// Discarded reports that the instance was thrown away and replaced.
 	Discarded bool
-	// ExitCode is the status the guest passed to WASI proc_exit when it
-	// ended the call that way (Kind is ErrTrap); 0 otherwise, since an
-	// exit with status 0 and no error set is a success, as in Extism.
+	// ExitCode is the status the guest passed to WASI proc_exit when that
+	// ended the call (Kind ErrTrap); 0 otherwise. An exit with status 0
+	// ends a call as if the export returned 0 (as in Extism), and a Go
+	// guest's exit after running out of memory is ErrOutOfMemory.
 	ExitCode uint32
 }
 
