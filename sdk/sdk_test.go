@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-	"time"
 )
 
 func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
@@ -55,27 +54,6 @@ func TestHookInputRoundTrip(t *testing.T) {
 	back, err := DecodeHookInput(b)
 	if err != nil || !reflect.DeepEqual(back, in) {
 		t.Fatalf("round trip %s: %+v, %v", b, back, err)
-	}
-}
-
-func TestDecodeCatalogResult(t *testing.T) {
-	b := []byte(`{"stream":"s","currency":"CNY","products":[{"id":"p1","name":"面霜","aliases":["cream"],"price":199,"list_price":299,"stock":3,"attributes":{"size":"50ml"},"extra":[1]}],
-	"coupons":[{"id":"c1","name":"新人券","amount":20,"min_spend":100,"products":["p1"],"new_viewers_only":true,"remaining":5,"ends":"2026-01-01T00:00:00Z"}],
-	"promotions":[{"id":"x","title":"秒杀","price":99,"starts":"2026-01-01T00:00:00Z","ends":"2026-01-01T01:00:00Z"}]}`)
-	r, err := DecodeCatalogResult(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := r.Products[0]
-	if p.Name != "面霜" || p.Price != 199 || p.Stock != 3 || p.Attributes["size"] != "50ml" || p.Aliases[0] != "cream" {
-		t.Fatalf("product %+v", p)
-	}
-	c := r.Coupons[0]
-	if !c.NewViewersOnly || c.Amount != 20 || !c.Ends.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
-		t.Fatalf("coupon %+v", c)
-	}
-	if r.Promotions[0].Ends.Sub(r.Promotions[0].Starts) != time.Hour {
-		t.Fatalf("promotion %+v", r.Promotions[0])
 	}
 }
 
