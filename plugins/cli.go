@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins/internal/engine"
 )
 
@@ -475,13 +476,13 @@ func defaultInput(m *Manifest, kind Kind, name string) []byte {
 }
 
 func cliEnv(catalogPath, now string, stderr io.Writer) (*LocalEnv, error) {
-	c := &Catalog{}
+	c := &catalog.Catalog{}
 	if catalogPath != "" {
 		data, err := os.ReadFile(catalogPath)
 		if err != nil {
 			return nil, err
 		}
-		if c, err = ParseCatalog(data); err != nil {
+		if c, err = catalog.Parse(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", catalogPath, err)
 		}
 	}

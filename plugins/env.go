@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 // HostEnv is what the host functions reach during one call: the stream
@@ -37,144 +39,60 @@ type HostEnv interface {
 	Now() time.Time
 }
 
-// Catalog is a stream's sellable world: products, coupons and promotions.
-// It is the data behind livehat_catalog_lookup; its JSON form is the
-// catalog file format of examples and the CLI.
-type Catalog struct {
-	Stream     string      `json:"stream"`
-	Currency   string      `json:"currency"`
-	Products   []Product   `json:"products"`
-	Coupons    []Coupon    `json:"coupons,omitempty"`
-	Promotions []Promotion `json:"promotions,omitempty"`
-}
-
-// Product is one item of a catalog. Prices are in the catalog currency.
-type Product struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	Aliases     []string          `json:"aliases,omitempty"`
-	Category    string            `json:"category,omitempty"`
-	Price       float64           `json:"price"`
-	ListPrice   float64           `json:"list_price,omitempty"`
-	Stock       int               `json:"stock"`
-	Description string            `json:"description,omitempty"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
-	// Variants are sizes or colors with their own stock; Stock is then
-	// their sum.
-	Variants []Variant `json:"variants,omitempty"`
-	// SizeChart maps body measures to sizes (apparel).
-	SizeChart []SizeRow `json:"size_chart,omitempty"`
-	// Shipping is the item's delivery and return policy.
-	Shipping *Shipping `json:"shipping,omitempty"`
-}
-
-// Variant is a size or color of a product.
-type Variant struct {
-	Name  string `json:"name"`
-	Stock int    `json:"stock"`
-}
-
-// SizeRow recommends Size for heights and weights inside its ranges.
-type SizeRow struct {
-	Size      string `json:"size"`
-	MinHeight int    `json:"min_height_cm"`
-	MaxHeight int    `json:"max_height_cm"`
-	MinWeight int    `json:"min_weight_kg"`
-	MaxWeight int    `json:"max_weight_kg"`
-}
-
-// Shipping is a product's delivery and return policy.
-type Shipping struct {
-	// Days is the promised time from order to dispatch.
-	Days int `json:"days"`
-	// Fee is the shipping fee; zero means free shipping.
-	Fee float64 `json:"fee"`
-	// ReturnDays is the no-reason return window; zero means no returns.
-	ReturnDays int `json:"return_days"`
-}
-
-// Coupon is a coupon of the stream's strategy.
-type Coupon struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Amount is a fixed discount; Percent a percentage off (0-100).
-	Amount  float64 `json:"amount,omitempty"`
-	Percent float64 `json:"percent,omitempty"`
-	// MinSpend is the least order total the coupon applies to.
-	MinSpend float64 `json:"min_spend,omitempty"`
-	// Products limits the coupon to these product ids; empty means all.
-	Products []string `json:"products,omitempty"`
-	// NewViewersOnly limits it to viewers without a previous order.
-	NewViewersOnly bool      `json:"new_viewers_only,omitempty"`
-	Remaining      int       `json:"remaining"`
-	Starts         time.Time `json:"starts,omitzero"`
-	Ends           time.Time `json:"ends,omitzero"`
-}
-
-// Promotion is a timed offer of the stream's strategy.
-type Promotion struct {
-	ID       string    `json:"id"`
-	Title    string    `json:"title"`
-	Products []string  `json:"products,omitempty"`
-	Price    float64   `json:"price,omitempty"`
-	Percent  float64   `json:"percent,omitempty"`
-	Starts   time.Time `json:"starts"`
-	Ends     time.Time `json:"ends"`
-	Text     string    `json:"text,omitempty"`
-}
-
 // CatalogQuery is the JSON a plugin sends to livehat_catalog_lookup.
-// Kind is "product" (match by ID, Name or alias, or every product whose
-// name or alias occurs in Text), "coupons" or "promotions".
+// Schema names the catalog layout the plugin reads and must be
+// catalog.SchemaVersion: a plugin built before version 2 would read the
+// answer wrongly (a stock or a return window that is not stated as 0), so
+// its query is refused rather than answered. Kind is "product",
+// "coupons" or "promotions". A product query matches by ID, else by Link
+// (the cart position, "3号链接"), else by Name or alias (whole,
+// case-insensitive), else every product whose name or alias occurs in
+// Text, longest name first; Limit caps the products (20 when 0 or above
+// 20).
 type CatalogQuery struct {
-	Kind  string `json:"kind"`
-	ID    string `json:"id,omitempty"`
-	Name  string `json:"name,omitempty"`
-	Text  string `json:"text,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	Schema string `json:"schema"`
+	Kind   string `json:"kind"`
+	ID     string `json:"id,omitempty"`
+	Link   int    `json:"link,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
 }
 
-// CatalogResult is the JSON livehat_catalog_lookup returns.
+// CatalogResult is the JSON livehat_catalog_lookup returns: the parts of
+// the catalog a query asked for, in the catalog's version 2 layout
+// (Schema is catalog.SchemaVersion), so that what a merchant did not state
+// stays absent for the plugin too.
 type CatalogResult struct {
-	Stream     string      `json:"stream"`
-	Currency   string      `json:"currency"`
-	Products   []Product   `json:"products,omitempty"`
-	Coupons    []Coupon    `json:"coupons,omitempty"`
-	Promotions []Promotion `json:"promotions,omitempty"`
+	Schema     string              `json:"schema"`
+	Stream     string              `json:"stream"`
+	Currency   string              `json:"currency"`
+	Products   []catalog.Product   `json:"products,omitempty"`
+	Coupons    []catalog.Coupon    `json:"coupons,omitempty"`
+	Promotions []catalog.Promotion `json:"promotions,omitempty"`
 }
 
-// ParseCatalog decodes a catalog file strictly and checks that ids are
-// unique and prices are not negative.
-func ParseCatalog(data []byte) (*Catalog, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c Catalog
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, p := range c.Products {
-		if p.ID == "" || seen[p.ID] {
-			return nil, fmt.Errorf("catalog: product id %q is empty or repeated", p.ID)
-		}
-		seen[p.ID] = true
-		if p.Price < 0 || p.ListPrice < 0 || p.Stock < 0 {
-			return nil, fmt.Errorf("catalog: product %q has a negative price or stock", p.ID)
-		}
-	}
-	return &c, nil
-}
+// maxLookupProducts caps the products of one answer.
+const maxLookupProducts = 20
 
-// Lookup answers a CatalogQuery (JSON) with a CatalogResult (JSON).
-func (c *Catalog) Lookup(query []byte) ([]byte, error) {
+// LookupCatalog answers a CatalogQuery (JSON) over c with a CatalogResult
+// (JSON). A nil c is an empty catalog.
+func LookupCatalog(c *catalog.Catalog, query []byte) ([]byte, error) {
+	if c == nil {
+		c = &catalog.Catalog{}
+	}
 	var q CatalogQuery
 	if err := json.Unmarshal(query, &q); err != nil {
 		return nil, fmt.Errorf("catalog query: %w", err)
 	}
-	res := CatalogResult{Stream: c.Stream, Currency: c.Currency}
+	if q.Schema != catalog.SchemaVersion {
+		return nil, fmt.Errorf("catalog query: schema is %q; this host answers in the catalog layout %q only: "+
+			`send "schema": %q (the LiveHAT SDK does; rebuild a plugin built before it did)`, q.Schema, catalog.SchemaVersion, catalog.SchemaVersion)
+	}
+	res := CatalogResult{Schema: catalog.SchemaVersion, Stream: c.Stream, Currency: c.Currency}
 	switch q.Kind {
 	case "product", "":
-		res.Products = c.matchProducts(q)
+		res.Products = matchProducts(c, q)
 	case "coupons":
 		res.Coupons = c.Coupons
 	case "promotions":
@@ -185,18 +103,20 @@ func (c *Catalog) Lookup(query []byte) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func (c *Catalog) matchProducts(q CatalogQuery) []Product {
+func matchProducts(c *catalog.Catalog, q CatalogQuery) []catalog.Product {
 	limit := q.Limit
-	if limit <= 0 || limit > 20 {
-		limit = 20
+	if limit <= 0 || limit > maxLookupProducts {
+		limit = maxLookupProducts
 	}
-	var out []Product
+	var out []catalog.Product
 	switch {
 	case q.ID != "":
-		for _, p := range c.Products {
-			if p.ID == q.ID {
-				out = append(out, p)
-			}
+		if p := c.Product(q.ID); p != nil {
+			out = append(out, *p)
+		}
+	case q.Link > 0:
+		if p := c.ByLink(q.Link); p != nil {
+			out = append(out, *p)
 		}
 	case q.Name != "":
 		name := strings.ToLower(strings.TrimSpace(q.Name))
@@ -208,7 +128,7 @@ func (c *Catalog) matchProducts(q CatalogQuery) []Product {
 	case q.Text != "":
 		text := strings.ToLower(q.Text)
 		type hit struct {
-			p   Product
+			p   catalog.Product
 			len int
 		}
 		var hits []hit
@@ -230,7 +150,7 @@ func (c *Catalog) matchProducts(q CatalogQuery) []Product {
 
 // productNames returns the length of the longest name or alias of p that
 // match accepts (lower-cased), or 0.
-func productNames(p Product, match func(string) bool) int {
+func productNames(p catalog.Product, match func(string) bool) int {
 	best := 0
 	for _, n := range append([]string{p.Name}, p.Aliases...) {
 		n = strings.ToLower(strings.TrimSpace(n))
@@ -244,7 +164,7 @@ func productNames(p Product, match func(string) bool) int {
 // LocalEnv is a HostEnv over a catalog and an in-memory key-value store.
 // It is safe for concurrent use.
 type LocalEnv struct {
-	catalog *Catalog
+	catalog *catalog.Catalog
 	logger  *slog.Logger
 	now     func() time.Time
 
@@ -252,11 +172,12 @@ type LocalEnv struct {
 	kv map[string]map[string][]byte
 }
 
-// NewLocalEnv returns a LocalEnv serving catalog, logging to logger (nil
-// discards) and telling time with now (nil means time.Now).
-func NewLocalEnv(catalog *Catalog, logger *slog.Logger, now func() time.Time) *LocalEnv {
-	if catalog == nil {
-		catalog = &Catalog{}
+// NewLocalEnv returns a LocalEnv serving cat (nil: an empty catalog),
+// logging to logger (nil discards) and telling time with now (nil means
+// time.Now).
+func NewLocalEnv(cat *catalog.Catalog, logger *slog.Logger, now func() time.Time) *LocalEnv {
+	if cat == nil {
+		cat = &catalog.Catalog{}
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -264,12 +185,12 @@ func NewLocalEnv(catalog *Catalog, logger *slog.Logger, now func() time.Time) *L
 	if now == nil {
 		now = time.Now
 	}
-	return &LocalEnv{catalog: catalog, logger: logger, now: now, kv: map[string]map[string][]byte{}}
+	return &LocalEnv{catalog: cat, logger: logger, now: now, kv: map[string]map[string][]byte{}}
 }
 
 // CatalogLookup implements HostEnv.
 func (e *LocalEnv) CatalogLookup(_ context.Context, query []byte) ([]byte, error) {
-	return e.catalog.Lookup(query)
+	return LookupCatalog(e.catalog, query)
 }
 
 // KVGet implements HostEnv.

@@ -13,19 +13,20 @@ import (
 	"time"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 // streamNow is the stream clock of the example tests: the serum flash
 // sale runs until 23:00, the lipstick week until midnight.
 var streamNow = time.Date(2026, 11, 29, 21, 40, 0, 0, time.UTC)
 
-func demoCatalog(t testing.TB) *Catalog {
+func demoCatalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
 	b, err := os.ReadFile("../examples/plugins/catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseCatalog(b)
+	c, err := catalog.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestOfficialPDK(t *testing.T) {
 	if !strings.Contains(logs.String(), "counted Hello") {
 		t.Fatalf("logs: %q", logs.String())
 	}
-	out, err := p.Call(ctx, env, KindHook, "lookup", []byte(`{"kind":"product","name":"口红"}`))
+	out, err := p.Call(ctx, env, KindHook, "lookup", []byte(`{"schema":"livehat.catalog/2","kind":"product","name":"口红"}`))
 	if err != nil || !strings.Contains(string(out), `"id":"p-lipstick"`) {
 		t.Fatalf("lookup: %s, %v", out, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins"
 )
 
@@ -102,9 +103,10 @@ func (s *Sandbox) Load(ctx context.Context, pkg *plugins.Package) (*plugins.Plug
 }
 
 // Plugins returns the loaded plugins, serving a stream whose catalog is
-// the given catalog JSON (the plugins catalog format) to host functions.
+// the given catalog document (package harness/catalog; version 1 is
+// upgraded) to host functions.
 func (s *Sandbox) Plugins(catalogJSON []byte, now func() time.Time) (*PluginSet, error) {
-	cat, err := plugins.ParseCatalog(catalogJSON)
+	cat, err := catalog.Parse(catalogJSON)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: stream catalog: %w", err)
 	}
