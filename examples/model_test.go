@@ -13,8 +13,8 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/model/engine"
-	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -22,8 +22,8 @@ import (
 // demoCatalog returns the demo catalog's item names and ids, in order.
 func demoCatalog(t *testing.T) (names, ids []string) {
 	t.Helper()
-	var c plugins.Catalog
-	if err := json.Unmarshal(examples.Catalog, &c); err != nil {
+	c, err := catalog.Parse(examples.Catalog)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range c.Products {
