@@ -21,7 +21,7 @@ func DemoPlugins() []string {
 	return []string{"storefront", "moderation", "compliance", "speech"}
 }
 
-// Catalog is the demo stream's product catalog (plugins.Catalog JSON):
+// Catalog is the demo stream's product catalog (a harness/catalog document):
 // what the storefront plugin's tools answer from.
 //
 //go:embed plugins/catalog.json

@@ -6,7 +6,7 @@ import "github.com/livehat/livehat/sdk"
 
 //go:wasmexport product_lookup
 func productLookup() int32 {
-	return sdk.Tool(func(req *LookupRequest) (map[string]any, error) { return ProductLookup(sdk.Lookup, *req) })
+	return sdk.Tool(func(req *LookupRequest) (map[string]any, error) { return ProductLookup(sdk.Lookup, *req, sdk.Now()) })
 }
 
 //go:wasmexport check_stock
@@ -16,7 +16,7 @@ func checkStock() int32 {
 
 //go:wasmexport coupon_check
 func couponCheck() int32 {
-	return sdk.Tool(func(req *ItemRequest) (map[string]any, error) { return CouponCheck(sdk.Lookup, *req) })
+	return sdk.Tool(func(req *ItemRequest) (map[string]any, error) { return CouponCheck(sdk.Lookup, *req, sdk.Now()) })
 }
 
 //go:wasmexport shipping_policy
