@@ -205,21 +205,34 @@ func AddOffers(mentions []Mention, coupons []sdk.Coupon, promotions []sdk.Promot
 			}
 		}
 		off(p.Price)
+		for _, v := range p.Variants {
+			if v.Price != nil {
+				m.Prices = append(m.Prices, *v.Price)
+				off(*v.Price)
+			}
+		}
 		for _, pr := range promotions {
 			if !running(pr.Starts, pr.Ends) || (len(pr.Products) > 0 && !slices.Contains(pr.Products, p.ID)) {
 				continue
 			}
 			if pr.Price > 0 {
+				// A multi-buy or bundle price is what the items cost
+				// together: a price a reply may name, not a discount.
 				m.Prices = append(m.Prices, pr.Price)
-				off(pr.Price)
+				if pr.Kind == sdk.PromoPrice {
+					off(pr.Price)
+				}
 			}
 			if pr.Percent > 0 {
 				m.Prices = append(m.Prices, round2(p.Price*(1-pr.Percent/100)))
 				m.Offs = append(m.Offs, pr.Percent)
 			}
+			if pr.NthPercent > 0 {
+				m.Prices = append(m.Prices, round2(p.Price*(1-pr.NthPercent/100)))
+			}
 		}
 		for _, c := range coupons {
-			if c.Remaining <= 0 || !running(c.Starts, c.Ends) || (len(c.Products) > 0 && !slices.Contains(c.Products, p.ID)) {
+			if (c.Remaining != nil && *c.Remaining <= 0) || !running(c.Starts, c.Ends) || (len(c.Products) > 0 && !slices.Contains(c.Products, p.ID)) {
 				continue
 			}
 			m.Prices = append(m.Prices, round2(p.Price-c.Amount-p.Price*c.Percent/100))

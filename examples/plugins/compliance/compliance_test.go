@@ -90,3 +90,39 @@ func TestZheValue(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion2Prices: a variant's own price and the amounts of multi-buy
+// and bundle deals are prices a reply may name; other amounts are not.
+func TestVersion2Prices(t *testing.T) {
+	b, err := os.ReadFile("../../catalogs/every-field.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sdk.DecodeCatalogResult(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 5, 20, 0, 0, 0, time.UTC)
+	def, _ := ParseConfig(nil)
+	cases := []struct {
+		text   string
+		action sdk.Action
+	}{
+		{"珍珠白降噪蓝牙耳机209元", sdk.ActionAllow},
+		{"纯棉短袖T恤三件199元", sdk.ActionAllow},
+		{"纯棉短袖T恤第二件只要44.5元", sdk.ActionAllow},
+		{"降噪蓝牙耳机只要150元", sdk.ActionRetry},
+		// 139 less the all-claimed 30-off coupon is no price it has now
+		{"每日坚果礼盒领券后109元", sdk.ActionRetry},
+		{"每日坚果礼盒领券后129元", sdk.ActionAllow}, // the 10-off coupon
+	}
+	for _, k := range cases {
+		t.Run(k.text, func(t *testing.T) {
+			m := FindMentions(k.text, c.Products)
+			AddOffers(m, c.Coupons, c.Promotions, now)
+			if d := Decide(k.text, Check(k.text, m, def), def); d.Action != k.action {
+				t.Errorf("%+v, want %s", d, k.action)
+			}
+		})
+	}
+}

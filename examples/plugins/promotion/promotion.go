@@ -19,13 +19,20 @@ func Text(now time.Time, promos []sdk.Promotion, products map[string]sdk.Product
 	var running, upcoming []sdk.Promotion
 	for _, p := range promos {
 		switch {
-		case !now.Before(p.Starts) && now.Before(p.Ends):
+		case p.Running(now):
 			running = append(running, p)
 		case now.Before(p.Starts):
 			upcoming = append(upcoming, p)
 		}
 	}
-	slices.SortFunc(running, func(a, b sdk.Promotion) int { return a.Ends.Compare(b.Ends) })
+	// A promotion without a stated end sorts last: it has no deadline.
+	slices.SortFunc(running, func(a, b sdk.Promotion) int {
+		switch {
+		case a.Ends.IsZero() || b.Ends.IsZero():
+			return compareBool(a.Ends.IsZero(), b.Ends.IsZero())
+		}
+		return a.Ends.Compare(b.Ends)
+	})
 	slices.SortFunc(upcoming, func(a, b sdk.Promotion) int { return a.Starts.Compare(b.Starts) })
 	var b strings.Builder
 	if len(running) == 0 {
@@ -42,9 +49,13 @@ func Text(now time.Time, promos []sdk.Promotion, products map[string]sdk.Product
 			if p.Text != "" {
 				b.WriteString(p.Text + "；")
 			}
-			b.WriteString("还剩" + left(p.Ends.Sub(now)) + "结束。\n")
+			if p.Ends.IsZero() {
+				b.WriteString("结束时间未说明，不要承诺截止时间。\n")
+			} else {
+				b.WriteString("还剩" + left(p.Ends.Sub(now)) + "结束。\n")
+			}
 		}
-		if u := running[0]; u.Ends.Sub(now) <= 15*time.Minute {
+		if u := running[0]; !u.Ends.IsZero() && u.Ends.Sub(now) <= 15*time.Minute {
 			b.WriteString("提醒：「" + u.Title + "」即将结束，可以提醒观众抓紧下单。\n")
 		}
 	}
@@ -55,15 +66,48 @@ func Text(now time.Time, promos []sdk.Promotion, products map[string]sdk.Product
 	return strings.TrimSpace(b.String())
 }
 
+// offer states what a promotion gives on one of its products, by kind.
 func offer(p sdk.Promotion, prod sdk.Product) string {
-	switch {
-	case p.Price > 0:
-		return fmt.Sprintf("%s 活动价%s（日常价%s）；", prod.Name, yuan(p.Price), yuan(prod.Price))
-	case p.Percent > 0:
-		return fmt.Sprintf("%s 立减%s%%，到手%s；", prod.Name, strconv.FormatFloat(p.Percent, 'f', -1, 64),
-			yuan(prod.Price*(1-p.Percent/100)))
+	pct := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "%" }
+	var s string
+	switch p.Kind {
+	case sdk.PromoPrice:
+		s = fmt.Sprintf("%s 活动价%s（日常价%s）", prod.Name, yuan(p.Price), yuan(prod.Price))
+	case sdk.PromoPercent:
+		s = fmt.Sprintf("%s 立减%s", prod.Name, pct(p.Percent))
+		if p.MinSpend <= prod.Price {
+			s += "，到手" + yuan(prod.Price*(1-p.Percent/100))
+		}
+	case sdk.PromoMultiBuy:
+		switch {
+		case p.Price > 0:
+			s = fmt.Sprintf("%s %d件共%s", prod.Name, p.Quantity, yuan(p.Price))
+		case p.Percent > 0:
+			s = fmt.Sprintf("%s 买%d件每件立减%s", prod.Name, p.Quantity, pct(p.Percent))
+		default:
+			s = fmt.Sprintf("%s 买%d件第%d件立减%s", prod.Name, p.Quantity, p.Quantity, pct(p.NthPercent))
+		}
+	case sdk.PromoBundle:
+		s = fmt.Sprintf("%s 组合价%s", prod.Name, yuan(p.Price))
+	case sdk.PromoGift:
+		s = fmt.Sprintf("%s 送%s", prod.Name, p.Gift)
+	default:
+		s = prod.Name
 	}
-	return prod.Name + "；"
+	if p.MinSpend > 0 {
+		s += fmt.Sprintf("（订单满%s）", yuan(p.MinSpend))
+	}
+	return s + "；"
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func yuan(f float64) string {

@@ -55,11 +55,16 @@ func (r *LookupRequest) CatalogQuery() (sdk.CatalogQuery, error) {
 // ProductView is a product as the model reads it.
 type ProductView struct {
 	ID, Name, Description string
-	Price, ListPrice      float64
+	// Link is the cart position ("3号链接"); 0 when the product has none.
+	Link             int
+	Price, ListPrice float64
 	// DiscountPercent is how much below the list price the price is.
 	DiscountPercent int
-	Stock           int
-	InStock         bool
+	// Stock is the count on hand; nil when the merchant did not state it.
+	Stock *int
+	// State is the stock state, stated or derived from Stock; "" when
+	// neither is stated.
+	State sdk.StockState
 }
 
 // LookupResponse is the result of lookup_product.
@@ -83,6 +88,10 @@ func (r LookupResponse) AppendJSON(b []byte) []byte {
 		w.ObjectStart()
 		w.Key("id")
 		w.String(p.ID)
+		if p.Link > 0 {
+			w.Key("link")
+			w.Int(int64(p.Link))
+		}
 		w.Key("name")
 		w.String(p.Name)
 		w.Key("price")
@@ -91,10 +100,25 @@ func (r LookupResponse) AppendJSON(b []byte) []byte {
 		w.Float(p.ListPrice)
 		w.Key("discount_percent")
 		w.Int(int64(p.DiscountPercent))
+		// What the merchant did not state is said to be not stated.
 		w.Key("stock")
-		w.Int(int64(p.Stock))
+		if p.Stock != nil {
+			w.Int(int64(*p.Stock))
+		} else {
+			w.String(notStated)
+		}
+		w.Key("stock_state")
+		if p.State == "" {
+			w.String(notStated)
+		} else {
+			w.String(string(p.State))
+		}
 		w.Key("in_stock")
-		w.Bool(p.InStock)
+		if p.State == "" {
+			w.String(notStated)
+		} else {
+			w.Bool(p.State != sdk.SoldOut)
+		}
 		w.Key("description")
 		w.String(p.Description)
 		w.ObjectEnd()
@@ -108,8 +132,8 @@ func (r LookupResponse) AppendJSON(b []byte) []byte {
 func Lookup(res *sdk.CatalogResult) LookupResponse {
 	out := LookupResponse{Found: len(res.Products) > 0, Currency: res.Currency, Products: []ProductView{}}
 	for _, p := range res.Products {
-		v := ProductView{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price,
-			ListPrice: p.ListPrice, Stock: p.Stock, InStock: p.Stock > 0}
+		v := ProductView{ID: p.ID, Name: p.Name, Description: p.Description, Link: p.Link, Price: p.Price,
+			ListPrice: p.ListPrice, Stock: p.Stock, State: p.State()}
 		if p.ListPrice > p.Price && p.ListPrice > 0 {
 			v.DiscountPercent = int(math.Round(100 * (p.ListPrice - p.Price) / p.ListPrice))
 		}
@@ -127,10 +151,12 @@ type StockRequest struct {
 
 // StockResponse is the result of check_stock.
 type StockResponse struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Stock   int    `json:"stock"`
-	Status  string `json:"status"` // in_stock, low_stock or sold_out
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Stock is the count on hand; absent when the merchant did not state it.
+	Stock *int `json:"stock,omitempty"`
+	// Status is in_stock, low_stock, sold_out, presale, or not_stated.
+	Status  string `json:"status"`
 	CanBuy  bool   `json:"can_buy"`
 	Message string `json:"message"`
 }
@@ -138,23 +164,46 @@ type StockResponse struct {
 // LowStock is the stock under which the avatar should create urgency.
 const LowStock = 10
 
-// Stock says whether quantity of p can be bought now.
+// notStated is what the tools say for a fact the merchant did not state.
+const notStated = "not stated"
+
+// Stock says whether quantity of p can be bought now. A stated stock
+// state wins over the count; without either, nothing is promised.
 func Stock(p sdk.Product, quantity int) StockResponse {
 	if quantity < 1 {
 		quantity = 1
 	}
-	r := StockResponse{ID: p.ID, Name: p.Name, Stock: p.Stock, CanBuy: p.Stock >= quantity}
+	r := StockResponse{ID: p.ID, Name: p.Name, Stock: p.Stock}
 	switch {
-	case p.Stock == 0:
+	case p.StockState == sdk.SoldOut || (p.StockState == "" && p.Stock != nil && *p.Stock == 0):
 		r.Status, r.Message = "sold_out", fmt.Sprintf("%s is sold out.", p.Name)
-	case p.Stock < LowStock:
-		r.Status = "low_stock"
-		r.Message = fmt.Sprintf("Only %d of %s left.", p.Stock, p.Name)
+		if !p.RestockDate.IsZero() {
+			r.Message += fmt.Sprintf(" It is back on %s.", p.RestockDate)
+		}
+	case p.StockState == sdk.Presale:
+		r.Status, r.CanBuy = "presale", true
+		r.Message = fmt.Sprintf("%s is on presale.", p.Name)
+		if !p.PresaleShipDate.IsZero() {
+			r.Message = fmt.Sprintf("%s is on presale and ships on %s.", p.Name, p.PresaleShipDate)
+		}
+	case p.StockState == sdk.LowStock || (p.StockState == "" && p.Stock != nil && *p.Stock < LowStock):
+		r.Status, r.CanBuy = "low_stock", true
+		r.Message = fmt.Sprintf("%s is running low.", p.Name)
+		if p.Stock != nil {
+			r.Message = fmt.Sprintf("Only %d of %s left.", *p.Stock, p.Name)
+		}
+	case p.StockState == sdk.InStock || p.Stock != nil:
+		r.Status, r.CanBuy, r.Message = "in_stock", true, fmt.Sprintf("%s is in stock.", p.Name)
 	default:
-		r.Status, r.Message = "in_stock", fmt.Sprintf("%s is in stock.", p.Name)
+		r.Status, r.Message = "not_stated", fmt.Sprintf("The stock of %s is not stated.", p.Name)
 	}
-	if p.Stock > 0 && !r.CanBuy {
-		r.Message += fmt.Sprintf(" %d wanted, %d available.", quantity, p.Stock)
+	if r.CanBuy && p.Stock != nil && *p.Stock < quantity {
+		r.CanBuy = false
+		r.Message += fmt.Sprintf(" %d wanted, %d available.", quantity, *p.Stock)
+	}
+	if r.CanBuy && p.LimitPerBuyer > 0 && quantity > p.LimitPerBuyer {
+		r.CanBuy = false
+		r.Message += fmt.Sprintf(" %d wanted, at most %d per buyer.", quantity, p.LimitPerBuyer)
 	}
 	return r
 }
@@ -197,7 +246,7 @@ func Coupons(p sdk.Product, quantity, orders int, coupons []sdk.Coupon, now time
 	for _, c := range coupons {
 		o := CouponOffer{ID: c.ID, Name: c.Name}
 		switch {
-		case c.Remaining <= 0:
+		case c.Remaining != nil && *c.Remaining <= 0:
 			o.Reason = "no coupons left"
 		case !c.Starts.IsZero() && now.Before(c.Starts):
 			o.Reason = "not started yet"

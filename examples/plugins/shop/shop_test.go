@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestLookupRequest(t *testing.T) {
 func TestLookupResponse(t *testing.T) {
 	c := catalog(t)
 	res := Lookup(&sdk.CatalogResult{Currency: "CNY", Products: []sdk.Product{findProduct(t, c, "p-serum"), findProduct(t, c, "p-sunscreen")}})
-	if !res.Found || res.Products[0].DiscountPercent != 33 || !res.Products[0].InStock || res.Products[1].InStock {
+	if !res.Found || res.Products[0].DiscountPercent != 33 || res.Products[0].State != sdk.InStock || res.Products[1].State != sdk.SoldOut {
 		t.Fatalf("%+v", res)
 	}
 	var back map[string]any
@@ -69,6 +70,41 @@ func TestLookupResponse(t *testing.T) {
 	}
 	if none := Lookup(&sdk.CatalogResult{Currency: "CNY"}); none.Found || string(none.AppendJSON(nil)) != `{"found":false,"currency":"CNY","products":[]}` {
 		t.Fatalf("%s", none.AppendJSON(nil))
+	}
+}
+
+func TestLookupResponseNotStated(t *testing.T) {
+	res := Lookup(&sdk.CatalogResult{Currency: "CNY", Products: []sdk.Product{{ID: "a", Link: 3, Name: "A", Price: 5}}})
+	want := `{"found":true,"currency":"CNY","products":[{"id":"a","link":3,"name":"A","price":5,"list_price":0,"discount_percent":0,` +
+		`"stock":"not stated","stock_state":"not stated","in_stock":"not stated","description":""}]}`
+	if got := string(res.AppendJSON(nil)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestStockNotStated(t *testing.T) {
+	five := 5
+	cases := []struct {
+		name   string
+		p      sdk.Product
+		qty    int
+		status string
+		canBuy bool
+		says   string
+	}{
+		{"nothing stated", sdk.Product{Name: "A"}, 1, "not_stated", false, "not stated"},
+		{"state without a count", sdk.Product{Name: "A", StockState: sdk.InStock}, 50, "in_stock", true, "in stock"},
+		{"presale", sdk.Product{Name: "A", StockState: sdk.Presale, PresaleShipDate: sdk.Date{Year: 2026, Month: 12, Day: 20}}, 1, "presale", true, "2026-12-20"},
+		{"sold out with a restock date", sdk.Product{Name: "A", StockState: sdk.SoldOut, RestockDate: sdk.Date{Year: 2026, Month: 12, Day: 10}}, 1, "sold_out", false, "2026-12-10"},
+		{"limit per buyer", sdk.Product{Name: "A", Stock: &five, LimitPerBuyer: 2}, 3, "low_stock", false, "at most 2 per buyer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Stock(c.p, c.qty)
+			if r.Status != c.status || r.CanBuy != c.canBuy || !strings.Contains(r.Message, c.says) {
+				t.Errorf("%+v", r)
+			}
+		})
 	}
 }
 
