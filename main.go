@@ -82,6 +82,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	default:
 		fmt.Fprintf(stderr, "livehat %s: %v\n", name, err)
+		// A plugin that exited with its own status (WASI proc_exit) hands
+		// it on, as Extism's CLI does, so scripts can tell failures apart.
+		var ce *plugins.CallError
+		if errors.As(err, &ce) && ce.ExitCode != 0 {
+			return int(ce.ExitCode)
+		}
 		return 1
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,28 @@ func TestHasFlag(t *testing.T) {
 	}
 	if hasFlag(args, "checkpoint") || hasFlag(args, "rand") || hasFlag(args, "gen") {
 		t.Error("found a flag that is not set (after --, a prefix, or absent)")
+	}
+}
+
+// TestPluginExitStatus: a guest that ends with WASI proc_exit(3) makes
+// `livehat plugin test` exit with 3, as Extism's CLI hands it on.
+func TestPluginExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(filepath.Join("plugins", "testdata", "edge.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := `{"abi": 1, "name": "exits", "version": "1.0.0", "description": "ends with proc_exit(3)",
+		"wasm": {"file": "edge.wasm"}, "tools": [{"name": "exit3", "description": "exits", "parameters": {"type": "object"}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "edge.wasm"), wasm, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"plugin", "test", dir, "--call", "tool:exit3", "--input", "{}"}, strings.NewReader(""), &out, &errOut)
+	if code != 3 || !strings.Contains(errOut.String(), "code 3") {
+		t.Fatalf("exit %d, want 3 (stderr: %s)", code, errOut.String())
 	}
 }
