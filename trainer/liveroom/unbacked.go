@@ -92,7 +92,7 @@ func (r *Room) FindUnbacked(q Question, msgs []harness.Message, opts GradeOption
 	if opts.SafeLine || strings.TrimSpace(reply) == "" {
 		return nil
 	}
-	ev := r.evidenceOf(q, msgs, opts.Mapping)
+	ev := r.evidenceOf(q, msgs, opts.Mapping, units())
 	c := &checker{room: r, q: q, ev: ev, text: newMaskedText(reply)}
 	c.residue()
 	c.maskNames()
@@ -104,13 +104,14 @@ func (r *Room) FindUnbacked(q Question, msgs []harness.Message, opts GradeOption
 	c.stockStates()
 	c.actions()
 	c.yesNo()
-	sort.SliceStable(c.found, func(i, j int) bool { return c.found[i].At < c.found[j].At })
+	slices.SortStableFunc(c.found, func(a, b Unbacked) int { return a.At - b.At })
 	return c.found
 }
 
 // evidence is what one turn's successful calls back: the facts their
 // results state and the room's facts about the items they touched.
 type evidence struct {
+	units     []unit               // the unit table, read once per check
 	money     []float64            // yuan
 	discounts []float64            // percent off
 	durations map[string][]float64 // unit class → values
@@ -155,8 +156,8 @@ func (ev *evidence) touch(it Item) bool {
 
 // evidenceOf reads the turn: each tool call (mapped back to canonical
 // names) with the result that follows it.
-func (r *Room) evidenceOf(q Question, msgs []harness.Message, mapping *hsa.Mapping) *evidence {
-	ev := &evidence{durations: map[string][]float64{}, sizes: map[string]bool{}, links: map[int]bool{}}
+func (r *Room) evidenceOf(q Question, msgs []harness.Message, mapping *hsa.Mapping, us []unit) *evidence {
+	ev := &evidence{units: us, durations: map[string][]float64{}, sizes: map[string]bool{}, links: map[int]bool{}}
 	ev.viewer = numberTokens(q.Text)
 	if n, ok := viewerQuantity(q.Text); ok {
 		ev.quantity = append(ev.quantity, n)
@@ -245,7 +246,7 @@ func (r *Room) readCall(ev *evidence, c hsa.Call, content string) {
 		for _, a := range it.Attributes {
 			for _, v := range []string{a.Value, a.ValueZH} {
 				ev.attrNums = append(ev.attrNums, numberTokens(v)...)
-				for _, n := range scanNumbers(v) {
+				for _, n := range scanNumbers(v, ev.units) {
 					if isDuration(n.class) {
 						ev.durations[n.class] = append(ev.durations[n.class], n.value)
 					}
@@ -348,7 +349,7 @@ func (ev *evidence) readResult(v any, key string) {
 // numbers with units ("8 hours", "30ml").
 func (ev *evidence) readText(x string) {
 	ev.stated = append(ev.stated, strings.ToLower(x))
-	for _, n := range scanNumbers(x) {
+	for _, n := range scanNumbers(x, ev.units) {
 		switch {
 		case isDuration(n.class):
 			ev.durations[n.class] = append(ev.durations[n.class], n.value)
@@ -435,18 +436,31 @@ func near(xs []float64, v float64) bool {
 // maskedText is a reply with the spans already judged blanked out, so a
 // later check does not read them again; offsets stay those of the reply.
 type maskedText struct {
-	orig   string
-	masked []byte
+	orig string
+	// masked is the reply as the checks still see it; lower is masked in
+	// lower case (see lowerOf), kept so that the many words the checks
+	// look for do not fold the reply's case each.
+	masked, lower []byte
 }
 
-func newMaskedText(s string) *maskedText { return &maskedText{orig: s, masked: []byte(s)} }
+func newMaskedText(s string) *maskedText {
+	return &maskedText{orig: s, masked: []byte(s), lower: []byte(lowerOf(s))}
+}
 
 func (t *maskedText) String() string { return string(t.masked) }
 
 func (t *maskedText) mask(i, j int) {
 	for k := i; k < j && k < len(t.masked); k++ {
-		t.masked[k] = ' '
+		t.masked[k], t.lower[k] = ' ', ' '
 	}
+}
+
+// find finds p in the text as findPhrase does.
+func (t *maskedText) find(p string) [][2]int {
+	if p != "" && isASCIILetter(p[0]) {
+		return tokensIn(string(t.masked), string(t.lower), p)
+	}
+	return findPhrase(string(t.masked), p)
 }
 
 // checker collects the findings of one reply.
@@ -473,6 +487,10 @@ var (
 	jsonRE   = regexp.MustCompile(`\{\s*["'][^"'\n]{1,40}["']\s*:|"[A-Za-z_]{1,40}"\s*:\s*["{\[\d\-tfn]`)
 	placeRE  = regexp.MustCompile(`\{\{[^{}]{0,40}\}\}|\$\{[^{}]{0,40}\}|\{[A-Za-z_][A-Za-z0-9_]{0,30}\}|%[sdvq]\b|\[(?i:item|product|price|name|link|商品|产品|价格|名称|链接)[^\]\n]{0,20}\]|<(?i:item|product|price|name)[^>\n]{0,20}>|【(?:商品|产品|价格|名称)[^】\n]{0,10}】`)
 	snakeRE  = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`)
+	// addresseeRE finds the name a greeting addresses: "谢谢小2024！",
+	// "Thank you Kiki_88,", "@Leo88".
+	// It ends at punctuation within a few characters, or it is no name.
+	addresseeRE = regexp.MustCompile(`(?:谢谢|感谢|@|\b(?i:thank you|thanks|hi|hello)\b)\s*([^\s，。！？、,.!?;；:：]{1,12})(?:[\s，。！？、,.!?;；:：]|$)`)
 )
 
 // residue finds what a model writes for machines, not viewers.
@@ -491,13 +509,18 @@ func (c *checker) residue() {
 		}
 	}
 	for _, it := range c.room.Items {
-		for _, m := range tokenIndexes(c.text.String(), it.ID) {
+		for _, m := range c.text.find(it.ID) {
 			c.add(UnbackedResidue, m[0], m[1], "the catalog id of %s spoken to the audience", it.NameEN)
 			c.text.mask(m[0], m[1])
 		}
 	}
-	// The viewer's name may look like code ("Kiki_88"); it is not residue.
+	// The viewer's name may look like code ("Kiki_88") or hold a number
+	// ("小2024"); neither is a statement. So is whatever name a greeting
+	// addresses, even one the model got wrong.
 	c.maskPhrase(c.q.Viewer)
+	for _, m := range addresseeRE.FindAllStringSubmatchIndex(c.text.String(), -1) {
+		c.text.mask(m[2], m[3])
+	}
 	for _, m := range snakeRE.FindAllStringIndex(c.text.String(), -1) {
 		c.add(UnbackedResidue, m[0], m[1], "a tool or field name spoken to the audience")
 		c.text.mask(m[0], m[1])
@@ -506,15 +529,24 @@ func (c *checker) residue() {
 
 // tokenIndexes finds tok in s, ignoring case, where it is not part of a
 // longer word or number.
-func tokenIndexes(s, tok string) [][2]int {
+func tokenIndexes(s, tok string) [][2]int { return tokensIn(s, lowerOf(s), tok) }
+
+// lowerOf is s in lower case, or s itself where case folding would move
+// the offsets (then matching is as written).
+func lowerOf(s string) string {
+	if lower := strings.ToLower(s); len(lower) == len(s) {
+		return lower
+	}
+	return s
+}
+
+// tokensIn is tokenIndexes with s already in lower case.
+func tokensIn(s, lower, tok string) [][2]int {
 	if tok == "" {
 		return nil
 	}
 	var out [][2]int
-	lower, t := strings.ToLower(s), strings.ToLower(tok)
-	if len(lower) != len(s) {
-		lower = s // case folding changed the offsets; match as written
-	}
+	t := strings.ToLower(tok)
 	for from := 0; ; {
 		i := strings.Index(lower[from:], t)
 		if i < 0 {
@@ -544,11 +576,7 @@ func (c *checker) maskPhrase(p string) {
 	if utf8.RuneCountInString(p) < 2 {
 		return
 	}
-	s := c.text.String()
-	lower, lp := strings.ToLower(s), strings.ToLower(p)
-	if len(lower) != len(s) {
-		lower, lp = s, p
-	}
+	lower, lp := string(c.text.lower), strings.ToLower(p)
 	for from := 0; ; {
 		i := strings.Index(lower[from:], lp)
 		if i < 0 {
@@ -566,7 +594,7 @@ func (c *checker) maskNames() {
 	for _, it := range c.room.Items {
 		names = append(names, it.NameZH, it.NameEN)
 	}
-	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	slices.SortStableFunc(names, func(a, b string) int { return len(b) - len(a) })
 	for _, n := range names {
 		c.maskPhrase(n)
 	}
@@ -588,8 +616,8 @@ var plainLatin = map[string]bool{"cm": true, "kg": true, "ml": true, "g": true, 
 func (c *checker) language() {
 	s := c.text.String()
 	if c.q.Lang == LangEN {
-		if m := hanRunRE.FindStringIndex(s); m != nil {
-			c.add(UnbackedLanguage, m[0], m[1], "Chinese in a reply to a viewer who wrote English")
+		if runs := hanRunRE.FindAllStringIndex(s, -1); runs != nil {
+			c.add(UnbackedLanguage, runs[0][0], runs[len(runs)-1][1], "Chinese in a reply to a viewer who wrote English")
 		}
 		return
 	}
@@ -657,7 +685,7 @@ func kindWords() []kindWord {
 		{"Shampoo", "洗发水"}, {"Body Wash", "沐浴露"}, {"Sneakers", "运动鞋"}, {"Phone Case", "手机壳"}} {
 		out = append(out, kindWord{k.en, k.en, false}, kindWord{k.zh, k.en, true})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i].word) > len(out[j].word) })
+	slices.SortStableFunc(out, func(a, b kindWord) int { return len(b.word) - len(a.word) })
 	return out
 }
 
@@ -689,7 +717,9 @@ func (c *checker) itemNames() {
 				from += i + len(k.word)
 			}
 		} else {
-			spans = tokenIndexesPlural(s, k.word)
+			for _, w := range []string{k.word, k.word + "s", k.word + "es"} {
+				spans = append(spans, c.text.find(w)...)
+			}
 		}
 		for _, sp := range spans {
 			i, j := sp[0], sp[1]
@@ -759,15 +789,6 @@ func (c *checker) checkNamePrefix(i, j int, k kindWord, descs []bilingual, viewe
 	c.add(UnbackedItemName, start, j, "no item of this room is called that")
 }
 
-// tokenIndexesPlural is tokenIndexes that also finds the plural.
-func tokenIndexesPlural(s, word string) [][2]int {
-	out := tokenIndexes(s, word)
-	for _, suffix := range []string{"s", "es"} {
-		out = append(out, tokenIndexes(s, word+suffix)...)
-	}
-	return out
-}
-
 var linkRE = regexp.MustCompile(`(?i)(\d{1,3}|[一二三四五六七八九十]{1,3})\s*号\s*(?:链接|link)|\blink\s*(?:#|no\.?\s*|number\s*)?(\d{1,3})\b|链接\s*(\d{1,3})(?:\s*号)?|第\s*(\d{1,3}|[一二三四五六七八九十]{1,3})\s*(?:个|条)?\s*链接`)
 
 // links checks link numbers against the items the turn touched.
@@ -785,7 +806,7 @@ func (c *checker) links() {
 		if !ok {
 			continue
 		}
-		if u, _ := unitAfter(s[m[1]:], units()); u == classMoney {
+		if u, _ := unitAfter(s[m[1]:], c.ev.units); u == classMoney {
 			continue // "链接199元" is a price
 		}
 		if !c.ev.links[int(n)] {
@@ -893,7 +914,7 @@ func units() []unit {
 		{"bottles", classQty}, {"boxes", classQty}, {"packs", classQty},
 		{"left", classStock}, {"in stock", classStock},
 	}
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i].word) > len(out[j].word) })
+	slices.SortStableFunc(out, func(a, b unit) int { return len(b.word) - len(a.word) })
 	return out
 }
 
@@ -916,9 +937,8 @@ var numeralRE = regexp.MustCompile(`\d+(?:,\d{3})*(?:\.\d+)?|[零〇一二两三
 // scanNumbers finds the numbers of s with their classes. Digits inside a
 // word ("SPF50", "Kiki2024") are not numbers; Chinese numerals count only
 // with a unit ("九十九元", "七天").
-func scanNumbers(s string) []numberMention {
+func scanNumbers(s string, us []unit) []numberMention {
 	var out []numberMention
-	us := units()
 	lastEnd := 0
 	for _, m := range numeralRE.FindAllStringIndex(s, -1) {
 		i, j := m[0], m[1]
@@ -1189,7 +1209,7 @@ func viewerQuantity(text string) (float64, bool) {
 // numbers checks every number of the reply against what backs its class.
 func (c *checker) numbers() {
 	ev := c.ev
-	for _, n := range scanNumbers(c.text.String()) {
+	for _, n := range scanNumbers(c.text.String(), ev.units) {
 		show := strconv.FormatFloat(n.value, 'f', -1, 64)
 		switch n.class {
 		case classMoney:
@@ -1447,7 +1467,7 @@ var couponWords = []string{"券", "coupon", "优惠"}
 func (c *checker) stockStates() {
 	for _, group := range stockPhrases() {
 		for _, p := range group.phrases {
-			for _, m := range findPhrase(c.text.String(), p) {
+			for _, m := range c.text.find(p) {
 				a, b := clause(c.text.orig, m[0], m[1])
 				cl := c.text.orig[a:b]
 				c.text.mask(m[0], m[1])
@@ -1639,7 +1659,7 @@ func (c *checker) yesNoClaims() []struct {
 func (c *checker) yesNo() {
 	for _, claim := range c.yesNoClaims() {
 		for _, p := range claim.phrases {
-			for _, m := range findPhraseLoose(c.text.String(), p) {
+			for _, m := range c.text.find(p) {
 				if ok, why := claim.backed(); !ok {
 					c.add(UnbackedAttribute, m[0], m[1], "%s", why)
 				}
@@ -1668,9 +1688,9 @@ func (c *checker) yesNo() {
 			words = append(words, hit{g, w})
 		}
 	}
-	sort.SliceStable(words, func(i, j int) bool { return len(words[i].word) > len(words[j].word) })
+	slices.SortStableFunc(words, func(a, b hit) int { return len(b.word) - len(a.word) })
 	for _, h := range words {
-		for _, m := range findPhrase(c.text.String(), h.word) {
+		for _, m := range c.text.find(h.word) {
 			c.text.mask(m[0], m[1])
 			a, b := clause(c.text.orig, m[0], m[1])
 			if containsAny(strings.ToLower(c.text.orig[a:b]), hedges) {
@@ -1681,31 +1701,6 @@ func (c *checker) yesNo() {
 			}
 		}
 	}
-}
-
-// findPhraseLoose is findPhrase for a phrase that may start with a
-// hyphen or a digit-bound word ("-day returns").
-func findPhraseLoose(s, p string) [][2]int {
-	if !isASCIILetter(p[0]) {
-		if isASCIILetter(p[len(p)-1]) {
-			// Latin ending: only the end must be a word boundary.
-			var out [][2]int
-			lower := strings.ToLower(s)
-			for from := 0; ; {
-				i := strings.Index(lower[from:], p)
-				if i < 0 {
-					return out
-				}
-				j := from + i + len(p)
-				if j >= len(s) || !isASCIILetter(s[j]) {
-					out = append(out, [2]int{from + i, j})
-				}
-				from = j
-			}
-		}
-		return findPhrase(s, p)
-	}
-	return findPhrase(s, p)
 }
 
 func (c *checker) claimBacked(g claimGroup, values, variants []string) bool {

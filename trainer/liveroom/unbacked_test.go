@@ -226,6 +226,8 @@ func TestFindUnbacked(t *testing.T) {
 		{name: "sizes and units are Chinese enough", ask: "卫衣M码还有吗", calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "M")), reply: "M码有货的，放心拍！"},
 		{name: "a Chinese item name in English", ask: "Introduce the featured item.", lang: LangEN, calls: serum, reply: "Today's pick is 雅诗丝滑精华液, only 200 yuan!"},
 		{name: "the viewer's name", ask: "主播今天好漂亮", reply: "谢谢小2024！看看今天的主推款吧。"},
+		{name: "a name the greeting got wrong", ask: "主播今天好漂亮", reply: "谢谢阿_88！看看今天的主推款吧。"},
+		{name: "a name the greeting got wrong en", ask: "love this stream", lang: LangEN, reply: "Thank you Leo2024! Have a look at today's featured item."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
