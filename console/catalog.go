@@ -5,35 +5,48 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 // maxCatalogBytes bounds an imported catalog file.
 const maxCatalogBytes = 2 << 20
 
-// catalogRoutes serves a stream's catalog:
+// catalogRoutes serves a stream's catalog and the catalog layout:
 //
+//	GET  /api/catalog/schema                   the catalog's JSON Schema (application/schema+json)
 //	GET  /api/streams/:id/catalog              {"revision", "catalog"}; ?format=csv downloads the products as CSV
 //	POST /api/streams/:id/catalog?revision=N   import a CSV (text/csv) or JSON (application/json) file
 //
-// An import is all or nothing: a file with any problem stores nothing and
-// answers 422 with every problem found (row, column, message; at most 100).
-// A CSV replaces the products and keeps the coupons and promotions; a
-// JSON file (the plugins.Catalog shape) replaces the whole catalog.
-// ?dry_run=true checks the file and reports what would be stored. The
-// revision is the stream revision the merchant looked at: a stream changed
-// since then answers 409 and nothing is stored. Files over 2 MiB answer 413.
+// The catalog is package harness/catalog's document, version 2; a stored
+// or imported version 1 document reads as version 2. An import is all or
+// nothing: a file with any problem stores nothing and answers 422 with
+// every problem found (section, row, column, message; at most 100). A CSV
+// replaces the products and keeps the coupons and promotions (dropping
+// references to products the file no longer has, with a warning); a JSON
+// file replaces the whole catalog. ?dry_run=true checks the file and
+// reports what would be stored. The revision is the stream revision the
+// merchant looked at: a stream changed since then answers 409 and nothing
+// is stored. Files over 2 MiB answer 413.
 func (s *Server) catalogRoutes(api fiber.Router) {
+	api.Get("/catalog/schema", s.catalogSchema)
 	g := api.Group("/streams/:id/catalog", requireRole(store.RoleOperator, store.RoleMerchant))
 	g.Get("/", s.getCatalog)
 	g.Post("/", s.importCatalog)
+}
+
+// catalogSchema serves the JSON Schema that imports are validated against.
+func (s *Server) catalogSchema(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, "application/schema+json")
+	return c.Send(catalog.Schema())
 }
 
 func (s *Server) getCatalog(c *fiber.Ctx) error {
@@ -60,21 +73,61 @@ func (s *Server) getCatalog(c *fiber.Ctx) error {
 	return badRequest("format", "want json or csv")
 }
 
-// storedCatalog decodes a stream's catalog; an empty one has no products.
-func storedCatalog(st *store.Stream) (*plugins.Catalog, error) {
-	cat := &plugins.Catalog{}
-	if len(st.Catalog) > 0 && string(st.Catalog) != "{}" {
-		if err := json.Unmarshal(st.Catalog, cat); err != nil {
-			return nil, fmt.Errorf("stream %s: stored catalog: %w", st.ID, err)
-		}
+// emptyCatalog reports whether a stored catalog value holds no catalog.
+func emptyCatalog(raw []byte) bool {
+	s := string(bytes.TrimSpace(raw))
+	return s == "" || s == "null" || s == "{}"
+}
+
+// noCurrency is ISO 4217's code for "no currency": what a catalog
+// document read without its stream is in when it states no currency
+// (documents stored before version 2 could leave it to the stream).
+const noCurrency = "XXX"
+
+// parseStreamCatalog reads a stream's catalog document in any version
+// catalog.Parse reads; nothing, null or {} is an empty catalog. A
+// document without a currency is in the stream's currency (when given):
+// the stream states it.
+func parseStreamCatalog(raw []byte, currency string) (*catalog.Catalog, error) {
+	if emptyCatalog(raw) {
+		return &catalog.Catalog{Currency: currency, Products: []catalog.Product{}}, nil
 	}
-	if cat.Currency == "" {
-		cat.Currency = st.Currency
+	if currency != "" {
+		raw, _ = withCurrency(raw, currency)
 	}
-	if cat.Products == nil {
-		cat.Products = []plugins.Product{}
+	return catalog.Parse(raw)
+}
+
+// storedCatalog decodes a stream's stored catalog (a stored version 1
+// catalog reads as version 2).
+func storedCatalog(st *store.Stream) (*catalog.Catalog, error) {
+	cat, err := parseStreamCatalog(st.Catalog, st.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: stored catalog: %w", st.ID, err)
 	}
 	return cat, nil
+}
+
+// withCurrency returns a catalog document that states no currency with
+// currency stated first, and the number of characters it inserted on the
+// line of the opening brace, so that problem columns can be mapped back.
+// Other documents are returned as they are.
+func withCurrency(doc []byte, currency string) ([]byte, int) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(doc, &members) != nil {
+		return doc, 0
+	}
+	if _, ok := members["currency"]; ok {
+		return doc, 0
+	}
+	brace := bytes.IndexByte(doc, '{')
+	insert := `"currency":` + strconv.Quote(currency)
+	if len(members) > 0 {
+		insert += ","
+	}
+	out := make([]byte, 0, len(doc)+len(insert))
+	out = append(append(append(out, doc[:brace+1]...), insert...), doc[brace+1:]...)
+	return out, utf8.RuneCountInString(insert)
 }
 
 // catalogImportError is the 422 answer of an import with problems.
@@ -105,19 +158,15 @@ func (s *Server) importCatalog(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next *plugins.Catalog
+	var next *catalog.Catalog
 	var probs problemList
 	var warnings []string
 	format := strings.ToLower(strings.TrimSpace(strings.Split(string(c.Request().Header.ContentType()), ";")[0]))
 	switch format {
 	case "text/csv", "application/csv", "text/plain":
-		var products []plugins.Product
-		products, probs = parseCatalogCSV(body)
-		next = &plugins.Catalog{Stream: current.Stream, Currency: current.Currency, Products: products,
-			Coupons: current.Coupons, Promotions: current.Promotions}
-		warnings = danglingReferences(next)
+		next, warnings, probs = importCatalogCSV(body, current)
 	case "application/json":
-		next, probs = parseCatalogJSON(body)
+		next, probs = parseCatalogJSON(body, st.Currency)
 	default:
 		return fieldError(fiber.StatusUnsupportedMediaType, "content_type", "send the file as text/csv or application/json")
 	}
@@ -128,18 +177,9 @@ func (s *Server) importCatalog(c *fiber.Ctx) error {
 		}
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(catalogImportError{Error: msg, Field: "file", Problems: probs})
 	}
-	if next.Currency == "" {
-		next.Currency = st.Currency
-	}
 	raw, err := json.Marshal(next)
 	if err != nil {
 		return err
-	}
-	if _, err := plugins.ParseCatalog(raw); err != nil {
-		// Every rule of ParseCatalog is checked above with its row; this
-		// is the plugins' own last word.
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(catalogImportError{Error: err.Error(), Field: "file",
-			Problems: []catalogProblem{{Section: "file", Message: err.Error()}}})
 	}
 	summary := fiber.Map{"dry_run": dryRun, "products": len(next.Products), "coupons": len(next.Coupons),
 		"promotions": len(next.Promotions), "warnings": orEmpty(warnings)}
@@ -156,175 +196,142 @@ func (s *Server) importCatalog(c *fiber.Ctx) error {
 	return c.JSON(summary)
 }
 
-// danglingReferences lists the coupons and promotions of a catalog that
-// name products it no longer has.
-func danglingReferences(c *plugins.Catalog) []string {
+// importCatalogCSV reads a CSV's products into the current catalog,
+// keeping its coupons and promotions. A coupon or promotion that names a
+// product the file drops keeps the products it still has, or is dropped
+// when none is left (a bundle needs two); each change is a warning.
+func importCatalogCSV(data []byte, current *catalog.Catalog) (*catalog.Catalog, []string, problemList) {
+	products, rows, probs := parseCatalogCSV(data)
+	if len(products) == 0 {
+		return nil, nil, probs
+	}
+	next := &catalog.Catalog{Stream: current.Stream, Currency: current.Currency, Products: products}
 	ids := map[string]bool{}
-	for _, p := range c.Products {
+	for _, p := range products {
 		ids[p.ID] = true
 	}
-	var out []string
-	for _, cp := range c.Coupons {
-		for _, id := range cp.Products {
-			if !ids[id] {
-				out = append(out, fmt.Sprintf("coupon %s names product %s, which the catalog no longer has", cp.ID, id))
+	var warnings []string
+	kept := func(what, id string, refs []string, least int) ([]string, bool) {
+		var out []string
+		for _, ref := range refs {
+			if ids[ref] {
+				out = append(out, ref)
+			} else {
+				warnings = append(warnings, fmt.Sprintf("%s %s names product %s, which the catalog no longer has", what, id, ref))
 			}
 		}
+		if len(out) == len(refs) {
+			return refs, true
+		}
+		if len(out) < least {
+			warnings = append(warnings, fmt.Sprintf("%s %s is dropped: it names no product the catalog still has", what, id))
+			return nil, false
+		}
+		return out, true
 	}
-	for _, pr := range c.Promotions {
-		for _, id := range pr.Products {
-			if !ids[id] {
-				out = append(out, fmt.Sprintf("promotion %s names product %s, which the catalog no longer has", pr.ID, id))
+	for _, cp := range current.Coupons {
+		// A coupon limited to products must not become one for every
+		// product when they are gone.
+		if refs, ok := kept("coupon", cp.ID, cp.Products, min(1, len(cp.Products))); ok {
+			cp.Products = refs
+			next.Coupons = append(next.Coupons, cp)
+		}
+	}
+	for _, pr := range current.Promotions {
+		least := 1
+		if pr.Kind == catalog.PromoBundle {
+			least = 2
+		}
+		if refs, ok := kept("promotion", pr.ID, pr.Products, least); ok {
+			pr.Products = refs
+			next.Promotions = append(next.Promotions, pr)
+		}
+	}
+	// The rules that relate fields are the catalog's own: check the whole
+	// catalog, and name each problem's CSV row and column, except where a
+	// cell did not read (its field is unset, and already reported).
+	if _, err := reparse(next); err != nil {
+		unread := map[[2]string]bool{}
+		for _, p := range probs {
+			unread[[2]string{strconv.Itoa(p.Row), p.Column}] = true
+		}
+		for _, p := range csvProblems(err, rows) {
+			if !unread[[2]string{strconv.Itoa(p.Row), p.Column}] && !probs.full() {
+				probs = append(probs, p)
 			}
-		}
-	}
-	return out
-}
-
-// parseCatalogJSON reads a whole catalog (the plugins.Catalog shape) and
-// checks every product, coupon and promotion; rows are 1-based positions
-// in their lists.
-func parseCatalogJSON(data []byte) (*plugins.Catalog, problemList) {
-	var probs problemList
-	// The lists are read entry by entry, so that a wrong value is
-	// reported at its row.
-	var shell struct {
-		Stream     string            `json:"stream"`
-		Currency   string            `json:"currency"`
-		Products   []json.RawMessage `json:"products"`
-		Coupons    []json.RawMessage `json:"coupons"`
-		Promotions []json.RawMessage `json:"promotions"`
-	}
-	if err := decodeStrict(data, &shell); err != nil {
-		msg := err.Error()
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			msg = fmt.Sprintf("line %d: %s", line, se.Error())
-		case errors.As(err, &te):
-			msg = fmt.Sprintf("%s: want %s, got a JSON %s", te.Field, te.Type, te.Value)
-		}
-		probs.add("file", 0, "", "%s", strings.TrimPrefix(msg, "json: "))
-		return nil, probs
-	}
-	if len(shell.Products) > maxCatalogProducts {
-		probs.add("products", 0, "", "%d products is more than %d", len(shell.Products), maxCatalogProducts)
-		return nil, probs
-	}
-	c := plugins.Catalog{Stream: shell.Stream, Currency: shell.Currency}
-	entry := func(section string, i int, raw json.RawMessage, v any) bool {
-		err := decodeStrict(raw, v)
-		if err == nil {
-			return true
-		}
-		column, msg := "", strings.TrimPrefix(err.Error(), "json: ")
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			column = te.Field
-			msg = fmt.Sprintf("want %s, got a JSON %s", te.Type, te.Value)
-			if te.Value == "string" && (te.Type.Kind() == reflect.Float64 || te.Type.Kind() == reflect.Int) {
-				msg = fmt.Sprintf("non-numeric %s (a JSON string where a number belongs)", te.Field)
-			}
-		}
-		probs.add(section, i+1, column, "%s", msg)
-		return false
-	}
-	for i, raw := range shell.Products {
-		var p plugins.Product
-		if entry("products", i, raw, &p) {
-			c.Products = append(c.Products, p)
-		}
-	}
-	for i, raw := range shell.Coupons {
-		var cp plugins.Coupon
-		if entry("coupons", i, raw, &cp) {
-			c.Coupons = append(c.Coupons, cp)
-		}
-	}
-	for i, raw := range shell.Promotions {
-		var pr plugins.Promotion
-		if entry("promotions", i, raw, &pr) {
-			c.Promotions = append(c.Promotions, pr)
 		}
 	}
 	if len(probs) > 0 {
+		// Products in row order; the coupons and promotions after them.
+		slices.SortStableFunc(probs, func(a, b catalogProblem) int {
+			if pa, pb := a.Section == "products", b.Section == "products"; pa != pb {
+				return map[bool]int{true: -1, false: 1}[pa]
+			}
+			return a.Row - b.Row
+		})
+		return nil, nil, probs
+	}
+	return next, warnings, nil
+}
+
+// reparse checks a catalog built in memory as catalog.Parse checks a
+// document.
+func reparse(c *catalog.Catalog) (*catalog.Catalog, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Parse(raw)
+}
+
+// parseCatalogJSON reads a whole catalog document (version 2, or version
+// 1, which is upgraded) and reports every problem: the list position as
+// the row (products 1 is the first product), the field inside the entry
+// as the column, and the line and column in the file. A document without
+// a currency is in the stream's currency.
+func parseCatalogJSON(data []byte, currency string) (*catalog.Catalog, problemList) {
+	doc, inserted := withCurrency(data, currency)
+	braceLine := 1 + bytes.Count(data[:max(bytes.IndexByte(data, '{'), 0)], []byte("\n"))
+	braceColumn := 0
+	if i := bytes.IndexByte(data, '{'); i >= 0 {
+		braceColumn = utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i]) + 1
+	}
+	c, err := catalog.Parse(doc)
+	if err == nil {
+		return c, nil
+	}
+	var ps *catalog.Problems
+	if !errors.As(err, &ps) {
+		var probs problemList
+		probs.add("file", 0, "", "%v", err)
 		return nil, probs
 	}
-	ids := map[string]int{}
-	for i, p := range c.Products {
-		for _, cp := range checkProduct(p) {
-			probs.add("products", i+1, cp.column, "%s", cp.message)
+	var probs problemList
+	for _, p := range ps.List {
+		if inserted > 0 && p.Line == braceLine && p.Column > braceColumn {
+			p.Column = max(p.Column-inserted, braceColumn+1)
 		}
-		if p.ID != "" {
-			if first, dup := ids[p.ID]; dup {
-				probs.add("products", i+1, "id", "duplicate id %q (first at product %d)", p.ID, first)
-			} else {
-				ids[p.ID] = i + 1
-			}
-		}
+		section, row, column := jsonPlace(p.Path)
+		probs.addAt(section, row, column, p.Line, p.Column, "%s", p.Message)
 	}
-	if c.Currency != "" && len(c.Currency) != 3 {
-		probs.add("file", 0, "currency", "want an ISO 4217 code such as CNY or USD")
+	if ps.Omitted > 0 {
+		probs.add("file", 0, "", "and %d more problems", ps.Omitted)
 	}
-	seen := map[string]bool{}
-	for i, cp := range c.Coupons {
-		row := i + 1
-		switch {
-		case cp.ID == "":
-			probs.add("coupons", row, "id", "missing id")
-		case seen[cp.ID]:
-			probs.add("coupons", row, "id", "duplicate coupon id %q", cp.ID)
-		}
-		seen[cp.ID] = true
-		switch {
-		case cp.Amount < 0:
-			probs.add("coupons", row, "amount", "negative amount %v", cp.Amount)
-		case cp.Percent < 0 || cp.Percent > 100:
-			probs.add("coupons", row, "percent", "percent %v is not between 0 and 100", cp.Percent)
-		case cp.Amount == 0 && cp.Percent == 0:
-			probs.add("coupons", row, "amount", "a coupon needs an amount or a percent")
-		}
-		if cp.MinSpend < 0 {
-			probs.add("coupons", row, "min_spend", "negative minimum spend %v", cp.MinSpend)
-		}
-		if cp.Remaining < 0 {
-			probs.add("coupons", row, "remaining", "negative remaining %d", cp.Remaining)
-		}
-		if !cp.Starts.IsZero() && !cp.Ends.IsZero() && !cp.Ends.After(cp.Starts) {
-			probs.add("coupons", row, "ends", "ends before it starts")
-		}
-		for _, id := range cp.Products {
-			if _, ok := ids[id]; !ok {
-				probs.add("coupons", row, "products", "unknown product %q", id)
-			}
-		}
+	return nil, probs
+}
+
+// listPath splits "products[3].shipping.fee" into the list, the index and
+// the rest.
+var listPath = regexp.MustCompile(`^(products|coupons|promotions)\[(\d+)\](?:\.(.*))?$`)
+
+// jsonPlace turns a catalog.Problem path into the section, 1-based row and
+// column of a catalogProblem: "products[3].shipping.fee" is products, row
+// 4, column "shipping.fee"; a top-level field is section file with the
+// field as its column.
+func jsonPlace(path string) (section string, row int, column string) {
+	if m := listPath.FindStringSubmatch(path); m != nil {
+		i, _ := strconv.Atoi(m[2])
+		return m[1], i + 1, m[3]
 	}
-	seen = map[string]bool{}
-	for i, pr := range c.Promotions {
-		row := i + 1
-		switch {
-		case pr.ID == "":
-			probs.add("promotions", row, "id", "missing id")
-		case seen[pr.ID]:
-			probs.add("promotions", row, "id", "duplicate promotion id %q", pr.ID)
-		}
-		seen[pr.ID] = true
-		if pr.Price < 0 {
-			probs.add("promotions", row, "price", "negative price %v", pr.Price)
-		}
-		if pr.Percent < 0 || pr.Percent > 100 {
-			probs.add("promotions", row, "percent", "percent %v is not between 0 and 100", pr.Percent)
-		}
-		if !pr.Ends.After(pr.Starts) {
-			probs.add("promotions", row, "ends", "ends before it starts (give both starts and ends)")
-		}
-		for _, id := range pr.Products {
-			if _, ok := ids[id]; !ok {
-				probs.add("promotions", row, "products", "unknown product %q", id)
-			}
-		}
-	}
-	return &c, probs
+	return "file", 0, path
 }

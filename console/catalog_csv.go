@@ -6,36 +6,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/harness/catalog"
 )
 
-// A catalog CSV has one product per row under a header row. Columns (the
-// header names, in any order and case; the Chinese names work too):
+// A catalog CSV has one product per row under a header row. The columns
+// (header names in any order and case; the Chinese names in
+// csvColumnAliases work too) are listed in console/README.md. In short:
+// a blank cell is "not stated" (never 0, never "none"); lists inside a
+// cell are separated by "|"; id, name and price are required.
 //
-//	id (商品ID)            required; unique
-//	name (商品名称)         required
-//	price (价格)            required; a number, "¥" allowed, at most 2 decimals
-//	list_price (原价)       optional; not below price
-//	stock (库存)            required unless variants are given (then their sum)
-//	aliases (别名)          "精华|serum"
-//	category (类目)
-//	description (描述)
-//	attributes (属性)       "volume=30ml|skin=all"
-//	variants (规格)         "S:10|M:0|L:25" (name:stock)
-//	size_chart (尺码表)     "M:155-168:45-60|L:165-178:58-75" (size:height cm:weight kg)
-//	shipping_days (发货天数), shipping_fee (运费), return_days (退货天数): all three or none
+//	id, link, name, price, list_price, stock ("" not stated), stock_state (in_stock|low|sold_out|presale),
+//	restock_date, presale_ship_date (YYYY-MM-DD), limit_per_buyer, aliases, category, description,
+//	variants ("[axis=]name[:stock[:price[:state[:restock_date]]]]|…"),
+//	specs ("key[label;label_zh]=value|…": 30 h is a number with a unit, yes/no a yes/no, "5.3" quoted a text,
+//	       text / 中文 a text with its Chinese form),
+//	ingredients, allergens ("none" states there are none), shelf_life_days, best_before, certifications,
+//	size_chart ("M:155-168:45-60|XXL:185-:80-": size:height cm:weight kg, open ends allowed),
+//	ship_from, dispatch_hours, shipping_fee ("" not stated, 0 free), carrier, excluded_regions,
+//	returns ("no" | "yes" | "7" | "7 no_reason insured"), return_conditions
+//
+// The version 1 columns still import: attributes ("volume=30ml|…", text
+// specs), shipping_days (dispatch in days) and return_days (7: seven-day
+// no-reason returns; 0: no returns).
 //
 // Rows are numbered as a spreadsheet shows them: the header is row 1.
 // Commas separate fields; a file whose header has tabs or semicolons and
-// no comma is read with that separator. Lists inside a cell use "|".
+// no comma is read with that separator.
 
 // catalogProblem is one thing wrong with an imported catalog: where
 // (row, column) and what.
@@ -44,8 +48,14 @@ type catalogProblem struct {
 	Section string `json:"section"`
 	// Row is the CSV line (the header is 1), or the 1-based position of
 	// the entry in its JSON list; 0 when the problem is not about one row.
-	Row     int    `json:"row,omitempty"`
-	Column  string `json:"column,omitempty"`
+	Row int `json:"row,omitempty"`
+	// Column is the CSV column, or the field inside the JSON entry
+	// ("shipping.fee").
+	Column string `json:"column,omitempty"`
+	// Line and Char locate a JSON problem in the file, from 1 (Char counts
+	// characters); 0 when unknown or for a CSV.
+	Line    int    `json:"line,omitempty"`
+	Char    int    `json:"char,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -73,44 +83,69 @@ const maxCatalogProducts = 5000
 type problemList []catalogProblem
 
 func (l *problemList) add(section string, row int, column, format string, args ...any) {
-	if len(*l) < maxCatalogProblems {
-		*l = append(*l, catalogProblem{Section: section, Row: row, Column: column, Message: fmt.Sprintf(format, args...)})
+	l.addAt(section, row, column, 0, 0, format, args...)
+}
+
+// addAt adds a problem that also has a place in a JSON file; the message
+// names it, since the page shows the row, the column and the message.
+func (l *problemList) addAt(section string, row int, column string, line, char int, format string, args ...any) {
+	if len(*l) >= maxCatalogProblems {
+		return
 	}
+	msg := fmt.Sprintf(format, args...)
+	if line > 0 {
+		msg += fmt.Sprintf(" (line %d, column %d)", line, char)
+	}
+	*l = append(*l, catalogProblem{Section: section, Row: row, Column: column, Line: line, Char: char, Message: msg})
 }
 
 func (l problemList) full() bool { return len(l) >= maxCatalogProblems }
 
 // csvColumns are the canonical column names in export order.
 func csvColumns() []string {
-	return []string{"id", "name", "price", "list_price", "stock", "aliases", "category", "description", "attributes",
-		"variants", "size_chart", "shipping_days", "shipping_fee", "return_days"}
+	return []string{"id", "link", "name", "price", "list_price", "stock", "stock_state", "restock_date", "presale_ship_date",
+		"limit_per_buyer", "aliases", "category", "description", "variants", "specs", "ingredients", "allergens",
+		"shelf_life_days", "best_before", "certifications", "size_chart", "ship_from", "dispatch_hours", "shipping_fee",
+		"carrier", "excluded_regions", "returns", "return_conditions"}
 }
+
+// csvVersion1Columns are the columns of the version 1 CSV that import
+// still reads.
+func csvVersion1Columns() []string { return []string{"attributes", "shipping_days", "return_days"} }
 
 // csvColumnAliases maps the Chinese header names to the canonical ones.
 func csvColumnAliases() map[string]string {
 	return map[string]string{
-		"商品id": "id", "编号": "id", "商品编号": "id", "名称": "name", "商品名称": "name", "商品名": "name",
-		"价格": "price", "直播价": "price", "原价": "list_price", "划线价": "list_price", "库存": "stock",
+		"商品id": "id", "编号": "id", "商品编号": "id", "链接": "link", "链接号": "link", "名称": "name", "商品名称": "name", "商品名": "name",
+		"价格": "price", "直播价": "price", "原价": "list_price", "划线价": "list_price", "库存": "stock", "库存状态": "stock_state",
+		"补货日期": "restock_date", "到货日期": "restock_date", "预售发货日期": "presale_ship_date", "限购": "limit_per_buyer",
 		"别名": "aliases", "类目": "category", "分类": "category", "描述": "description", "介绍": "description",
-		"属性": "attributes", "规格": "variants", "尺码表": "size_chart", "发货天数": "shipping_days",
-		"运费": "shipping_fee", "退货天数": "return_days",
+		"规格": "variants", "参数": "specs", "配料": "ingredients", "成分": "ingredients", "配料表": "ingredients",
+		"过敏原": "allergens", "保质期天数": "shelf_life_days", "保质期": "shelf_life_days", "最佳食用日期": "best_before",
+		"有效期至": "best_before", "认证": "certifications", "资质": "certifications", "尺码表": "size_chart",
+		"发货地": "ship_from", "发货时效": "dispatch_hours", "发货小时": "dispatch_hours", "运费": "shipping_fee",
+		"快递": "carrier", "物流": "carrier", "不发货地区": "excluded_regions", "退货": "returns", "退换货": "returns",
+		"退货条件": "return_conditions", "属性": "attributes", "发货天数": "shipping_days", "退货天数": "return_days",
 	}
 }
 
-// parseCatalogCSV reads products from a catalog CSV. It returns every
-// problem it finds (up to maxCatalogProblems); the products are usable only
-// when there are none.
-func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
+// parseCatalogCSV reads products from a catalog CSV, with the CSV line of
+// each. It returns every problem of the cells it finds (up to
+// maxCatalogProblems), with the products read so far unless the file as
+// a whole does not read; a cell that does not read leaves its field
+// unset. The rules that relate fields are checked on the whole catalog
+// (importCatalogCSV).
+func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 	var probs problemList
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		line := 1 + bytes.Count(data[:firstInvalidUTF8(data)], []byte("\n"))
 		probs.add("file", line, "", "the file is not UTF-8 text: save it as \"CSV UTF-8\"")
-		return nil, probs
+		return nil, nil, probs
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		probs.add("file", 0, "", "the file is empty")
-		return nil, probs
+		return nil, nil, probs
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = csvSeparator(data)
@@ -118,8 +153,9 @@ func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
 	header, err := r.Read()
 	if err != nil {
 		probs.add("file", 1, "", "the header row cannot be read: %s", csvErrorText(err))
-		return nil, probs
+		return nil, nil, probs
 	}
+	known := append(csvColumns(), csvVersion1Columns()...)
 	cols := map[string]int{}
 	for i, h := range header {
 		name := strings.ToLower(strings.TrimSpace(h))
@@ -129,8 +165,12 @@ func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
 		switch {
 		case name == "":
 			probs.add("products", 1, fmt.Sprintf("#%d", i+1), "the header has an empty column name")
-		case !containsName(csvColumns(), name):
-			probs.add("products", 1, h, "unknown column %q (the columns are %s)", h, strings.Join(csvColumns(), ", "))
+		case !slices.Contains(known, name):
+			msg := fmt.Sprintf("unknown column %q", h)
+			if hint := nearest(name, known); hint != "" {
+				msg += fmt.Sprintf("; did you mean %q?", hint)
+			}
+			probs.add("products", 1, h, "%s (the columns are %s)", msg, strings.Join(csvColumns(), ", "))
 		default:
 			if _, dup := cols[name]; dup {
 				probs.add("products", 1, name, "column %q appears twice", name)
@@ -143,11 +183,18 @@ func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
 			probs.add("products", 1, req, "the header has no %q column", req)
 		}
 	}
-	if len(probs) > 0 {
-		return nil, probs
+	for _, pair := range [][2]string{{"dispatch_hours", "shipping_days"}, {"returns", "return_days"}, {"specs", "attributes"}} {
+		_, a := cols[pair[0]]
+		_, b := cols[pair[1]]
+		if a && b {
+			probs.add("products", 1, pair[1], "give %s or the older %s, not both", pair[0], pair[1])
+		}
 	}
-	var out []plugins.Product
-	firstRow := map[string]int{}
+	if len(probs) > 0 {
+		return nil, nil, probs
+	}
+	var out []catalog.Product
+	var lines []int
 	for !probs.full() {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -172,7 +219,7 @@ func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
 			if !ok || i >= len(rec) {
 				return ""
 			}
-			return strings.TrimSpace(rec[i])
+			return uncell(strings.TrimSpace(rec[i]))
 		}
 		if allEmpty(rec) {
 			continue
@@ -185,19 +232,56 @@ func parseCatalogCSV(data []byte) ([]plugins.Product, problemList) {
 		for _, rp := range rowProbs {
 			probs.add("products", line, rp.column, "%s", rp.message)
 		}
-		if p.ID != "" {
-			if first, dup := firstRow[p.ID]; dup {
-				probs.add("products", line, "id", "duplicate id %q (first on row %d)", p.ID, first)
-			} else {
-				firstRow[p.ID] = line
-			}
-		}
 		out = append(out, p)
+		lines = append(lines, line)
 	}
 	if len(out) == 0 && len(probs) == 0 {
 		probs.add("file", 0, "", "the file has a header but no product rows")
 	}
-	return out, probs
+	return out, lines, probs
+}
+
+// uncell undoes csvCell: a cell that starts with an apostrophe and then a
+// formula character was neutralised on export and means the rest.
+func uncell(v string) string {
+	if len(v) > 1 && v[0] == '\'' && strings.IndexByte(formulaLeads, v[1]) >= 0 {
+		return v[1:]
+	}
+	return v
+}
+
+// nearest returns the name in names closest to s when it is close enough
+// to be a misspelling (at most a third of its letters off), else "".
+func nearest(s string, names []string) string {
+	best, bestD := "", len(s)/3+1
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
 }
 
 // csvSeparator picks the field separator from the header line.
@@ -242,95 +326,287 @@ func allEmpty(rec []string) bool {
 	return true
 }
 
-func containsName(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // cellProblem is a problem of one cell of a row.
 type cellProblem struct{ column, message string }
 
-// productFromRow reads one product from a row's cells and checks it.
-func productFromRow(cell func(string) string) (plugins.Product, []cellProblem) {
-	var probs []cellProblem
-	bad := func(col, format string, args ...any) {
-		probs = append(probs, cellProblem{col, fmt.Sprintf(format, args...)})
+// rowReader reads the cells of one row into a product, collecting the
+// problems of cells that do not read.
+type rowReader struct {
+	cell  func(string) string
+	probs []cellProblem
+}
+
+func (r *rowReader) bad(col, format string, args ...any) {
+	r.probs = append(r.probs, cellProblem{col, fmt.Sprintf(format, args...)})
+}
+
+// count reads a whole number; a blank cell is 0, not stated.
+func (r *rowReader) count(col string) int {
+	s := r.cell(col)
+	if s == "" {
+		return 0
 	}
-	p := plugins.Product{ID: cell("id"), Name: cell("name"), Category: cell("category"), Description: cell("description")}
-	var err error
-	if p.Price, err = parseMoney(cell("price"), true); err != nil {
-		bad("price", "%v", err)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		r.bad(col, "%q is not a whole number", s)
 	}
-	if p.ListPrice, err = parseMoney(cell("list_price"), false); err != nil {
-		bad("list_price", "%v", err)
+	return n
+}
+
+// positive reads a whole number of 1 or more; a blank cell is 0, not
+// stated, and a 0 written out is refused, since it would read as a fact.
+func (r *rowReader) positive(col string) int {
+	s := r.cell(col)
+	if s == "" {
+		return 0
 	}
-	for _, a := range splitList(cell("aliases")) {
-		p.Aliases = append(p.Aliases, a)
+	n, err := strconv.Atoi(s)
+	switch {
+	case err != nil:
+		r.bad(col, "%q is not a whole number", s)
+	case n < 1:
+		r.bad(col, "%q: write 1 or more, or leave the cell blank when it is not stated", s)
+	}
+	return n
+}
+
+// optCount reads a whole number that may be not stated (blank).
+func (r *rowReader) optCount(col string) *int {
+	if r.cell(col) == "" {
+		return nil
+	}
+	n := r.count(col)
+	return &n
+}
+
+func (r *rowReader) money(col string, required bool) float64 {
+	v, err := parseMoney(r.cell(col), required)
+	if err != nil {
+		r.bad(col, "%v", err)
+	}
+	return v
+}
+
+func (r *rowReader) date(col, s string) catalog.Date {
+	if s == "" {
+		return catalog.Date{}
+	}
+	d, err := catalog.ParseDate(s)
+	if err != nil {
+		r.bad(col, "%v", err)
+	}
+	return d
+}
+
+// stockStates maps the words a spreadsheet may hold to stock states.
+func stockStates() map[string]catalog.StockState {
+	return map[string]catalog.StockState{
+		"in_stock": catalog.InStock, "in stock": catalog.InStock, "有货": catalog.InStock, "现货": catalog.InStock,
+		"low": catalog.LowStock, "少量": catalog.LowStock, "库存紧张": catalog.LowStock,
+		"sold_out": catalog.SoldOut, "sold out": catalog.SoldOut, "售罄": catalog.SoldOut, "已售罄": catalog.SoldOut,
+		"presale": catalog.Presale, "预售": catalog.Presale,
+	}
+}
+
+func (r *rowReader) stockState(col, s string) catalog.StockState {
+	if s == "" {
+		return ""
+	}
+	st, ok := stockStates()[strings.ToLower(s)]
+	if !ok {
+		r.bad(col, "%q is not a stock state (in_stock, low, sold_out or presale)", s)
+	}
+	return st
+}
+
+// productFromRow reads one product from a row's cells. Values the cells
+// hold are checked by the catalog (importCatalogCSV); here only what does
+// not read is a problem.
+func productFromRow(cell func(string) string) (catalog.Product, []cellProblem) {
+	r := &rowReader{cell: cell}
+	p := catalog.Product{ID: cell("id"), Name: cell("name"), Category: cell("category"), Description: cell("description")}
+	p.Link = r.positive("link")
+	p.Price = r.money("price", true)
+	p.ListPrice = r.money("list_price", false)
+	p.StockState = r.stockState("stock_state", cell("stock_state"))
+	p.RestockDate = r.date("restock_date", cell("restock_date"))
+	p.PresaleShipDate = r.date("presale_ship_date", cell("presale_ship_date"))
+	p.LimitPerBuyer = r.positive("limit_per_buyer")
+	p.Aliases = splitList(cell("aliases"))
+	p.Ingredients = splitList(cell("ingredients"))
+	p.Certifications = splitList(cell("certifications"))
+	p.ShelfLifeDays = r.positive("shelf_life_days")
+	p.BestBefore = r.date("best_before", cell("best_before"))
+	switch a := cell("allergens"); strings.ToLower(a) {
+	case "":
+	case "none", "无", "不含":
+		p.Allergens = []string{}
+	default:
+		p.Allergens = splitList(a)
 	}
 	for _, kv := range splitList(cell("attributes")) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			bad("attributes", "%q is not key=value", kv)
+			r.bad("attributes", "%q is not key=value", kv)
 			continue
 		}
-		if p.Attributes == nil {
-			p.Attributes = map[string]string{}
+		p.Specs = append(p.Specs, catalog.Spec{Key: strings.TrimSpace(k), Value: catalog.TextValue(strings.TrimSpace(v))})
+	}
+	for _, s := range splitList(cell("specs")) {
+		spec, err := parseSpec(s)
+		if err != nil {
+			r.bad("specs", "%v", err)
+			continue
 		}
-		p.Attributes[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		p.Specs = append(p.Specs, spec)
 	}
 	for _, vs := range splitList(cell("variants")) {
-		name, stock, ok := strings.Cut(vs, ":")
-		n, err := strconv.Atoi(strings.TrimSpace(stock))
-		if !ok || err != nil {
-			bad("variants", "%q is not name:stock", vs)
-			continue
-		}
-		p.Variants = append(p.Variants, plugins.Variant{Name: strings.TrimSpace(name), Stock: n})
+		p.Variants = append(p.Variants, r.variant(vs))
 	}
 	for _, row := range splitList(cell("size_chart")) {
 		sr, err := parseSizeRow(row)
 		if err != nil {
-			bad("size_chart", "%v", err)
+			r.bad("size_chart", "%v", err)
 			continue
 		}
 		p.SizeChart = append(p.SizeChart, sr)
 	}
-	switch s := cell("stock"); {
-	case s == "" && len(p.Variants) > 0:
-		for _, v := range p.Variants {
-			p.Stock += v.Stock
+	p.Stock = r.optCount("stock")
+	if p.Stock == nil {
+		// Variants that all state their stock state the product's: their
+		// sum, as a version 1 file meant by a blank stock.
+		p.Stock = variantSum(p.Variants)
+	}
+	r.shipping(&p)
+	r.returns(&p)
+	return p, r.probs
+}
+
+// variantSum is the stock of variants on one axis that all state theirs,
+// or nil.
+func variantSum(vs []catalog.Variant) *int {
+	if len(vs) == 0 {
+		return nil
+	}
+	sum := 0
+	for _, v := range vs {
+		if v.Stock == nil || v.Axis != vs[0].Axis {
+			return nil
 		}
-	case s == "":
-		bad("stock", "stock is required (or give variants with their stock)")
-	default:
-		n, err := strconv.Atoi(s)
+		sum += *v.Stock
+	}
+	return &sum
+}
+
+// variant reads "[axis=]name[:stock[:price[:state[:restock_date]]]]".
+func (r *rowReader) variant(s string) catalog.Variant {
+	var v catalog.Variant
+	parts := strings.Split(s, ":")
+	if len(parts) > 5 {
+		r.bad("variants", "%q has more than name:stock:price:state:restock_date", s)
+		return v
+	}
+	for len(parts) < 5 {
+		parts = append(parts, "")
+	}
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	v.Name = parts[0]
+	if axis, name, ok := strings.Cut(parts[0], "="); ok {
+		v.Axis, v.Name = strings.TrimSpace(axis), strings.TrimSpace(name)
+	}
+	if parts[1] != "" {
+		n, err := strconv.Atoi(parts[1])
 		if err != nil {
-			bad("stock", "%q is not a whole number", s)
+			r.bad("variants", "%q: stock %q is not a whole number", s, parts[1])
 		}
-		p.Stock = n
+		v.Stock = &n
 	}
-	days, fee, ret := cell("shipping_days"), cell("shipping_fee"), cell("return_days")
-	if days != "" || fee != "" || ret != "" {
-		sh := &plugins.Shipping{}
-		if sh.Days, err = strconv.Atoi(days); err != nil {
-			bad("shipping_days", "%q is not a whole number of days", days)
+	if parts[2] != "" {
+		price, err := parseMoney(parts[2], true)
+		if err != nil {
+			r.bad("variants", "%q: price %v", s, err)
 		}
-		if sh.Fee, err = parseMoney(fee, true); err != nil {
-			bad("shipping_fee", "%v", err)
-		}
-		if sh.ReturnDays, err = strconv.Atoi(ret); err != nil {
-			bad("return_days", "%q is not a whole number of days", ret)
-		}
-		p.Shipping = sh
+		v.Price = &price
 	}
-	if len(probs) == 0 {
-		probs = append(probs, checkProduct(p)...)
+	v.StockState = r.stockState("variants", parts[3])
+	v.RestockDate = r.date("variants", parts[4])
+	return v
+}
+
+// shipping reads the delivery columns; nothing stated leaves none.
+func (r *rowReader) shipping(p *catalog.Product) {
+	sh := catalog.Shipping{ShipFrom: r.cell("ship_from"), Carrier: r.cell("carrier"), ExcludedRegions: splitList(r.cell("excluded_regions"))}
+	sh.DispatchHours = r.positive("dispatch_hours")
+	if days := r.cell("shipping_days"); days != "" {
+		sh.DispatchHours = 24 * r.positive("shipping_days")
 	}
-	return p, probs
+	if r.cell("shipping_fee") != "" {
+		fee := r.money("shipping_fee", true)
+		sh.Fee = &fee
+	}
+	if sh.ShipFrom != "" || sh.Carrier != "" || len(sh.ExcludedRegions) > 0 || sh.DispatchHours != 0 || sh.Fee != nil {
+		p.Shipping = &sh
+	}
+}
+
+// returnWord matches the words of a returns cell.
+var returnWord = regexp.MustCompile(`^(\d+)\s*(?:d|days?|天)?$`)
+
+// returns reads the returns columns: "no", "yes", "7", "7 no_reason
+// insured" (also 不退, 可退, 7天, 无理由, 运费险, and "7天无理由"); or the
+// version 1 return_days (0: no returns, N: N days without a reason).
+func (r *rowReader) returns(p *catalog.Product) {
+	conditions := splitList(r.cell("return_conditions"))
+	if s := r.cell("return_days"); s != "" {
+		switch n := r.count("return_days"); {
+		case n > 0:
+			p.Returns = &catalog.Returns{Accepted: true, Days: n, NoReason: true, Conditions: conditions}
+		case n == 0:
+			p.Returns = &catalog.Returns{Conditions: conditions}
+		default:
+			r.bad("return_days", "%d is negative", n)
+		}
+		return
+	}
+	s := r.cell("returns")
+	if s == "" {
+		if len(conditions) > 0 {
+			r.bad("return_conditions", "conditions need a returns cell that says whether returns are accepted")
+		}
+		return
+	}
+	rt := &catalog.Returns{Conditions: conditions}
+	// "no" wins over the words that imply returns, so that "no 7" is
+	// reported as a window on no returns rather than read as returns.
+	refused, accepted, unread := false, false, false
+	s = strings.NewReplacer("无理由", " no_reason ", "运费险", " insured ", "，", " ", ",", " ", "+", " ").Replace(s)
+	for _, w := range strings.Fields(s) {
+		lw := strings.ToLower(w)
+		switch m := returnWord.FindStringSubmatch(lw); {
+		case lw == "no" || lw == "none" || w == "不退" || w == "不支持退货" || w == "不支持退换":
+			refused = true
+		case lw == "yes" || w == "可退" || w == "支持退货":
+			accepted = true
+		case m != nil:
+			rt.Days, _ = strconv.Atoi(m[1])
+			accepted = true
+		case lw == "no_reason":
+			rt.NoReason, accepted = true, true
+		case w == "退货" || w == "退换":
+		case lw == "insured":
+			rt.ShippingInsurance, accepted = true, true
+		default:
+			r.bad("returns", "%q is not a word of returns (no, yes, a number of days, no_reason, insured)", w)
+			unread = true
+		}
+	}
+	rt.Accepted = accepted && !refused
+	if !accepted && !refused && !unread {
+		r.bad("returns", "say whether returns are accepted: no, yes or a number of days")
+	}
+	p.Returns = rt
 }
 
 // splitList splits a cell's "|"-separated list, dropping empty entries.
@@ -377,153 +653,317 @@ func parseMoney(s string, required bool) (float64, error) {
 	return v, nil
 }
 
-// parseSizeRow reads "M:155-168:45-60".
-func parseSizeRow(s string) (plugins.SizeRow, error) {
+// specNumber is a number with an optional unit: "30", "30 h", "220g/m²".
+var specNumber = regexp.MustCompile(`^(-?[0-9]+(?:\.[0-9]+)?)\s*([\p{L}%°µ][^|]*)?$`)
+
+// specKey is a spec's key with optional labels: "key[label;label_zh]".
+var specKey = regexp.MustCompile(`^([^\[\]=]+?)\s*(?:\[([^;\]]*)(?:;([^\]]*))?\])?$`)
+
+// parseSpec reads "key[label;label_zh]=value". The value is a yes/no
+// (yes, no, true, false, 是, 否), a number with an optional unit ("30 h"),
+// or a text; a quoted value ("\"5.3\"") is always a text, and a text may
+// carry its Chinese form after " / ".
+func parseSpec(s string) (catalog.Spec, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return catalog.Spec{}, fmt.Errorf("%q is not key=value", s)
+	}
+	m := specKey.FindStringSubmatch(strings.TrimSpace(k))
+	if m == nil || strings.TrimSpace(m[1]) == "" {
+		return catalog.Spec{}, fmt.Errorf("%q: %q is not a key with optional [label;label_zh]", s, strings.TrimSpace(k))
+	}
+	spec := catalog.Spec{Key: strings.TrimSpace(m[1]), Label: strings.TrimSpace(m[2]), LabelZh: strings.TrimSpace(m[3])}
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, `"`) {
+		end := strings.Index(v[1:], `"`)
+		if end < 0 {
+			return catalog.Spec{}, fmt.Errorf("%q: the quoted value has no closing quote", s)
+		}
+		text, rest := v[1:1+end], strings.TrimSpace(v[2+end:])
+		spec.Value = catalog.TextValue(text)
+		if rest != "" {
+			zh, ok := strings.CutPrefix(rest, "/")
+			if !ok {
+				return catalog.Spec{}, fmt.Errorf("%q: after the quoted value comes only / and its Chinese form", s)
+			}
+			spec.ValueZh = strings.TrimSpace(zh)
+		}
+		return spec, nil
+	}
+	switch strings.ToLower(v) {
+	case "yes", "true", "是":
+		spec.Value = catalog.BoolValue(true)
+		return spec, nil
+	case "no", "false", "否":
+		spec.Value = catalog.BoolValue(false)
+		return spec, nil
+	}
+	if n := specNumber.FindStringSubmatch(v); n != nil {
+		x, err := strconv.ParseFloat(n[1], 64)
+		if err == nil {
+			spec.Value, spec.Unit = catalog.NumberValue(x), strings.TrimSpace(n[2])
+			return spec, nil
+		}
+	}
+	if text, zh, ok := strings.Cut(v, " / "); ok {
+		spec.Value, spec.ValueZh = catalog.TextValue(strings.TrimSpace(text)), strings.TrimSpace(zh)
+		return spec, nil
+	}
+	spec.Value = catalog.TextValue(v)
+	return spec, nil
+}
+
+// formatSpec writes a spec as parseSpec reads it.
+func formatSpec(s catalog.Spec) string {
+	var b strings.Builder
+	b.WriteString(s.Key)
+	if s.Label != "" || s.LabelZh != "" {
+		b.WriteString("[" + s.Label)
+		if s.LabelZh != "" {
+			b.WriteString(";" + s.LabelZh)
+		}
+		b.WriteString("]")
+	}
+	b.WriteString("=")
+	if x, ok := s.Value.Number(); ok {
+		b.WriteString(num(x))
+		if s.Unit != "" {
+			b.WriteString(" " + s.Unit)
+		}
+		return b.String()
+	}
+	if v, ok := s.Value.Bool(); ok {
+		b.WriteString(map[bool]string{true: "yes", false: "no"}[v])
+		return b.String()
+	}
+	text, _ := s.Value.Text()
+	// A text that would read back as something else is quoted.
+	if back, err := parseSpec("k=" + text); err != nil || back.Value != s.Value || back.ValueZh != "" || back.Unit != "" || text != strings.TrimSpace(text) {
+		b.WriteString(`"` + text + `"`)
+	} else {
+		b.WriteString(text)
+	}
+	if s.ValueZh != "" {
+		b.WriteString(" / " + s.ValueZh)
+	}
+	return b.String()
+}
+
+// parseSizeRow reads "M:155-168:45-60"; a range may be open at either
+// end ("185-", "-160") or blank, and at least one bound is stated.
+func parseSizeRow(s string) (catalog.SizeRow, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
-		return plugins.SizeRow{}, fmt.Errorf("%q is not size:minHeight-maxHeight:minWeight-maxWeight", s)
+		return catalog.SizeRow{}, fmt.Errorf("%q is not size:minHeight-maxHeight:minWeight-maxWeight", s)
 	}
-	rng := func(v string) (int, int, error) {
-		a, b, ok := strings.Cut(strings.TrimSpace(v), "-")
-		lo, err1 := strconv.Atoi(strings.TrimSpace(a))
-		hi, err2 := strconv.Atoi(strings.TrimSpace(b))
-		if !ok || err1 != nil || err2 != nil {
-			return 0, 0, fmt.Errorf("%q in %q is not a range like 155-168", v, s)
+	rng := func(v string) (float64, float64, error) {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return 0, 0, nil
 		}
-		return lo, hi, nil
+		a, b, ok := strings.Cut(v, "-")
+		bound := func(x string) (float64, error) {
+			if x = strings.TrimSpace(x); x == "" {
+				return 0, nil
+			}
+			f, err := strconv.ParseFloat(x, 64)
+			if err != nil || f <= 0 || math.IsInf(f, 0) {
+				return 0, fmt.Errorf("%q in %q is not a range like 155-168, 185- or -160", v, s)
+			}
+			return f, nil
+		}
+		if !ok {
+			return 0, 0, fmt.Errorf("%q in %q is not a range like 155-168, 185- or -160", v, s)
+		}
+		lo, err := bound(a)
+		if err != nil {
+			return 0, 0, err
+		}
+		hi, err := bound(b)
+		return lo, hi, err
 	}
-	row := plugins.SizeRow{Size: strings.TrimSpace(parts[0])}
+	row := catalog.SizeRow{Size: strings.TrimSpace(parts[0])}
 	var err error
-	if row.MinHeight, row.MaxHeight, err = rng(parts[1]); err != nil {
+	if row.MinHeightCM, row.MaxHeightCM, err = rng(parts[1]); err != nil {
 		return row, err
 	}
-	if row.MinWeight, row.MaxWeight, err = rng(parts[2]); err != nil {
+	if row.MinWeightKG, row.MaxWeightKG, err = rng(parts[2]); err != nil {
 		return row, err
 	}
 	return row, nil
 }
 
-// checkProduct checks one product's values (the shape is already right).
-func checkProduct(p plugins.Product) []cellProblem {
-	var probs []cellProblem
-	bad := func(col, format string, args ...any) {
-		probs = append(probs, cellProblem{col, fmt.Sprintf(format, args...)})
+// formatRange writes a size range as parseSizeRow reads it.
+func formatRange(lo, hi float64) string {
+	if lo == 0 && hi == 0 {
+		return ""
 	}
-	switch {
-	case p.ID == "":
-		bad("id", "missing id")
-	case utf8.RuneCountInString(p.ID) > 64:
-		bad("id", "id longer than 64 characters")
-	case strings.IndexFunc(p.ID, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		bad("id", "id %q contains spaces or control characters", p.ID)
+	s := ""
+	if lo > 0 {
+		s = num(lo)
 	}
-	if strings.TrimSpace(p.Name) == "" {
-		bad("name", "missing name")
-	} else if utf8.RuneCountInString(p.Name) > 200 {
-		bad("name", "name longer than 200 characters")
+	s += "-"
+	if hi > 0 {
+		s += num(hi)
 	}
-	money := func(col string, v float64) {
-		switch {
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			bad(col, "not a number")
-		case v < 0:
-			bad(col, "negative %s %v", col, v)
-		case v > 1e8:
-			bad(col, "%v is more than 100,000,000", v)
+	return s
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// csvProblems names a catalog's problems by CSV row and column: rows[i]
+// is the line of products[i]. References to other products in a message
+// ("the id of products[0]") name their row too.
+func csvProblems(err error, rows []int) problemList {
+	var probs problemList
+	var ps *catalog.Problems
+	if !errors.As(err, &ps) {
+		probs.add("file", 0, "", "%v", err)
+		return probs
+	}
+	row := func(i int) int {
+		if i >= 0 && i < len(rows) {
+			return rows[i]
 		}
+		return 0
 	}
-	money("price", p.Price)
-	money("list_price", p.ListPrice)
-	if p.ListPrice > 0 && p.ListPrice < p.Price {
-		bad("list_price", "list price %v is below the price %v", p.ListPrice, p.Price)
+	for _, p := range ps.List {
+		msg := productRef.ReplaceAllStringFunc(p.Message, func(ref string) string {
+			i, _ := strconv.Atoi(productRef.FindStringSubmatch(ref)[1])
+			return fmt.Sprintf("row %d", row(i))
+		})
+		section, i, field := jsonPlace(p.Path)
+		if section != "products" {
+			probs.add(section, i, field, "%s", msg)
+			continue
+		}
+		probs.add("products", row(i-1), csvColumnOf(field), "%s", msg)
 	}
-	if p.Stock < 0 {
-		bad("stock", "negative stock %d", p.Stock)
-	}
-	for _, a := range p.Aliases {
-		if strings.TrimSpace(a) == "" {
-			bad("aliases", "an alias is empty")
-		}
-	}
-	for k := range p.Attributes {
-		if strings.TrimSpace(k) == "" {
-			bad("attributes", "an attribute has no name")
-		}
-	}
-	if len(p.Variants) > 0 {
-		sum := 0
-		seen := map[string]bool{}
-		for _, v := range p.Variants {
-			switch {
-			case strings.TrimSpace(v.Name) == "":
-				bad("variants", "a variant has no name")
-			case seen[strings.ToLower(v.Name)]:
-				bad("variants", "variant %q appears twice", v.Name)
-			case v.Stock < 0:
-				bad("variants", "variant %q has negative stock %d", v.Name, v.Stock)
-			}
-			seen[strings.ToLower(v.Name)] = true
-			sum += v.Stock
-		}
-		if p.Stock != sum {
-			bad("stock", "stock %d is not the sum of the variants' stock %d", p.Stock, sum)
-		}
-	}
-	for _, r := range p.SizeChart {
-		switch {
-		case r.Size == "":
-			bad("size_chart", "a size-chart row has no size")
-		case r.MinHeight < 0 || r.MinHeight > r.MaxHeight || r.MaxHeight > 250:
-			bad("size_chart", "size %s: height range %d-%d cm is not plausible", r.Size, r.MinHeight, r.MaxHeight)
-		case r.MinWeight < 0 || r.MinWeight > r.MaxWeight || r.MaxWeight > 300:
-			bad("size_chart", "size %s: weight range %d-%d kg is not plausible", r.Size, r.MinWeight, r.MaxWeight)
-		}
-	}
-	if sh := p.Shipping; sh != nil {
-		if sh.Days < 0 {
-			bad("shipping_days", "negative shipping days %d", sh.Days)
-		}
-		money("shipping_fee", sh.Fee)
-		if sh.ReturnDays < 0 {
-			bad("return_days", "negative return days %d", sh.ReturnDays)
-		}
+	if ps.Omitted > 0 {
+		probs.add("file", 0, "", "and %d more problems", ps.Omitted)
 	}
 	return probs
 }
 
-// writeCatalogCSV writes products in the import format, so an export can
-// be edited in a spreadsheet and imported again.
-func writeCatalogCSV(w io.Writer, products []plugins.Product) error {
+// productRef finds a reference to a product by its list position.
+var productRef = regexp.MustCompile(`products\[(\d+)\]`)
+
+// csvColumnOf names the CSV column that holds a product field
+// ("shipping.fee" is shipping_fee, "variants[2].stock" is variants).
+func csvColumnOf(field string) string {
+	head, rest, _ := strings.Cut(field, ".")
+	head, _, _ = strings.Cut(head, "[")
+	switch head {
+	case "shipping":
+		sub, _, _ := strings.Cut(rest, "[")
+		if sub == "fee" {
+			return "shipping_fee"
+		}
+		return sub
+	case "returns":
+		if strings.HasPrefix(rest, "conditions") {
+			return "return_conditions"
+		}
+		return "returns"
+	}
+	return head
+}
+
+// writeCatalogCSV writes products in the import format, so that an export
+// can be edited in a spreadsheet and imported again. Cells a spreadsheet
+// would evaluate are neutralised (csvCell).
+func writeCatalogCSV(w io.Writer, products []catalog.Product) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvColumns()); err != nil {
 		return err
 	}
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, p := range products {
-		var attrs, variants, chart []string
-		for _, k := range slices.Sorted(maps.Keys(p.Attributes)) {
-			attrs = append(attrs, k+"="+p.Attributes[k])
-		}
+		var variants, specs, chart []string
 		for _, v := range p.Variants {
-			variants = append(variants, fmt.Sprintf("%s:%d", v.Name, v.Stock))
+			variants = append(variants, formatVariant(v))
+		}
+		for _, s := range p.Specs {
+			specs = append(specs, formatSpec(s))
 		}
 		for _, r := range p.SizeChart {
-			chart = append(chart, fmt.Sprintf("%s:%d-%d:%d-%d", r.Size, r.MinHeight, r.MaxHeight, r.MinWeight, r.MaxWeight))
+			chart = append(chart, r.Size+":"+formatRange(r.MinHeightCM, r.MaxHeightCM)+":"+formatRange(r.MinWeightKG, r.MaxWeightKG))
+		}
+		optional := func(n int) string {
+			if n == 0 {
+				return ""
+			}
+			return strconv.Itoa(n)
+		}
+		stock := ""
+		if p.Stock != nil {
+			stock = strconv.Itoa(*p.Stock)
 		}
 		list := ""
 		if p.ListPrice > 0 {
 			list = num(p.ListPrice)
 		}
-		days, fee, ret := "", "", ""
-		if sh := p.Shipping; sh != nil {
-			days, fee, ret = strconv.Itoa(sh.Days), num(sh.Fee), strconv.Itoa(sh.ReturnDays)
+		allergens := strings.Join(p.Allergens, "|")
+		if p.Allergens != nil && len(p.Allergens) == 0 {
+			allergens = "none"
 		}
-		rec := []string{p.ID, p.Name, num(p.Price), list, strconv.Itoa(p.Stock), strings.Join(p.Aliases, "|"), p.Category,
-			p.Description, strings.Join(attrs, "|"), strings.Join(variants, "|"), strings.Join(chart, "|"), days, fee, ret}
+		var shipFrom, hours, fee, carrier, excluded string
+		if sh := p.Shipping; sh != nil {
+			shipFrom, hours, carrier, excluded = sh.ShipFrom, optional(sh.DispatchHours), sh.Carrier, strings.Join(sh.ExcludedRegions, "|")
+			if sh.Fee != nil {
+				fee = num(*sh.Fee)
+			}
+		}
+		var returns, conditions string
+		if rt := p.Returns; rt != nil {
+			returns, conditions = formatReturns(*rt), strings.Join(rt.Conditions, "|")
+		}
+		rec := []string{p.ID, optional(p.Link), p.Name, num(p.Price), list, stock, string(p.StockState), p.RestockDate.String(),
+			p.PresaleShipDate.String(), optional(p.LimitPerBuyer), strings.Join(p.Aliases, "|"), p.Category, p.Description,
+			strings.Join(variants, "|"), strings.Join(specs, "|"), strings.Join(p.Ingredients, "|"), allergens,
+			optional(p.ShelfLifeDays), p.BestBefore.String(), strings.Join(p.Certifications, "|"), strings.Join(chart, "|"),
+			shipFrom, hours, fee, carrier, excluded, returns, conditions}
 		if err := cw.Write(csvRecord(rec)); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// formatVariant writes a variant as rowReader.variant reads it, leaving
+// off the parts it does not state.
+func formatVariant(v catalog.Variant) string {
+	name := v.Name
+	if v.Axis != "" {
+		name = v.Axis + "=" + name
+	}
+	parts := []string{name, "", "", string(v.StockState), v.RestockDate.String()}
+	if v.Stock != nil {
+		parts[1] = strconv.Itoa(*v.Stock)
+	}
+	if v.Price != nil {
+		parts[2] = num(*v.Price)
+	}
+	for len(parts) > 1 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return strings.Join(parts, ":")
+}
+
+// formatReturns writes a return rule as rowReader.returns reads it.
+func formatReturns(rt catalog.Returns) string {
+	if !rt.Accepted {
+		return "no"
+	}
+	words := []string{"yes"}
+	if rt.Days > 0 {
+		words[0] = strconv.Itoa(rt.Days)
+	}
+	if rt.NoReason {
+		words = append(words, "no_reason")
+	}
+	if rt.ShippingInsurance {
+		words = append(words, "insured")
+	}
+	return strings.Join(words, " ")
 }

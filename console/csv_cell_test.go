@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 func TestCSVCellNeutralisesFormulas(t *testing.T) {
@@ -33,7 +33,7 @@ func TestCSVCellNeutralisesFormulas(t *testing.T) {
 }
 
 func TestCatalogCSVExportNeutralisesFormulas(t *testing.T) {
-	products := []plugins.Product{{ID: "p-1", Name: "=HYPERLINK(\"http://evil.example\")", Price: 9.5, Category: "@SUM(1)",
+	products := []catalog.Product{{ID: "p-1", Name: "=HYPERLINK(\"http://evil.example\")", Price: 9.5, Category: "@SUM(1)",
 		Description: "+cmd", Aliases: []string{"-alias"}}}
 	var buf bytes.Buffer
 	if err := writeCatalogCSV(&buf, products); err != nil {

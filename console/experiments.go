@@ -16,7 +16,7 @@ import (
 
 	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/plugins"
+	"github.com/livehat/livehat/harness/catalog"
 )
 
 // Limits of the experiment endpoints.
@@ -598,15 +598,21 @@ func (s *Server) shipExperiment(c *fiber.Ctx) error {
 	return s.runShip(c, plan)
 }
 
-// catalogItems lists the item ids of a stream's catalog: what events may
-// name, and what the model's item arguments are held to.
+// catalogItems lists the item ids of a stream's catalog document: what
+// events may name, and what the model's item arguments are held to. A
+// catalog that does not parse has none.
 func catalogItems(raw json.RawMessage) []string {
-	var cat plugins.Catalog
-	if json.Unmarshal(raw, &cat) != nil {
+	cat, err := parseStreamCatalog(raw, noCurrency)
+	if err != nil {
 		return nil
 	}
-	ids := make([]string, 0, len(cat.Products))
-	for _, p := range cat.Products {
+	return productIDs(cat)
+}
+
+// productIDs lists a catalog's product ids in its order.
+func productIDs(c *catalog.Catalog) []string {
+	ids := make([]string, 0, len(c.Products))
+	for _, p := range c.Products {
 		ids = append(ids, p.ID)
 	}
 	return ids

@@ -15,6 +15,7 @@ import (
 
 	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
@@ -211,8 +212,18 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", st.ID, err)
 	}
+	// The sessions' plugins read the stored catalog as a version 2
+	// document in the stream's currency, whatever version was stored.
+	cat, err := storedCatalog(st)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(cat)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: catalog: %w", st.ID, err)
+	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(st.Catalog), context: streamContext(st.Catalog), items: catalogItems(st.Catalog), onAir: st.OnAir}
+		catalog: string(doc), context: catalogContext(cat), items: productIDs(cat), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
@@ -289,11 +300,11 @@ func bannedListHas(list []any, s string) bool {
 	return false
 }
 
-// streamContext is the stream context a session's prompt shows: the
-// featured item (the catalog's first) and the items on sale.
-func streamContext(catalog json.RawMessage) []harness.ContextItem {
-	var c plugins.Catalog
-	if json.Unmarshal(catalog, &c) != nil || len(c.Products) == 0 {
+// catalogContext is the stream context a session's prompt shows: the
+// featured item (the catalog's first) and the items on sale; none for an
+// empty catalog.
+func catalogContext(c *catalog.Catalog) []harness.ContextItem {
+	if len(c.Products) == 0 {
 		return nil
 	}
 	// The lines come from the live room's helpers, so the bundled model

@@ -17,6 +17,7 @@ import (
 
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
 )
@@ -224,11 +225,11 @@ func (r *pluginRuntime) active(ctx context.Context, orgID string) ([]*plugins.Pl
 	return ps, nil
 }
 
-func parseCatalog(catalog []byte) (*plugins.Catalog, error) {
-	if len(catalog) == 0 {
-		return &plugins.Catalog{}, nil
-	}
-	cat, err := plugins.ParseCatalog(catalog)
+// parseCatalog reads the catalog a plugin set serves (empty: none). The
+// live hub and trials hand it a stream's catalog with the stream's
+// currency stated; a document that states none is in noCurrency.
+func parseCatalog(raw []byte) (*catalog.Catalog, error) {
+	cat, err := parseStreamCatalog(raw, noCurrency)
 	if err != nil {
 		return nil, fmt.Errorf("console: stream catalog: %w", err)
 	}

@@ -564,7 +564,12 @@ func (s *Server) trialCatalog(ctx context.Context, sc store.Scope, req tryReques
 		if err != nil {
 			return nil, "", fieldError(fiber.StatusNotFound, "stream_id", "no such stream")
 		}
-		return st.Catalog, "stream " + st.Name, nil
+		cat, err := storedCatalog(st)
+		if err != nil {
+			return nil, "", fieldError(fiber.StatusUnprocessableEntity, "stream_id", err.Error())
+		}
+		doc, err := json.Marshal(cat)
+		return doc, "stream " + st.Name, err
 	case len(req.Catalog) > 0 && string(req.Catalog) != "null":
 		return req.Catalog, "pasted", nil
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
 )
 
@@ -63,7 +62,9 @@ type streamRequest struct {
 	Revision       int64           `json:"revision"`
 }
 
-// check validates the request's fields, naming the first one at fault.
+// check validates the request's fields, naming the first one at fault,
+// and keeps the catalog as a version 2 document (a version 1 one is
+// upgraded; one without a currency takes the stream's).
 func (r *streamRequest) check() error {
 	if strings.TrimSpace(r.Name) == "" {
 		return badRequest("name", "a stream needs a name")
@@ -77,8 +78,15 @@ func (r *streamRequest) check() error {
 			return badRequest("strategy", err.Error())
 		}
 	}
-	if len(r.Catalog) > 0 && string(r.Catalog) != "null" && string(r.Catalog) != "{}" {
-		if _, err := plugins.ParseCatalog(r.Catalog); err != nil {
+	if r.Currency != "" && len(r.Currency) != 3 {
+		return badRequest("currency", "want an ISO 4217 code such as CNY or USD")
+	}
+	if !emptyCatalog(r.Catalog) {
+		cat, err := parseStreamCatalog(r.Catalog, strings.ToUpper(r.Currency))
+		if err != nil {
+			return badRequest("catalog", err.Error())
+		}
+		if r.Catalog, err = json.Marshal(cat); err != nil {
 			return badRequest("catalog", err.Error())
 		}
 	}
@@ -86,9 +94,6 @@ func (r *streamRequest) check() error {
 		if strings.TrimSpace(b) == "" {
 			return badRequest("banned_claims", fmt.Sprintf("entry %d is empty", i))
 		}
-	}
-	if r.Currency != "" && len(r.Currency) != 3 {
-		return badRequest("currency", "want an ISO 4217 code such as CNY or USD")
 	}
 	return nil
 }
