@@ -31,13 +31,47 @@ type PluginExports struct {
 // ErrorList whose entries name the harness tool, the argument and the
 // plugin, located by their path in the harness document.
 func CheckPlugins(h *Harness, installed map[string]PluginExports) error {
+	return checkPlugins(h, installed, true)
+}
+
+// CheckInstalledPlugins is CheckPlugins for a harness being written, whose
+// plugins may not be installed yet: what names a plugin missing from
+// installed is left unchecked (MissingPlugins lists those plugins), and
+// every other problem is reported.
+func CheckInstalledPlugins(h *Harness, installed map[string]PluginExports) error {
+	return checkPlugins(h, installed, false)
+}
+
+// MissingPlugins lists, sorted, the plugins h's tools, hooks and skills
+// name that installed lacks.
+func MissingPlugins(h *Harness, installed map[string]PluginExports) []string {
+	var out []string
+	add := func(name string) {
+		if _, ok := installed[name]; !ok && name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, t := range h.Tools {
+		add(t.Plugin)
+	}
+	for _, k := range h.Hooks {
+		add(k.Plugin)
+	}
+	for _, s := range h.Skills {
+		add(s.Plugin)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func checkPlugins(h *Harness, installed map[string]PluginExports, strict bool) error {
 	var errs ErrorList
 	add := func(path, format string, args ...any) {
 		errs = append(errs, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	resolve := func(path, what, name, plugin string) (PluginExports, bool) {
 		p, ok := installed[plugin]
-		if !ok {
+		if !ok && strict {
 			add(path+".plugin", "%s %q: plugin %q is not installed and enabled (installed: %s)", what, name, plugin, installedList(installed))
 		}
 		return p, ok

@@ -153,8 +153,18 @@ func TestCheckPlugins(t *testing.T) {
 			if c.path != "" && list[0].Path != c.path {
 				t.Errorf("first problem at %q, want %q", list[0].Path, c.path)
 			}
-			if c.drop != "" && len(list) != len(demo.Tools) {
-				t.Errorf("%d problems for %d tools of a missing plugin:\n%s", len(list), len(demo.Tools), text)
+			if c.drop != "" {
+				if len(list) != len(demo.Tools) {
+					t.Errorf("%d problems for %d tools of a missing plugin:\n%s", len(list), len(demo.Tools), text)
+				}
+				if err := CheckInstalledPlugins(h, plugins); err != nil {
+					t.Errorf("CheckInstalledPlugins reports a missing plugin: %v", err)
+				}
+				if got := MissingPlugins(h, plugins); len(got) != 1 || got[0] != c.drop {
+					t.Errorf("MissingPlugins = %v, want [%s]", got, c.drop)
+				}
+			} else if err := CheckInstalledPlugins(h, plugins); err == nil || err.Error() != text {
+				t.Errorf("CheckInstalledPlugins = %v, want the same problems as CheckPlugins", err)
 			}
 		})
 	}
