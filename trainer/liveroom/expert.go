@@ -3,6 +3,7 @@ package liveroom
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/livehat/livehat/harness"
@@ -68,7 +69,30 @@ func (r *Room) expertReply(q Question, limit int) string {
 			options = append(options, en)
 		}
 	}
-	item := r.questionItem(q)
+	if item := r.questionItem(q); r.fromCatalog() {
+		r.catalogReply(q, item, add)
+	} else {
+		r.generatedReply(q, item, add)
+	}
+	if len(options) == 0 {
+		return ""
+	}
+	best := options[len(options)-1]
+	for _, o := range options {
+		if limit <= 0 || utf8.RuneCountInString(o) <= limit {
+			return o
+		}
+	}
+	return best
+}
+
+// fromCatalog reports whether the room was read from a catalog.
+func (r *Room) fromCatalog() bool {
+	return slices.ContainsFunc(r.Items, func(it Item) bool { return it.FromCatalog })
+}
+
+// generatedReply is the expert's reply in a generated room.
+func (r *Room) generatedReply(q Question, item Item, add func(en, zh string)) {
 	switch q.Type {
 	case QPrice, QInjection:
 		p := Yuan(item.Price())
@@ -140,13 +164,6 @@ func (r *Room) expertReply(q Question, limit int) string {
 	case QNarrateFeatured, QNarrateCoupon, QNarrateStock:
 		r.narrationReply(q, add)
 	}
-	best := options[len(options)-1]
-	for _, o := range options {
-		if limit <= 0 || utf8.RuneCountInString(o) <= limit {
-			return o
-		}
-	}
-	return best
 }
 
 // questionItem is the item the question's first lookup resolves to.

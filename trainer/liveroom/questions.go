@@ -42,7 +42,12 @@ type Question struct {
 	Lang   Lang         `json:"lang"`
 	Viewer string       `json:"viewer"`
 	Text   string       `json:"text"`
-	Gold   Gold         `json:"gold"`
+	// Topic is what the question asks about when its type does not say:
+	// an allergen code (QAllergen), a spec key (QSpecs on a room read from
+	// a catalog), the fact a QUnstated question asks, the second question
+	// of QTwoInOne, TopicShipFrom for a QDispatch that asks where from.
+	Topic string `json:"topic,omitempty"`
+	Gold  Gold   `json:"gold"`
 }
 
 // Gold is what a correct agent does for a question, under the canonical
