@@ -486,24 +486,25 @@ func judge(c sdk.Coupon, total float64) couponFor {
 }
 
 // terms is a coupon as coupon_check states it. A fixed coupon keeps the
-// keys it always had ({"id", "amount", "min_spend"}); a percent coupon
-// states its percent and what it takes off this order.
+// keys it always had ({"id", "amount", "min_spend"}), and only a fact the
+// version 1 layout could not state is added to it (per_buyer): the
+// bundled model reads these keys as it was trained to, and a key added
+// for an old fact (new_viewers_only) turned its correct answers into
+// wrong ones. A percent coupon, new to the tools, states its percent,
+// what it takes off this order, and its end.
 func (j couponFor) terms() map[string]any {
 	m := map[string]any{"id": j.c.ID, "min_spend": money(j.c.MinSpend)}
 	if j.c.Percent > 0 {
 		m["percent_off"] = j.c.Percent
 		m["discount"] = money(j.discount)
+		if !j.c.Ends.IsZero() {
+			m["ends"] = j.c.Ends.Format(time.RFC3339)
+		}
 	} else {
 		m["amount"] = money(j.c.Amount)
 	}
-	if j.c.NewViewersOnly {
-		m["new_viewers_only"] = true
-	}
 	if j.c.PerBuyer > 0 {
 		m["per_buyer"] = j.c.PerBuyer
-	}
-	if !j.c.Ends.IsZero() {
-		m["ends"] = j.c.Ends.Format(time.RFC3339)
 	}
 	return m
 }
@@ -558,7 +559,11 @@ func CouponCheck(lookup Lookup, req ItemRequest, now time.Time) (map[string]any,
 		}
 	}
 	if best != nil && (first == nil || best.c.ID != first.c.ID) && (first == nil || !first.eligible || best.discount > first.discount+0.005) {
+		// The best coupon is one this order reaches: its minimum spend is
+		// met, and stating it beside the item's coupon's made the bundled
+		// model quote the wrong threshold.
 		b := best.terms()
+		delete(b, "min_spend")
 		b["total_after_coupon"] = money(total - best.discount)
 		out["best_coupon"] = b
 	}
