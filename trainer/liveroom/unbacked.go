@@ -141,9 +141,11 @@ type stockEntry struct {
 	units   int
 }
 
-func (ev *evidence) touch(it Item) bool {
+// touch records an item a call of the turn looked at: its facts and
+// link number may be stated.
+func (ev *evidence) touch(it Item) {
 	if slices.ContainsFunc(ev.items, func(x Item) bool { return x.ID == it.ID }) {
-		return false
+		return
 	}
 	ev.items = append(ev.items, it)
 	for _, a := range it.Aliases {
@@ -151,7 +153,6 @@ func (ev *evidence) touch(it Item) bool {
 			ev.links[n] = true
 		}
 	}
-	return true
 }
 
 // evidenceOf reads the turn: each tool call (mapped back to canonical

@@ -154,6 +154,7 @@ func TestFindUnbacked(t *testing.T) {
 		{name: "variant not checked", ask: "耳机白色有货吗", calls: append(earbuds, itemCall(ToolCheckStock, "EL135", "variant", "black")), reply: "white有货的！", want: []string{UnbackedStockState}},
 		{name: "stock count unbacked", ask: "卫衣M码还有吗", calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "M")), reply: "M码仅剩3件！", want: []string{UnbackedStockCount}},
 		{name: "stock count en", ask: "Is the hoodie in M still in stock?", lang: LangEN, calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "M")), reply: "Only 9 left in M!", want: []string{UnbackedStockCount}},
+		{name: "low unbacked", ask: "卫衣L码还有吗", calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "L")), reply: "L码库存紧张，快抢！", want: []string{UnbackedStockState}},
 		{name: "plenty unbacked", ask: "卫衣M码还有吗", calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "M")), reply: "M码库存充足！", want: []string{UnbackedStockState}},
 		// Sizes.
 		{name: "size advice zh", ask: "身高165体重55公斤，卫衣穿什么码？", calls: hoodie, reply: "按尺码表建议您穿M码。"},
