@@ -33,24 +33,27 @@ func causesByRank() []string {
 // "step 2 (price): ".
 var stepPrefix = regexp.MustCompile(`^step \d+ \([^)]*\): `)
 
-// deductionCause classifies one deduction of the live-room grader, or
+// deductionCause classifies one deduction of the live-room grader, or of
+// a live or replayed turn's trace (liveTurnFailure, gradeReplay), or
 // returns "" for one it does not recognise.
 func deductionCause(d string) string {
 	d = stepPrefix.ReplaceAllString(strings.TrimSpace(d), "")
 	switch {
-	case strings.HasPrefix(d, "not run: "), strings.HasPrefix(d, "not finished: "):
+	case strings.HasPrefix(d, "not run: "), strings.HasPrefix(d, "not finished: "), strings.HasPrefix(d, "unreadable trace: "):
 		return CauseRunError
-	case strings.HasPrefix(d, "safe line: "):
+	case strings.HasPrefix(d, "safe line: "), strings.HasPrefix(d, "safe_line: "), strings.HasPrefix(d, "denied: "),
+		strings.HasPrefix(d, "a hook rejected the reply: "), strings.HasPrefix(d, "hook "):
 		return CauseHookRejection
-	case strings.HasPrefix(d, "reply skill ") && strings.HasSuffix(d, " was not loaded"):
+	case strings.HasPrefix(d, "reply skill ") && strings.HasSuffix(d, " was not loaded"), strings.HasPrefix(d, "skill: "):
 		return CauseMissingSkill
 	case strings.HasPrefix(d, "missing call "), strings.HasPrefix(d, "needless call "),
-		strings.HasPrefix(d, "malformed arguments for "), strings.HasPrefix(d, "call ") && strings.Contains(d, " does not fit the harness"):
+		strings.HasPrefix(d, "malformed arguments for "), strings.HasPrefix(d, "call ") && strings.Contains(d, " does not fit the harness"),
+		strings.HasPrefix(d, "tool "), strings.HasPrefix(d, "limit "):
 		return CauseWrongTool
 	case strings.HasPrefix(d, "states "), strings.HasPrefix(d, "names an amount "), strings.HasPrefix(d, "does not state "),
 		strings.HasPrefix(d, "makes a banned absolute claim "):
 		return CauseWrongFact
-	case d == "no reply", strings.HasPrefix(d, "reply is ") && strings.Contains(d, " characters, over the "):
+	case d == "no reply", strings.HasPrefix(d, "reply is ") && strings.Contains(d, " characters, over the "), strings.HasPrefix(d, "speaks markup: "):
 		return CauseReplyForm
 	}
 	return ""

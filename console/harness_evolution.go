@@ -193,8 +193,8 @@ func (s *Server) startLoop(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	draft, err := s.openDraft(c, draftRequest{BaseVersion: v.Version, Name: h.Name, Format: "json",
-		Notes: "evolution: " + req.Title}, loop.ID)
+	notes := "evolution: " + req.Title
+	draft, err := s.openDraft(c, draftRequest{BaseVersion: v.Version, Name: h.Name, Format: "json", Notes: &notes}, loop.ID)
 	if err != nil {
 		return err
 	}

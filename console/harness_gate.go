@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/eval"
 )
 
@@ -32,10 +33,26 @@ const (
 	defaultGateTolerance = 1.0
 )
 
+// Gate models (gateRequest.Model).
+const (
+	// gateServing measures the model the organisation's streams run.
+	gateServing = "serving"
+	// gateCheckpoint measures a checkpoint to be released with the version.
+	gateCheckpoint = "checkpoint"
+	// gateExpert runs the scripted expert, which follows whatever harness
+	// it is given: a sanity check of the harness, which no release counts.
+	gateExpert = "expert"
+)
+
+// defaultGateReplay is how many of the streams' recent viewer questions a
+// gate replays unless told otherwise.
+const defaultGateReplay = 10
+
 // gateRequest starts a release gate: the candidate version against the
-// baseline (by default the version most streams run), on the serving
-// model, n items of each suite. A suite or category whose score drops by
-// more than tolerance points is a regression.
+// baseline (by default the version most streams run), with the model that
+// will serve, on n items of each live-room suite and on the streams' own
+// recent questions replayed from their turn log. A suite or category whose
+// score drops by more than tolerance points is a regression.
 type gateRequest struct {
 	Candidate string   `json:"candidate"`
 	Baseline  string   `json:"baseline"`
@@ -43,6 +60,16 @@ type gateRequest struct {
 	N         int      `json:"n"`
 	Tolerance *float64 `json:"tolerance"`
 	LoopID    string   `json:"loop_id"`
+	// Model is gateServing (the default), gateCheckpoint with Checkpoint
+	// (a promoted checkpoint's name, or the console's model by its name),
+	// or gateExpert.
+	Model      string `json:"model"`
+	Checkpoint string `json:"checkpoint"`
+	// Replay is how many recent viewer questions to replay (default
+	// defaultGateReplay; 0 replays none), from Streams (default: the
+	// streams that run the baseline).
+	Replay  *int     `json:"replay"`
+	Streams []string `json:"streams"`
 }
 
 // gateScores is one suite's result under one version.
@@ -57,14 +84,16 @@ type gateScores struct {
 	Errors          int        `json:"errors"`
 }
 
-// categoryDelta compares one category of a suite.
+// categoryDelta compares one category of a suite. DeltaCI95 is the 95%
+// interval of the difference, from the items both versions ran (paired).
 type categoryDelta struct {
-	Category  string  `json:"category"`
-	Baseline  float64 `json:"baseline"`
-	Candidate float64 `json:"candidate"`
-	Delta     float64 `json:"delta"`
-	N         int     `json:"n"`
-	Regressed bool    `json:"regressed"`
+	Category  string     `json:"category"`
+	Baseline  float64    `json:"baseline"`
+	Candidate float64    `json:"candidate"`
+	Delta     float64    `json:"delta"`
+	DeltaCI95 [2]float64 `json:"delta_ci95"`
+	N         int        `json:"n"`
+	Regressed bool       `json:"regressed"`
 }
 
 // suiteDelta compares one suite under the two versions.
@@ -73,13 +102,22 @@ type suiteDelta struct {
 	Baseline   gateScores      `json:"baseline"`
 	Candidate  gateScores      `json:"candidate"`
 	Delta      float64         `json:"delta"`
+	DeltaCI95  [2]float64      `json:"delta_ci95"`
 	Regressed  bool            `json:"regressed"`
 	Categories []categoryDelta `json:"categories"`
 }
 
 // gateReport is what a finished gate stores and the page shows.
 type gateReport struct {
+	// Model names the model measured; ModelKind is gateServing,
+	// gateCheckpoint or gateExpert (Sanity: the expert's check of the
+	// harness, which no release counts).
 	Model     string       `json:"model"`
+	ModelKind string       `json:"model_kind"`
+	Sanity    bool         `json:"sanity,omitempty"`
+	// Replayed is how many of the streams' recent questions each version
+	// answered (the "replay" suite).
+	Replayed  int          `json:"replayed"`
 	Candidate string       `json:"candidate"`
 	Baseline  string       `json:"baseline"`
 	N         int          `json:"n"`
@@ -174,25 +212,51 @@ func (r *gateRun) unsubscribe(ch chan gateProgress) {
 	}
 }
 
-// gateModelSpec is the model spec the gate opens: the organisation's
-// serving model (a promoted checkpoint folder, else Config.ModelName) when
-// it is one eval.OpenModel understands (expert, an http(s) URL whose
-// #fragment names the remote model, a checkpoint folder), else the expert
-// policy, so that a console without a served model still gates releases.
-func (s *Server) gateModelSpec(ctx context.Context, orgID string) (spec, remote string) {
-	name := s.servingModel(ctx, orgID)
-	switch {
-	case name == "expert":
-		return name, ""
-	case strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://"):
-		url, frag, _ := strings.Cut(name, "#")
-		return url, frag
-	case name != "":
-		if st, err := os.Stat(name); err == nil && st.IsDir() {
-			return name, ""
-		}
+// gateModel is the model a gate measures: its name (what releases compare
+// with the serving model's), its kind and how each item gets it.
+type gateModel struct {
+	name    string
+	kind    string
+	factory eval.ModelFactory
+}
+
+// gateModelOf resolves a gate request's model: the organisation's serving
+// model (what live sessions open now), a checkpoint to be released with
+// the version, or the expert.
+func (s *Server) gateModelOf(ctx context.Context, orgID string, req gateRequest) (gateModel, error) {
+	served := func(m runtime.Model, name, kind string) gateModel {
+		return gateModel{name: name, kind: kind, factory: func(eval.Case) (runtime.Model, error) { return m, nil }}
 	}
-	return "expert", ""
+	switch req.Model {
+	case "", gateServing:
+		if req.Checkpoint != "" {
+			return gateModel{}, badRequest("checkpoint", "a checkpoint goes with \"model\": \"checkpoint\"")
+		}
+		m, name, err := s.liveModel(ctx, orgID)
+		if errors.Is(err, errNoModel) {
+			return gateModel{}, fieldError(fiber.StatusConflict, "model", "the console serves no model: gate a checkpoint (\"model\": \"checkpoint\"), "+
+				"or run the expert's sanity check of the harness (\"model\": \"expert\")")
+		}
+		if err != nil {
+			return gateModel{}, err
+		}
+		return served(m, name, gateServing), nil
+	case gateCheckpoint:
+		if strings.TrimSpace(req.Checkpoint) == "" {
+			return gateModel{}, badRequest("checkpoint", "name the checkpoint released with the version")
+		}
+		m, name, err := s.checkpointModel(ctx, orgID, req.Checkpoint)
+		if err != nil {
+			return gateModel{}, fieldError(fiber.StatusNotFound, "checkpoint", err.Error())
+		}
+		return served(m, name, gateCheckpoint), nil
+	case gateExpert:
+		if req.Checkpoint != "" {
+			return gateModel{}, badRequest("checkpoint", "a checkpoint goes with \"model\": \"checkpoint\"")
+		}
+		return gateModel{name: gateExpert, kind: gateExpert, factory: eval.NewExpert}, nil
+	}
+	return gateModel{}, badRequest("model", fmt.Sprintf("%q: want serving, checkpoint or expert", req.Model))
 }
 
 // pickItems takes n items spread evenly over a suite, so that a small gate
@@ -251,7 +315,7 @@ func (s *Server) getGate(c *fiber.Ctx) error {
 func (s *Server) startGate(c *fiber.Ctx) error {
 	var req gateRequest
 	if err := decodeStrict(c.Body(), &req); err != nil {
-		return badRequest("body", "want {\"candidate\", \"baseline\", \"suites\", \"n\", \"tolerance\"}: "+err.Error())
+		return badRequest("body", "want {\"candidate\", \"baseline\", \"model\", \"checkpoint\", \"suites\", \"n\", \"replay\", \"streams\", \"tolerance\"}: "+err.Error())
 	}
 	ctx, sc := c.UserContext(), scopeOf(c)
 	cand, _, err := s.lookupVersion(c, "candidate", req.Candidate)
@@ -297,16 +361,37 @@ func (s *Server) startGate(c *fiber.Ctx) error {
 		suites = append(suites, sub)
 		total += len(sub.Items)
 	}
-	if cand.Version() != base.Version() {
-		total *= 2
-	}
 	if req.LoopID != "" {
 		if _, err := s.store.EvolutionLoop(ctx, sc, req.LoopID); err != nil {
 			return fieldError(fiber.StatusNotFound, "loop_id", "no such evolution loop")
 		}
 	}
-	spec, remote := s.gateModelSpec(ctx, sc.OrgID)
-	g, err := s.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: cand.Version(), Baseline: base.Version(), Model: spec,
+	model, err := s.gateModelOf(ctx, sc.OrgID, req)
+	if err != nil {
+		return err
+	}
+	replayN := defaultGateReplay
+	if model.kind == gateExpert {
+		replayN = 0 // the expert plays a question's gold, and a live question has none
+	}
+	if req.Replay != nil {
+		replayN = *req.Replay
+	}
+	switch {
+	case replayN < 0 || replayN > maxGateN:
+		return badRequest("replay", fmt.Sprintf("%d questions: want 0 to %d", replayN, maxGateN))
+	case replayN > 0 && model.kind == gateExpert:
+		return badRequest("replay", "the expert plays a question's gold answer, and the streams' own questions have none: replay them with the serving model")
+	}
+	replay, err := s.replayQuestions(ctx, sc, base.Version(), req.Streams, replayN)
+	if err != nil {
+		return err
+	}
+	total += len(replay)
+	if cand.Version() != base.Version() {
+		total *= 2
+	}
+	g, err := s.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: cand.Version(), Baseline: base.Version(), Model: model.name,
 		Suites: req.Suites, N: req.N, Total: total, LoopID: req.LoopID})
 	if err != nil {
 		return err
@@ -317,14 +402,15 @@ func (s *Server) startGate(c *fiber.Ctx) error {
 	a.mu.Lock()
 	a.gates[g.ID] = run
 	a.mu.Unlock()
-	go s.runGate(runCtx, sc, g, cand, base, suites, spec, remote, tolerance, run)
+	go s.runGate(runCtx, sc, g, cand, base, suites, replay, model, tolerance, run)
 	return c.Status(fiber.StatusAccepted).JSON(g)
 }
 
-// runGate runs the gate's suites under the baseline and the candidate,
-// then stores the report, the scores and the failed items.
+// runGate runs the gate's suites and replayed questions under the
+// baseline and the candidate with the gate's model, then stores the
+// report, the scores and the failed items.
 func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGate, cand, base *harness.Harness,
-	suites []*eval.Suite, spec, remote string, tolerance float64, run *gateRun) {
+	suites []*eval.Suite, replay []replayItem, model gateModel, tolerance float64, run *gateRun) {
 	a := s.harnesses
 	defer func() {
 		run.cancel()
@@ -369,12 +455,6 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 	if _, err := s.streamPlugins(bg, sc.OrgID, nil); err != nil {
 		s.log.Warn("release gate: the organisation's plugins", "gate", g.ID, "err", err)
 	}
-	model, err := eval.OpenModel(spec, remote)
-	if err != nil {
-		finish(store.GateFailed, nil, "model "+spec+": "+err.Error(), nil, nil)
-		return
-	}
-	defer model.Close()
 	start := time.Now()
 	done := 0
 	results := map[string]map[string]*eval.SuiteReport{} // version → suite → report
@@ -389,8 +469,10 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 			phase := fmt.Sprintf("%s under %s", suite.Name, h.ShortVersion())
 			offset := done
 			run.publish(gateProgress{Done: done, Total: g.Total, Phase: phase})
-			runner := &eval.Runner{Base: h, Sandbox: s.cfg.Sandbox, Plugins: s.orgPlugins(sc.OrgID), Model: model.Factory, Parallel: 2, TurnTimeout: 30 * time.Second,
-				Logger: quiet, Progress: func(d, _ int) {
+			// The catalog binding of live sessions applies: the gate
+			// measures the model as it serves.
+			runner := &eval.Runner{Base: h, Sandbox: s.cfg.Sandbox, Plugins: s.orgPlugins(sc.OrgID), Model: model.factory, Parallel: 2, TurnTimeout: 30 * time.Second,
+				BindCatalog: model.kind != gateExpert, Logger: quiet, Progress: func(d, _ int) {
 					run.publish(gateProgress{Done: offset + d, Total: g.Total, Phase: phase})
 					_ = s.store.SetHarnessGateProgress(bg, g.ID, offset+d, g.Total)
 				}}
@@ -407,9 +489,35 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 			a.gateItems.Add(float64(len(rep.Items)))
 			done = offset + len(suite.Items)
 		}
+		if len(replay) == 0 {
+			continue
+		}
+		phase := fmt.Sprintf("%d replayed questions under %s", len(replay), h.ShortVersion())
+		offset := done
+		run.publish(gateProgress{Done: done, Total: g.Total, Phase: phase})
+		rep, err := s.runReplay(ctx, sc.OrgID, h.Version(), replay, model, func(d int) {
+			run.publish(gateProgress{Done: offset + d, Total: g.Total, Phase: phase})
+			_ = s.store.SetHarnessGateProgress(bg, g.ID, offset+d, g.Total)
+		})
+		if err != nil {
+			state := store.GateFailed
+			if ctx.Err() != nil {
+				state = store.GateCancelled
+			}
+			finish(state, nil, phase+": "+err.Error(), nil, nil)
+			return
+		}
+		results[h.Version()][replaySuite] = rep
+		a.gateItems.Add(float64(len(rep.Items)))
+		done = offset + len(replay)
 	}
 	rep := compareGate(results[base.Version()], results[cand.Version()], tolerance)
-	rep.Model, rep.Candidate, rep.Baseline, rep.N, rep.TookMS = spec, cand.Version(), base.Version(), g.N, time.Since(start).Milliseconds()
+	rep.Model, rep.ModelKind, rep.Sanity, rep.Replayed = model.name, model.kind, model.kind == gateExpert, len(replay)
+	rep.Candidate, rep.Baseline, rep.N, rep.TookMS = cand.Version(), base.Version(), g.N, time.Since(start).Milliseconds()
+	if rep.Sanity {
+		rep.Warnings = append(rep.Warnings, "the expert follows whatever harness it is given: this gate checks that the harness works, "+
+			"not how the serving model copes with it, and no release counts it")
+	}
 	var scores []store.HarnessScore
 	var fails []store.HarnessFailure
 	missing := map[string]bool{}
@@ -417,7 +525,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 		for _, name := range sortedKeys(results[h.Version()]) {
 			r := results[h.Version()][name]
 			cats, _ := json.Marshal(r.Categories)
-			scores = append(scores, store.HarnessScore{Model: spec, Version: h.Version(), Suite: name, Score: r.Score, N: r.N, Categories: cats})
+			scores = append(scores, store.HarnessScore{Model: model.name, Version: h.Version(), Suite: name, Score: r.Score, N: r.N, Categories: cats})
 			for _, it := range r.Items {
 				if it.Grade.Score >= 1 && it.Error == "" {
 					continue
@@ -451,7 +559,8 @@ func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *ga
 	rep := &gateReport{Tolerance: tolerance, Causes: map[string]int{}, Regressions: []regression{}, Suites: []suiteDelta{}, Warnings: []string{}}
 	for _, name := range sortedKeys(cand) {
 		b, c := base[name], cand[name]
-		sd := suiteDelta{Suite: name, Baseline: scoresOf(b), Candidate: scoresOf(c), Delta: round1(c.Score - b.Score), Categories: []categoryDelta{}}
+		sd := suiteDelta{Suite: name, Baseline: scoresOf(b), Candidate: scoresOf(c), Delta: round1(c.Score - b.Score),
+			DeltaCI95: pairedInterval(b, c, nil), Categories: []categoryDelta{}}
 		sd.Regressed = c.Score-b.Score < -tolerance
 		if sd.Regressed {
 			rep.Regressions = append(rep.Regressions, regression{Suite: name, Delta: sd.Delta})
@@ -465,7 +574,8 @@ func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *ga
 		}
 		for _, k := range sortedKeys(cats) {
 			bs, cs := b.Categories[k], c.Categories[k]
-			cd := categoryDelta{Category: k, Baseline: round1(bs.Score), Candidate: round1(cs.Score), Delta: round1(cs.Score - bs.Score), N: max(bs.N, cs.N)}
+			cd := categoryDelta{Category: k, Baseline: round1(bs.Score), Candidate: round1(cs.Score), Delta: round1(cs.Score - bs.Score),
+				DeltaCI95: pairedInterval(b, c, &k), N: max(bs.N, cs.N)}
 			cd.Regressed = cs.Score-bs.Score < -tolerance
 			if cd.Regressed {
 				rep.Regressions = append(rep.Regressions, regression{Suite: name, Category: k, Delta: cd.Delta})
@@ -482,6 +592,48 @@ func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *ga
 	}
 	sort.SliceStable(rep.Regressions, func(i, j int) bool { return rep.Regressions[i].Delta < rep.Regressions[j].Delta })
 	return rep
+}
+
+// tCritical95 is Student's t for a two-sided 95% interval with 1 to 30
+// degrees of freedom; past 30 the normal 1.96 is close enough.
+var tCritical95 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+	2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// pairedInterval is the 95% interval, in points, of the candidate's mean
+// score minus the baseline's over the items both ran (of one category
+// when category is set): the same items under both versions, so the
+// differences are paired. With fewer than two items nothing is known and
+// the interval is the whole range.
+func pairedInterval(base, cand *eval.SuiteReport, category *string) [2]float64 {
+	before := map[string]float64{}
+	for _, it := range base.Items {
+		before[it.ID] = it.Grade.Score
+	}
+	var diffs []float64
+	for _, it := range cand.Items {
+		b, ok := before[it.ID]
+		if ok && (category == nil || it.Category == *category) {
+			diffs = append(diffs, 100*(it.Grade.Score-b))
+		}
+	}
+	n := len(diffs)
+	if n < 2 {
+		return [2]float64{-100, 100}
+	}
+	var mean, ss float64
+	for _, d := range diffs {
+		mean += d
+	}
+	mean /= float64(n)
+	for _, d := range diffs {
+		ss += (d - mean) * (d - mean)
+	}
+	t := 1.96
+	if n-1 <= len(tCritical95) {
+		t = tCritical95[n-2]
+	}
+	half := t * math.Sqrt(ss/float64(n-1)/float64(n))
+	return [2]float64{round1(max(-100, mean-half)), round1(min(100, mean+half))}
 }
 
 func scoresOf(r *eval.SuiteReport) gateScores {

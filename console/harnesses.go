@@ -296,12 +296,29 @@ func invalidHarness(c *fiber.Ctx, field string, err error) error {
 	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: "invalid harness: " + err.Error(), Field: field, Problems: problemsOf(err)})
 }
 
+// validateHarness parses and validates a document, then checks it
+// against the organisation's installed plugins: a tool whose plugin
+// cannot take what the tool allows is refused here, never on air.
 func (s *Server) validateHarness(c *fiber.Ctx) error {
-	h, err := harness.Parse(c.Body(), formatOf(string(c.Request().Header.ContentType())))
+	format := formatOf(string(c.Request().Header.ContentType()))
+	h, err := harness.Parse(c.Body(), format)
 	if err != nil {
 		return invalidHarness(c, "body", err)
 	}
-	return c.JSON(summarize(h))
+	warnings, err := s.checkWritten(c.UserContext(), scopeOf(c).OrgID, h)
+	if err != nil {
+		if !isCompatibility(err) {
+			return err
+		}
+		return incompatible(c, fiber.StatusUnprocessableEntity, "body", "harness", err, c.Body(), format)
+	}
+	return c.JSON(validated{harnessSummary: summarize(h), Warnings: warnings})
+}
+
+// validated is a harness that validates, with what could not be checked.
+type validated struct {
+	harnessSummary
+	Warnings []string `json:"warnings"`
 }
 
 func (s *Server) diffHarnesses(c *fiber.Ctx) error {
@@ -331,8 +348,18 @@ type draftRequest struct {
 	BaseVersion string `json:"base_version"`
 	Format      string `json:"format"`
 	Document    string `json:"document"`
-	Notes       string `json:"notes"`
-	Revision    int64  `json:"revision"`
+	// Notes is nil when the request leaves them out: a save keeps the
+	// draft's notes then, and only an explicit "" clears them.
+	Notes    *string `json:"notes"`
+	Revision int64   `json:"revision"`
+}
+
+// notes is the request's notes, "" when it has none.
+func (r *draftRequest) notes() string {
+	if r.Notes == nil {
+		return ""
+	}
+	return *r.Notes
 }
 
 func (r *draftRequest) check() error {
@@ -343,7 +370,7 @@ func (r *draftRequest) check() error {
 		return badRequest("document", fmt.Sprintf("%d bytes, over the %d a harness may have", len(r.Document), maxDraftBytes))
 	case len(r.Name) > 200:
 		return badRequest("name", "at most 200 characters")
-	case len(r.Notes) > 10000:
+	case len(r.notes()) > 10000:
 		return badRequest("notes", "at most 10000 characters")
 	}
 	return nil
@@ -407,7 +434,7 @@ func (s *Server) openDraft(c *fiber.Ctx, req draftRequest, loopID string) (*stor
 		return nil, badRequest("name", "a draft needs a name")
 	}
 	return s.store.CreateHarnessDraft(c.UserContext(), scopeOf(c), store.HarnessDraft{Name: req.Name, BaseVersion: req.BaseVersion,
-		Format: req.Format, Document: req.Document, Notes: req.Notes, LoopID: loopID})
+		Format: req.Format, Document: req.Document, Notes: req.notes(), LoopID: loopID})
 }
 
 func documentIn(h *harness.Harness, format string) (string, error) {
@@ -457,8 +484,12 @@ func (s *Server) saveDraft(c *fiber.Ctx) error {
 	if req.Name == "" {
 		req.Name = cur.Name
 	}
+	notes := cur.Notes
+	if req.Notes != nil {
+		notes = *req.Notes
+	}
 	d, err := s.store.SaveHarnessDraft(ctx, sc, store.HarnessDraft{ID: cur.ID, Name: req.Name, Format: req.Format,
-		Document: req.Document, Notes: req.Notes, Revision: req.Revision})
+		Document: req.Document, Notes: notes, Revision: req.Revision})
 	if err != nil {
 		return storeError(err, "harness draft")
 	}
@@ -478,8 +509,9 @@ func parseDraft(d *store.HarnessDraft) (*harness.Harness, error) {
 }
 
 // commitDraft turns the draft, at the revision named, into an immutable
-// version whose parent is the draft's base. The same content committed
-// twice is the same version.
+// version whose parent is the draft's base, if it validates and the
+// installed plugins can serve it. The same content committed twice is the
+// same version.
 func (s *Server) commitDraft(c *fiber.Ctx) error {
 	var req struct {
 		Revision int64  `json:"revision"`
@@ -502,6 +534,13 @@ func (s *Server) commitDraft(c *fiber.Ctx) error {
 	h, err := parseDraft(d)
 	if err != nil {
 		return invalidHarness(c, "document", err)
+	}
+	warnings, err := s.checkWritten(ctx, sc.OrgID, h)
+	if err != nil {
+		if !isCompatibility(err) {
+			return err
+		}
+		return incompatible(c, fiber.StatusUnprocessableEntity, "document", "draft", err, []byte(d.Document), formatOf(d.Format))
 	}
 	doc, err := harness.Marshal(h)
 	if err != nil {
@@ -527,7 +566,7 @@ func (s *Server) commitDraft(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"version": v, "draft": d, "summary": summarize(h)})
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"version": v, "draft": d, "summary": summarize(h), "warnings": warnings})
 }
 
 // diffDraft compares a draft, as it is saved, with a version: the draft's

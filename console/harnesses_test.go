@@ -214,6 +214,33 @@ func TestDraftSavesAreOptimistic(t *testing.T) {
 	e.expect(t, 404, e.admin, "GET", "/api/harness-drafts/"+id, nil)
 }
 
+// TestDraftNotes checks that a save keeps the notes it does not mention
+// and changes them only when it names them.
+func TestDraftNotes(t *testing.T) {
+	e := newTestEnv(t, nil)
+	d := e.expect(t, 201, e.admin, "POST", "/api/harness-drafts", map[string]any{"base_version": e.demo.ShortVersion(), "notes": "why: shorter replies"})
+	id, doc := d["id"].(string), d["document"].(string)
+	for _, c := range []struct {
+		name string
+		save map[string]any
+		want string
+	}{
+		{"a save without notes keeps them", map[string]any{"document": doc}, "why: shorter replies"},
+		{"a save with notes replaces them", map[string]any{"document": doc, "notes": "why: fewer retries"}, "why: fewer retries"},
+		{"a save with empty notes clears them", map[string]any{"document": doc, "notes": ""}, ""},
+		{"a save without notes keeps them cleared", map[string]any{"document": doc}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cur := e.expect(t, 200, e.admin, "GET", "/api/harness-drafts/"+id, nil)
+			c.save["revision"] = cur["revision"]
+			saved := e.expect(t, 200, e.admin, "PUT", "/api/harness-drafts/"+id, c.save)
+			if saved["notes"] != c.want && !(c.want == "" && saved["notes"] == nil) {
+				t.Errorf("notes after the save = %q, want %q", saved["notes"], c.want)
+			}
+		})
+	}
+}
+
 func TestHarnessBadInputNamesTheField(t *testing.T) {
 	e := newTestEnv(t, nil)
 	for _, c := range []struct {
@@ -335,6 +362,7 @@ func TestCanaryChoiceIsDeterministic(t *testing.T) {
 
 	// Through the API: a 30% canary of 10 streams moves the 3 it names.
 	e := newTestEnv(t, nil)
+	withHookPlugins(t, e)
 	ctx := context.Background()
 	admin, _ := e.store.UserByUsername(ctx, "admin")
 	merchant, _ := e.store.UserByUsername(ctx, "merchant")
@@ -378,9 +406,16 @@ func waitGate(t *testing.T, e *testEnv, id string) map[string]any {
 	return nil
 }
 
+// servedByHost makes the rule-based host the console's serving model: a
+// real model the gate measures, fast enough for tests.
+func servedByHost(e *testEnv) {
+	e.srv.cfg.Model, e.srv.cfg.ModelName = liveroom.Host{}, liveroom.HostModelName
+}
+
 func TestGatePublishRollback(t *testing.T) {
 	e := newTestEnv(t, prometheus.NewRegistry())
 	withHookPlugins(t, e)
+	servedByHost(e)
 	// A harmless edit: the candidate should score like the current version.
 	doc, cand := editedDemo(t, e, func(h *harness.Harness) { h.Description += " (gate test)" })
 	ver := commitVersion(t, e, doc)
@@ -396,11 +431,12 @@ func TestGatePublishRollback(t *testing.T) {
 	if err := json.Unmarshal([]byte(body(t, g["report"])), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Suites) != 4 || rep.Model != "expert" || rep.Candidate != cand.Version() || len(rep.Warnings) != 0 {
+	if len(rep.Suites) != 4 || rep.Model != liveroom.HostModelName || rep.ModelKind != gateServing || rep.Sanity ||
+		rep.Candidate != cand.Version() || len(rep.Warnings) != 0 {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, s := range rep.Suites {
-		if s.Baseline.N != 3 || s.Candidate.N != 3 || s.Delta != 0 || len(s.Categories) == 0 || s.Baseline.Score < 50 {
+		if s.Baseline.N != 3 || s.Candidate.N != 3 || s.Delta != 0 || len(s.Categories) == 0 || s.DeltaCI95 != [2]float64{0, 0} {
 			t.Errorf("suite %s: %+v", s.Suite, s)
 		}
 	}
@@ -409,7 +445,7 @@ func TestGatePublishRollback(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(string(raw), "event: done\n") {
 		t.Errorf("events of a finished gate: %d %s", code, raw)
 	}
-	// The compatibility view has the expert under both versions.
+	// The compatibility view has the serving model under both versions.
 	compat := e.expect(t, 200, e.admin, "GET", "/api/harness-compat", nil)
 	if cells := compat["cells"].([]any); len(cells) != 2 || len(compat["suites"].([]any)) != 4 {
 		t.Errorf("compat = %v", compat)
@@ -449,6 +485,7 @@ func TestGatePublishRollback(t *testing.T) {
 // lacks the plugins the harness names: the report says so.
 func TestGateWarnsOfMissingPlugins(t *testing.T) {
 	e := newTestEnv(t, nil)
+	servedByHost(e)
 	g := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": e.demo.ShortVersion(), "n": 1, "suites": []string{"lsqa"}})
 	if g["total"].(float64) != 1 {
 		t.Errorf("a gate of a version against itself runs it once: total %v", g["total"])
@@ -476,17 +513,20 @@ func TestGateWarnsOfMissingPlugins(t *testing.T) {
 func TestEvolutionLoop(t *testing.T) {
 	e := newTestEnv(t, nil)
 	withHookPlugins(t, e)
+	servedByHost(e)
 	// A candidate with the shortest reply limit: the expert's replies no
-	// longer fit, which the gate must show as regressions with causes.
+	// longer fit, which its sanity check must show as regressions with causes.
 	doc, short := editedDemo(t, e, func(h *harness.Harness) { h.Pipeline.ReplyChars.Value = h.Pipeline.ReplyChars.Min })
 	ver := commitVersion(t, e, doc)
-	g := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": ver, "n": 3, "suites": []string{"lsqa", "strategy"}})
+	g := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": ver, "n": 3, "suites": []string{"lsqa", "strategy"}, "model": "expert"})
 	g = waitGate(t, e, g["id"].(string))
 	if g["state"] != store.GateRegressed {
 		t.Fatalf("gate of a 60-character limit: %v %v", g["state"], body(t, g["report"]))
 	}
-	// Shipping a regressed version needs an override reason.
-	e.expectField(t, 409, "override", e.admin, "POST", "/api/releases", map[string]any{"version": ver, "streams": []string{e.demoStream}})
+	// The expert's check counts for no release: shipping needs a gate of
+	// the serving model, or an override reason.
+	e.expectField(t, 409, "gate_id", e.admin, "POST", "/api/releases", map[string]any{"version": ver, "streams": []string{e.demoStream}})
+	e.expectField(t, 409, "gate_id", e.admin, "POST", "/api/releases", map[string]any{"version": ver, "streams": []string{e.demoStream}, "gate_id": g["id"]})
 
 	fails := e.expect(t, 200, e.admin, "GET", "/api/evolution/failures?version="+short.ShortVersion(), nil)
 	causes := fails["causes"].([]any)
@@ -610,32 +650,50 @@ func TestFailureCauses(t *testing.T) {
 	}
 }
 
-// TestGateModelSpec checks which model the gate opens for each serving
-// model the console may have.
-func TestGateModelSpec(t *testing.T) {
+// TestGateModel checks which model a gate measures for each request and
+// console: the serving model unless told otherwise, a checkpoint when one
+// is named, the expert only when asked, and a clear refusal otherwise.
+func TestGateModel(t *testing.T) {
 	e := newTestEnv(t, nil)
-	ctx := context.Background()
-	admin, _ := e.store.UserByUsername(ctx, "admin")
-	dir := t.TempDir()
-	for _, c := range []struct{ name, spec, remote string }{
-		{"", "expert", ""},
-		{"expert", "expert", ""},
-		{"qwen2-bundled", "expert", ""},
-		{"http://models.internal:8000/v1#qwen2-7b", "http://models.internal:8000/v1", "qwen2-7b"},
-		{dir, dir, ""},
-		{filepath.Join(dir, "missing"), "expert", ""},
+	cand := e.demo.ShortVersion()
+	for _, c := range []struct {
+		name    string
+		serving bool // the console serves the rule-based host
+		req     map[string]any
+		status  int
+		field   string
+		model   string
+	}{
+		{"no model served", false, map[string]any{}, 409, "model", ""},
+		{"the serving model by default", true, map[string]any{}, 202, "", liveroom.HostModelName},
+		{"the serving model by name", true, map[string]any{"model": "serving"}, 202, "", liveroom.HostModelName},
+		{"the expert when asked", false, map[string]any{"model": "expert"}, 202, "", "expert"},
+		{"a checkpoint needs its name", true, map[string]any{"model": "checkpoint"}, 400, "checkpoint", ""},
+		{"the console's model as a checkpoint", true, map[string]any{"model": "checkpoint", "checkpoint": liveroom.HostModelName}, 202, "", liveroom.HostModelName},
+		{"an unknown checkpoint", true, map[string]any{"model": "checkpoint", "checkpoint": "nope"}, 404, "checkpoint", ""},
+		{"a checkpoint without its kind", true, map[string]any{"checkpoint": "x"}, 400, "checkpoint", ""},
+		{"an unknown model", true, map[string]any{"model": "gpt"}, 400, "model", ""},
+		{"the expert cannot replay live questions", false, map[string]any{"model": "expert", "replay": 3}, 400, "replay", ""},
 	} {
-		e.srv.cfg.ModelName = c.name
-		if spec, remote := e.srv.gateModelSpec(ctx, admin.OrgID); spec != c.spec || remote != c.remote {
-			t.Errorf("ModelName %q: gate opens (%q, %q), want (%q, %q)", c.name, spec, remote, c.spec, c.remote)
-		}
-	}
-	// A promoted checkpoint is the organisation's serving model.
-	if err := e.store.SetOrgSetting(ctx, admin.Scope(), servingSetting, dir); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.cfg.ModelName = "expert"
-	if spec, _ := e.srv.gateModelSpec(ctx, admin.OrgID); spec != dir {
-		t.Errorf("with a promoted checkpoint the gate opens %q", spec)
+		t.Run(c.name, func(t *testing.T) {
+			e.srv.cfg.Model, e.srv.cfg.ModelName = nil, ""
+			if c.serving {
+				e.srv.cfg.Model, e.srv.cfg.ModelName = liveroom.Host{}, liveroom.HostModelName
+			}
+			req := map[string]any{"candidate": cand, "n": 1, "suites": []string{"lsqa"}}
+			for k, v := range c.req {
+				req[k] = v
+			}
+			code, m, raw := e.call(t, e.admin, "POST", "/api/harness-gates", "application/json", body(t, req))
+			if code != c.status || (c.field != "" && m["field"] != c.field) {
+				t.Fatalf("%d %s, want %d naming %q", code, raw, c.status, c.field)
+			}
+			if c.status == 202 {
+				if m["model"] != c.model {
+					t.Errorf("the gate measures %v, want %q", m["model"], c.model)
+				}
+				waitGate(t, e, m["id"].(string))
+			}
+		})
 	}
 }

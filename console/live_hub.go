@@ -355,6 +355,9 @@ type liveSession struct {
 	// retired is set when the session left its room's routing: what it
 	// still holds when it closes is handed to the room's sessions.
 	retired atomic.Bool
+	// waiting is the effective version the session waits to switch to
+	// while its plugins load ("" when none), so the wait is told once.
+	waiting atomic.Value
 
 	pumped chan struct{} // closed when the event pump has stored the last turn
 }
@@ -642,21 +645,38 @@ func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
 	if err != nil {
 		return err
 	}
-	if next.effective != cur.effective {
-		if err := ls.sess.Swap(next.harness); err != nil {
-			return err
-		}
-		if ls == r.live {
-			r.publishLocked("harness", fiber.Map{"harness_version": next.bound, "effective_version": next.effective})
-		}
-	}
-	if next.catalog != cur.catalog {
+	// A new harness version takes a plugin set of this moment (the one the
+	// session holds may predate a plugin the version needs) and switches
+	// only once every plugin it names is loaded; until then the session
+	// keeps its version, and the next sync tries again.
+	swap := next.effective != cur.effective
+	if swap || next.catalog != cur.catalog {
 		ps, err := r.hub.s.sessionPlugins(r.hub.ctx, st.OrgID, []byte(next.catalog))
 		if err != nil {
 			return fmt.Errorf("stream %s: plugins: %w", st.ID, err)
 		}
+		if missing := r.hub.s.unloadedPlugins(r.hub.ctx, st.OrgID, next.harness); swap && len(missing) > 0 {
+			if ls.waiting.Swap(next.effective) != next.effective {
+				r.hub.log.Warn("live session keeps its harness until the new version's plugins load", "stream", st.ID,
+					"version", next.bound, "missing", missing)
+				if ls == r.live {
+					r.publishLocked("harness_pending", fiber.Map{"harness_version": next.bound, "waiting_for": missing})
+				}
+			}
+			next.harness, next.effective, next.bound, next.revision = cur.harness, cur.effective, cur.bound, cur.revision
+			swap = false
+		}
 		ls.plugins.set(ps)
 		ls.context.Store(&next.context)
+	}
+	if swap {
+		if err := ls.sess.Swap(next.harness); err != nil {
+			return err
+		}
+		ls.waiting.Store("")
+		if ls == r.live {
+			r.publishLocked("harness", fiber.Map{"harness_version": next.bound, "effective_version": next.effective})
+		}
 	}
 	ls.mu.Lock()
 	ls.setup = next

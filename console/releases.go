@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/harness"
 )
 
 // releaseRoutes serves harness versions and drafts (harnesses.go), the
@@ -93,16 +94,19 @@ func canaryStreams(version string, ids []string, percent int) []string {
 	return out
 }
 
-// publishRelease binds the version to the streams. A stream switches at
-// its next turn boundary: live sessions read streams.harness_version at
-// every turn.
+// publishRelease binds the version to the streams: the only way a
+// stream's harness version changes. The installed plugins must serve the
+// version, and a gate of the model that serves the streams must have
+// passed it (or an operator's override is recorded). A stream switches
+// at its next turn boundary once every plugin of the version is loaded
+// (liveSession.apply).
 func (s *Server) publishRelease(c *fiber.Ctx) error {
 	var req publishRequest
 	if err := decodeStrict(c.Body(), &req); err != nil {
 		return badRequest("body", "want {\"version\", \"streams\" or \"canary_percent\", \"gate_id\", \"override\"}: "+err.Error())
 	}
 	ctx, sc := c.UserContext(), scopeOf(c)
-	_, v, err := s.lookupVersion(c, "version", req.Version)
+	h, v, err := s.lookupVersion(c, "version", req.Version)
 	if err != nil {
 		return err
 	}
@@ -121,10 +125,14 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	serving := s.servingModelName(ctx, sc.OrgID)
 	switch {
 	case gate == nil && req.Override == "":
-		return fieldError(fiber.StatusConflict, "gate_id", "no finished release gate for "+v.Version[:19]+
+		return fieldError(fiber.StatusConflict, "gate_id", "no finished release gate of the serving model for "+v.Version[:19]+
 			": run the gate first, or give an override reason (it is recorded)")
+	case gate != nil && gate.Model != serving && req.Override == "":
+		return fieldError(fiber.StatusConflict, "gate_id", fmt.Sprintf("the gate measured %s, and the streams are served by %s now: "+
+			"run the gate again, or give an override reason (it is recorded)", gate.Model, serving))
 	case gate != nil && gate.State == store.GateRegressed && req.Override == "":
 		return fieldError(fiber.StatusConflict, "override", "the gate found regressions: give an override reason to ship anyway (it is recorded)")
 	}
@@ -158,6 +166,14 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 		}
 		moved = append(moved, store.ReleaseStream{StreamID: id, Name: st.Name, Previous: st.HarnessVersion})
 	}
+	// No override reaches past this: a version the installed plugins cannot
+	// serve would fail on air, whatever a gate said.
+	if err := s.checkPlugins(ctx, sc.OrgID, h); err != nil {
+		if !isCompatibility(err) {
+			return err
+		}
+		return incompatible(c, fiber.StatusConflict, "version", "version "+h.ShortVersion(), err, v.Document, harness.FormatJSON)
+	}
 	rel := store.HarnessRelease{Version: v.Version, Streams: moved, CanaryPercent: req.CanaryPercent, Override: req.Override, LoopID: req.LoopID}
 	if gate != nil {
 		rel.GateID, rel.GateReport = gate.ID, gate.Report
@@ -175,6 +191,9 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 		if err := s.store.SetStreamHarness(ctx, sc, m.StreamID, v.Version); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("release %s: stream %s: %w", r.ID, m.StreamID, err)
 		}
+		if err := s.store.GrantHarnessRequests(ctx, sc, m.StreamID, v.Version, r.ID); err != nil {
+			return fmt.Errorf("release %s: stream %s: requests: %w", r.ID, m.StreamID, err)
+		}
 	}
 	if req.LoopID != "" {
 		how := fmt.Sprintf("%d chosen streams", len(moved))
@@ -191,8 +210,9 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 }
 
 // releaseGate is the gate a release of version relies on: the one named,
-// which must have finished for that version, or else the latest finished
-// gate of the version; nil when there is none.
+// which must have finished for that version with a model that serves
+// (not the expert's sanity check), or else the latest such gate of the
+// version; nil when there is none.
 func (s *Server) releaseGate(ctx context.Context, sc store.Scope, version, id string) (*store.HarnessGate, error) {
 	if id != "" {
 		g, err := s.store.HarnessGate(ctx, sc, id)
@@ -204,6 +224,9 @@ func (s *Server) releaseGate(ctx context.Context, sc store.Scope, version, id st
 			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate evaluated "+g.Candidate[:19]+", not this version")
 		case g.State != store.GatePassed && g.State != store.GateRegressed:
 			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate has not finished with a report (state "+g.State+")")
+		case g.Model == gateExpert:
+			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate ran the expert, a sanity check of the harness: "+
+				"a release needs a gate of the model that serves the streams")
 		}
 		return g, nil
 	}
@@ -212,11 +235,25 @@ func (s *Server) releaseGate(ctx context.Context, sc store.Scope, version, id st
 		return nil, err
 	}
 	for _, g := range gates { // newest first
-		if g.Candidate == version && (g.State == store.GatePassed || g.State == store.GateRegressed) {
+		if g.Candidate == version && g.Model != gateExpert && (g.State == store.GatePassed || g.State == store.GateRegressed) {
 			return &g, nil
 		}
 	}
 	return nil, nil
+}
+
+// servingModelName is the name of the model an organisation's live
+// sessions answer with (a promoted checkpoint's folder, else the
+// console's model), "" when there is none: what a gate must have measured.
+func (s *Server) servingModelName(ctx context.Context, orgID string) string {
+	v := s.servingView(ctx, orgID)
+	if v.Default || v.Spec == "" {
+		if s.cfg.Model == nil {
+			return ""
+		}
+		return s.configuredModelName()
+	}
+	return v.Spec
 }
 
 // rollbackRelease puts every stream of the release that still runs its
@@ -267,8 +304,10 @@ func (s *Server) rollbackRelease(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"release": r, "restored": restored, "skipped": skips})
 }
 
-// compatibility is the models × harness versions table: each cell holds
-// the model's latest score on each suite under that version.
+// compatibility is the models × harness versions table (each cell holds
+// the model's latest score on each suite under that version) and the
+// stream × harness version × installed plugin versions matrix: whether
+// the plugins live sessions run can serve each version, and why not.
 func (s *Server) compatibility(c *fiber.Ctx) error {
 	ctx, sc := c.UserContext(), scopeOf(c)
 	scores, err := s.store.HarnessScores(ctx, sc)
@@ -316,5 +355,9 @@ func (s *Server) compatibility(c *fiber.Ctx) error {
 	for _, v := range versions {
 		vs = append(vs, versionInfo{v.Version, v.Name})
 	}
-	return c.JSON(fiber.Map{"models": sortedKeys(models), "suites": sortedKeys(suites), "versions": vs, "cells": out})
+	matrix, err := s.pluginMatrix(ctx, sc)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"models": sortedKeys(models), "suites": sortedKeys(suites), "versions": vs, "cells": out, "plugins": matrix})
 }
