@@ -112,9 +112,9 @@ type gateReport struct {
 	// Model names the model measured; ModelKind is gateServing,
 	// gateCheckpoint or gateExpert (Sanity: the expert's check of the
 	// harness, which no release counts).
-	Model     string       `json:"model"`
-	ModelKind string       `json:"model_kind"`
-	Sanity    bool         `json:"sanity,omitempty"`
+	Model     string `json:"model"`
+	ModelKind string `json:"model_kind"`
+	Sanity    bool   `json:"sanity,omitempty"`
 	// Replayed is how many of the streams' recent questions each version
 	// answered (the "replay" suite).
 	Replayed  int          `json:"replayed"`

@@ -15,8 +15,8 @@ import (
 
 	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
