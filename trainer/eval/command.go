@@ -43,8 +43,8 @@ type UsageError = harness.UsageError
 func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, miniif, ifeval, all, or a comma-separated list")
-	modelArg := fs.String("model", examples.ModelName, "the model: bundled (the repository's compact model), expert (the scripted policy), a checkpoint folder, or an OpenAI-compatible server URL")
+	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, transfer, miniif, ifeval, all, or a comma-separated list")
+	modelArg := fs.String("model", examples.ModelName, "the model: bundled (the repository's compact model), expert (the scripted policy), host (the rule-based host), a checkpoint folder, or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
 	limit := fs.Int("n", 0, "run only the first N items of each suite (0: all)")
@@ -210,7 +210,7 @@ func remoteGenerator(client *remote.Client) Generator {
 }
 
 func suiteNames(arg string) ([]string, error) {
-	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteMiniIF, SuiteIFEval}
+	all := []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteTransfer, SuiteMiniIF, SuiteIFEval}
 	if arg == "all" {
 		return all, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
+	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed suite files from their seeds")
@@ -37,7 +38,7 @@ func base(t testing.TB) *harness.Harness {
 // to them (or to the demo harness) shows up here instead of silently
 // changing what models are scored on. Run with -update to rewrite.
 func TestSuitesUpToDate(t *testing.T) {
-	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy} {
+	for _, name := range []string{SuiteLSQA, SuiteHVQA, SuiteRobust, SuiteStrategy, SuiteTransfer} {
 		s, err := Generate(name, base(t))
 		if err != nil {
 			t.Fatal(err)
@@ -378,5 +379,54 @@ func TestBindCatalog(t *testing.T) {
 		if bind && bound == 0 {
 			t.Error("ids bound, but no request carried call schemas")
 		}
+	}
+}
+
+// TestTransferThroughTheRuntime runs a slice of the transfer suite with
+// the expert policy through the runtime and the example plugins, on the
+// catalogs the items carry: the gold, the room read from each catalog and
+// the storefront plugin agree (every gold call made, every fact stated).
+// Accuracy is the grader's, whose checks of unbacked statements are
+// reported by the suite, not held here.
+func TestTransferThroughTheRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	s, err := OpenSuite(SuiteTransfer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Items = s.Items[:60]
+	r := &Runner{Base: base(t), Sandbox: hookSandbox(t), Model: NewExpert, Parallel: 2}
+	rep, err := r.Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors > 0 || rep.Effectiveness < 99 || rep.ToolNames < 99 || rep.CallArgs < 99 || rep.Facts < 99 {
+		for _, w := range rep.Worst {
+			t.Logf("%s %s %q: %v", w.ID, w.Category, w.Reply, w.Grade.Deductions)
+		}
+		t.Errorf("transfer: expert effectiveness %.1f, tool names %.1f, arguments %.1f, facts %.1f, %d errors; want ≥ 99 and none",
+			rep.Effectiveness, rep.ToolNames, rep.CallArgs, rep.Facts, rep.Errors)
+	}
+	t.Logf("transfer through the runtime: expert score %.1f, accuracy %.1f, unbacked on air %d", rep.Score, rep.Accuracy, rep.OnAirUnbacked)
+}
+
+func TestItemRoomFromItsCatalog(t *testing.T) {
+	good, err := json.Marshal(liveroom.TransferCatalog(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	room, data, err := Item{Room: 7, Catalog: good}.room()
+	if err != nil || room.Seed != 7 || !bytes.Equal(data, good) || len(room.Items) == 0 || !room.Items[0].FromCatalog {
+		t.Fatalf("room from a transfer catalog: %v", err)
+	}
+	if _, _, err := (Item{Catalog: json.RawMessage(`{"schema":"livehat.catalog/2","currency":"CNY","products":[{"id":"a","name":"x","price":-1}]}`)}).room(); err == nil ||
+		!strings.Contains(err.Error(), "products[0].price") {
+		t.Errorf("a bad catalog gave %v, want an error naming products[0].price", err)
+	}
+	generated, data, err := Item{Room: 3}.room()
+	if want, _ := liveroom.NewRoom(3, roomConfig()).CatalogJSON(); err != nil || !bytes.Equal(data, want) || generated.Seed != 3 {
+		t.Errorf("an item without a catalog does not get its generated room: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // Model is a model opened from a spec, ready for the live-room suites
@@ -35,12 +36,15 @@ func (m *Model) Close() {
 
 // OpenModel opens a model from a spec: "bundled" (the repository's
 // compact model, examples.Model), "expert" (the scripted live-room
-// policy), an http(s) URL of an OpenAI-compatible server (remoteModel
-// names the model to ask it for), or a checkpoint folder.
+// policy), "host" (the rule-based host, liveroom.Host), an http(s) URL of
+// an OpenAI-compatible server (remoteModel names the model to ask it
+// for), or a checkpoint folder.
 func OpenModel(spec, remoteModel string) (*Model, error) {
 	switch {
 	case spec == "expert":
 		return &Model{Name: spec, Factory: NewExpert}, nil
+	case spec == "host":
+		return &Model{Name: spec, Factory: func(Case) (runtime.Model, error) { return liveroom.Host{}, nil }}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
 		if remoteModel == "" {
 			return nil, &UsageError{Msg: "--remote-model: name the model the server should answer with"}
@@ -59,7 +63,7 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	} else if st, err := os.Stat(spec); err != nil || !st.IsDir() {
-		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, an http(s) URL, or a checkpoint folder", spec)}
+		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, host, an http(s) URL, or a checkpoint folder", spec)}
 	}
 	eng, err := engine.Load(dir, engine.Options{})
 	if err != nil {

@@ -161,7 +161,10 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		res.Grade = liveroom.Grade{Deductions: []string{"not run: " + err.Error()}}
 		return res
 	}
-	room := liveroom.NewRoom(it.Room, roomConfig())
+	room, catalog, err := it.room()
+	if err != nil {
+		return fail(err)
+	}
 	// The room's gold is in the plugins' names; an operator may have
 	// renamed tools and arguments of the base (hsa.FromPlugins).
 	h, mapping := r.Base, (*hsa.Mapping)(nil)
@@ -193,10 +196,6 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	}
 	res.Harness = h.ShortVersion()
 	model, err := r.Model(Case{Item: it, Room: room, Harness: h, Mapping: mapping})
-	if err != nil {
-		return fail(err)
-	}
-	catalog, err := room.CatalogJSON()
 	if err != nil {
 		return fail(err)
 	}

@@ -2,7 +2,8 @@
 // and reports them: Live-Stream QA (questions under the harness the model
 // is trained with), Harness-Variant QA (the same task families under
 // harnesses changed by the held-out HSA families), Tool/Prompt
-// Robustness, Strategy & Compliance, Mini-IF (general prompts with
+// Robustness, Strategy & Compliance, Transfer (free-form questions on
+// catalogs of a generator family nothing trains on), Mini-IF (general prompts with
 // checkable instructions, see SuiteMiniIF) and IFEval (package
 // trainer/ifeval). Suites are fixed JSONL files generated once from fixed
 // seeds and kept under version control, so every model is scored on the
@@ -21,6 +22,7 @@ import (
 	"slices"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -32,6 +34,12 @@ const (
 	SuiteRobust   = "robust"
 	SuiteStrategy = "strategy"
 	SuiteIFEval   = "ifeval"
+	// SuiteTransfer is free-form viewer questions on catalogs of the
+	// liveroom transfer family (liveroom.TransferCatalog): item kinds,
+	// field mix and phrasing the training rooms never have, so that
+	// transfer to a merchant's own catalog is measured. Each item carries
+	// its catalog.
+	SuiteTransfer = "transfer"
 )
 
 // Item is one question of a suite: the room it is asked in (by seed), the
@@ -49,6 +57,31 @@ type Item struct {
 	// Steps, for the strategy suite, make the item a multi-turn episode in
 	// one session: viewer questions and strategy narrations in order.
 	Steps []Step `json:"steps,omitempty"`
+	// Catalog, when set, is the stream's catalog document (package
+	// harness/catalog) the item is asked on, as the plugins read it; the
+	// room is read from it (liveroom.RoomFromCatalog) instead of generated
+	// from Room, which then only numbers the stream.
+	Catalog json.RawMessage `json:"catalog,omitempty"`
+}
+
+// room is the item's live room and the catalog document its stream
+// serves: read from Catalog, or generated from the seed.
+func (it Item) room() (*liveroom.Room, []byte, error) {
+	if len(it.Catalog) == 0 {
+		room := liveroom.NewRoom(it.Room, roomConfig())
+		data, err := room.CatalogJSON()
+		return room, data, err
+	}
+	c, err := catalog.Parse(it.Catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	room, err := liveroom.RoomFromCatalog(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	room.Seed = it.Room
+	return room, it.Catalog, nil
 }
 
 // Step is one turn of an episode.
@@ -96,8 +129,10 @@ func Generate(name string, base *harness.Harness) (*Suite, error) {
 		return generateRobust(base, rooms, perRoom)
 	case SuiteStrategy:
 		return generateStrategy(40)
+	case SuiteTransfer:
+		return generateTransfer(24, 10)
 	default:
-		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa, hvqa or robust)", name)
+		return nil, fmt.Errorf("eval: no generator for suite %q (want lsqa, hvqa, robust, strategy or transfer)", name)
 	}
 	for r := range uint64(rooms) {
 		seed := firstRoom + r
@@ -202,6 +237,30 @@ func generateStrategy(episodes int) (*Suite, error) {
 			steps[i].Question.ID = fmt.Sprintf("%s-%03d-s%d", SuiteStrategy, e, i)
 		}
 		s.Items = append(s.Items, Item{ID: fmt.Sprintf("%s-%03d", SuiteStrategy, e), Category: "episode-" + string(lang), Room: seed, Steps: steps})
+	}
+	return s, nil
+}
+
+// generateTransfer builds the transfer suite: perRoom questions of the
+// transfer family on each of its catalogs, the catalog carried inline so
+// that the suite file holds exactly what the plugins are given.
+func generateTransfer(rooms, perRoom int) (*Suite, error) {
+	s := &Suite{Name: SuiteTransfer}
+	for r := range uint64(rooms) {
+		seed := 4001 + r
+		room, err := liveroom.TransferRoom(seed)
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		doc, err := room.CatalogJSON()
+		if err != nil {
+			return nil, err
+		}
+		for i, q := range room.TransferQuestions(seed*7919, perRoom) {
+			id := fmt.Sprintf("%s-%03d-%02d", SuiteTransfer, r, i)
+			q.ID = id
+			s.Items = append(s.Items, Item{ID: id, Category: string(q.Type), Room: seed, Question: q, Catalog: doc})
+		}
 	}
 	return s, nil
 }

@@ -705,7 +705,7 @@ func (r *Room) catalogReply(q Question, it Item, add func(en, zh string)) {
 		dispatchReply(it.Delivery, q.Topic == TopicShipFrom, add)
 	case QUnstated:
 		what, whatZH := unstatedTopicWords(q.Topic)
-		add(fmt.Sprintf("The %s is not stated for it; I'll check and get back to you.", what),
+		add(fmt.Sprintf("The listing doesn't say the %s; I'll check and get back to you.", what),
 			fmt.Sprintf("%s商家没有标注，我确认一下再回复您。", whatZH))
 	case QTwoInOne:
 		var second []string
