@@ -142,9 +142,35 @@ func (s *Server) installDir(ctx context.Context, sc store.Scope, dir string) err
 
 // record checks a package as an upload is checked (a failed check is a
 // 422 naming what is wrong), stores its archive and records the version
-// for sc; the store's errors come back unchanged.
+// for sc; the store's errors come back unchanged. The package's memory
+// must be within what sc's role may give a plugin, its check must fit in
+// the plugin memory budget, and so must the version once it runs (the
+// first version of a plugin, or a newer one of an enabled plugin).
 func (s *Server) record(ctx context.Context, sc store.Scope, pkg *plugins.Package, archive []byte, trusted map[string]ed25519.PublicKey) (*store.Plugin, *store.PluginVersion, error) {
+	m := pkg.Manifest
+	what := m.Name + "@" + m.Version
+	res := reservationOf(m.Limits)
+	if err := s.plugins.budget.allowedFor(sc.Role, what, res); err != nil {
+		return nil, nil, err
+	}
+	running := func() (*reservation, error) {
+		runs, err := s.willRun(ctx, sc, m)
+		if err != nil || !runs {
+			return nil, err
+		}
+		return &res, nil
+	}
+	// A version that would not fit once it runs is refused before it is
+	// checked; the admission below decides, with the record.
+	if err := s.plugins.budget.admit(ctx, sc.OrgID, m.Name, "installing "+what, running, func() error { return nil }); err != nil {
+		return nil, nil, err
+	}
+	unhold, err := s.plugins.budget.hold(ctx, sc.OrgID, "checking "+what, res.oneInstance())
+	if err != nil {
+		return nil, nil, err
+	}
 	signer, err := s.plugins.check(ctx, pkg, trusted)
+	unhold()
 	if err != nil {
 		return nil, nil, packageProblem(err)
 	}
@@ -152,11 +178,41 @@ func (s *Server) record(ctx context.Context, sc store.Scope, pkg *plugins.Packag
 	if err != nil {
 		return nil, nil, err
 	}
-	manifest, err := json.Marshal(pkg.Manifest)
+	manifest, err := json.Marshal(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.store.AddPluginVersion(ctx, sc, store.NewPluginVersion{Name: pkg.Manifest.Name, Version: pkg.Manifest.Version,
-		SHA256: pkg.Manifest.Wasm.SHA256, PackageSHA256: sum, Manifest: manifest, Signer: signer,
-		Size: int64(len(pkg.Wasm)), PackageSize: int64(len(archive))})
+	var p *store.Plugin
+	var pv *store.PluginVersion
+	err = s.plugins.budget.admit(ctx, sc.OrgID, m.Name, "installing "+what, running, func() error {
+		var err error
+		p, pv, err = s.store.AddPluginVersion(ctx, sc, store.NewPluginVersion{Name: m.Name, Version: m.Version,
+			SHA256: m.Wasm.SHA256, PackageSHA256: sum, Manifest: manifest, Signer: signer,
+			Size: int64(len(pkg.Wasm)), PackageSize: int64(len(archive))})
+		return err
+	})
+	return p, pv, err
+}
+
+// willRun reports whether recording m makes it run: it is the plugin's
+// first version, or the plugin is enabled and m is newer than its active
+// version (store.AddPluginVersion's rule for what becomes active).
+func (s *Server) willRun(ctx context.Context, sc store.Scope, m *plugins.Manifest) (bool, error) {
+	p, err := s.store.Plugin(ctx, sc, m.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !p.Enabled:
+		return false, nil
+	case p.Active == nil:
+		return true, nil
+	}
+	next, err := plugins.ParseSemver(m.Version)
+	if err != nil {
+		return false, err
+	}
+	cur, err := plugins.ParseSemver(p.Active.Version)
+	return err != nil || next.Compare(cur) > 0, nil
 }

@@ -40,12 +40,22 @@ type pluginRuntime struct {
 	checker     *plugins.Host
 	checkerErr  error
 
-	mu     sync.Mutex
-	gen    map[string]uint64          // org → generation, bumped by every change to its plugins
-	loaded map[string]*plugins.Plugin // stored version id → loaded plugin
-	failed map[string]string          // stored version id → why it did not load
-	sets   map[setKey]*streamSet
-	stats  map[statKey]*callStats
+	// budget is the process-wide plugin memory budget (plugin_budget.go).
+	budget *memoryBudget
+
+	mu        sync.Mutex
+	gen       map[string]uint64          // org → generation, bumped by every change to its plugins
+	loaded    map[string]*plugins.Plugin // stored version id → loaded plugin
+	loadedOrg map[string]string          // stored version id → its organisation
+	failed    map[string]string          // stored version id → why it did not load
+	// retired are loaded versions their organisation no longer runs
+	// (replaced or disabled), with when that was seen; each is closed
+	// retireGrace later, once turns that took it before the change ended.
+	retired     map[string]time.Time
+	retireGrace time.Duration
+	now         func() time.Time
+	sets        map[setKey]*streamSet
+	stats       map[statKey]*callStats
 
 	calls   *prometheus.CounterVec
 	seconds *prometheus.HistogramVec
@@ -69,6 +79,11 @@ type streamSet struct {
 // maxSets bounds the cache of plugin sets (one per distinct catalog).
 const maxSets = 1024
 
+// retireGrace is how long a version its organisation stopped running
+// stays loaded: a turn that took its plugin set before the change may
+// still call it, each call within plugins.MaxTimeout.
+const retireGrace = 2 * plugins.MaxTimeout
+
 type statKey struct{ org, plugin string }
 
 // callStats are one plugin's calls since the console started, with the
@@ -89,7 +104,10 @@ type callSummary struct {
 
 func newPluginRuntime(cfg Config, st *store.Store, log *slog.Logger) *pluginRuntime {
 	r := &pluginRuntime{sandbox: cfg.Sandbox, store: st, log: log, files: packageFiles{dir: packagesDir(cfg, st)},
-		gen: map[string]uint64{}, loaded: map[string]*plugins.Plugin{}, failed: map[string]string{}, sets: map[setKey]*streamSet{}, stats: map[statKey]*callStats{},
+		budget: newMemoryBudget(cfg.PluginMemory, st),
+		gen:    map[string]uint64{}, loaded: map[string]*plugins.Plugin{}, loadedOrg: map[string]string{}, failed: map[string]string{},
+		retired: map[string]time.Time{}, retireGrace: retireGrace, now: time.Now,
+		sets: map[setKey]*streamSet{}, stats: map[statKey]*callStats{},
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "livehat_plugin_calls_total",
 			Help: "Plugin calls by plugin, export and outcome (ok, timeout, rejected, error)."}, []string{"plugin", "export", "outcome"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "livehat_plugin_call_seconds",
@@ -141,6 +159,7 @@ func (r *pluginRuntime) changed(orgID string) {
 // bound to catalog. A cached set is reused while no plugin of the org has
 // changed, so a turn boundary costs a hash of the catalog and a map look-up.
 func (r *pluginRuntime) set(ctx context.Context, orgID string, catalog []byte) (*runtime.PluginSet, error) {
+	r.closeRetired(ctx)
 	key := setKey{org: orgID, catalog: sha256.Sum256(catalog)}
 	r.mu.Lock()
 	gen := r.gen[orgID]
@@ -208,8 +227,9 @@ func (r *pluginRuntime) active(ctx context.Context, orgID string) ([]*plugins.Pl
 		return nil, fmt.Errorf("console: plugins of org %s: %w", orgID, err)
 	}
 	ps := make([]*plugins.Plugin, 0, len(active))
+	r.retire(orgID, active)
 	for _, a := range active {
-		p, err := r.load(ctx, a.VersionID, a.PackageSHA256)
+		p, err := r.load(ctx, orgID, a.VersionID, a.PackageSHA256)
 		if err != nil {
 			// The session runs without it: its tools answer "not
 			// installed" and its hooks apply their failure policy,
@@ -236,12 +256,58 @@ func parseCatalog(raw []byte) (*catalog.Catalog, error) {
 	return cat, nil
 }
 
+// retire marks the organisation's loaded versions that are not among
+// active (what it runs now) as retired, and unmarks those that are again.
+func (r *pluginRuntime) retire(orgID string, active []store.RuntimePlugin) {
+	running := make(map[string]bool, len(active))
+	for _, a := range active {
+		running[a.VersionID] = true
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, org := range r.loadedOrg {
+		_, marked := r.retired[id]
+		switch {
+		case org != orgID:
+		case running[id]:
+			delete(r.retired, id)
+		case !marked:
+			r.retired[id] = now
+		}
+	}
+}
+
+// closeRetired unloads the versions retired longer than the grace ago,
+// so the sandbox holds what the organisations run (and what the plugin
+// memory budget counts), not every version that ever ran.
+func (r *pluginRuntime) closeRetired(ctx context.Context) {
+	now := r.now()
+	var done []*plugins.Plugin
+	r.mu.Lock()
+	for id, since := range r.retired {
+		if now.Sub(since) < r.retireGrace {
+			continue
+		}
+		done = append(done, r.loaded[id])
+		delete(r.loaded, id)
+		delete(r.loadedOrg, id)
+		delete(r.retired, id)
+	}
+	r.mu.Unlock()
+	for _, p := range done {
+		if err := p.Close(context.WithoutCancel(ctx)); err != nil {
+			r.log.Warn("retired plugin not closed cleanly", "plugin", p.Name(), "version", p.Version(), "err", err)
+		}
+	}
+}
+
 // load returns the loaded plugin of a stored version, loading it into the
 // sandbox on first use. The archive is read back by its hash; its
 // signature was verified against the organisation's keys at upload and is
 // not checked again here (the sandbox trusts no keys of its own), since
 // the content address already proves these are the verified bytes.
-func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) (*plugins.Plugin, error) {
+func (r *pluginRuntime) load(ctx context.Context, orgID, versionID, packageSHA string) (*plugins.Plugin, error) {
 	if p := r.loadedVersion(versionID); p != nil {
 		return p, nil
 	}
@@ -265,6 +331,7 @@ func (r *pluginRuntime) load(ctx context.Context, versionID, packageSHA string) 
 	}
 	r.mu.Lock()
 	r.loaded[versionID] = p
+	r.loadedOrg[versionID] = orgID
 	delete(r.failed, versionID)
 	r.mu.Unlock()
 	return p, nil
@@ -317,12 +384,15 @@ func (r *pluginRuntime) loadAside(ctx context.Context, pkg *plugins.Package) (*p
 }
 
 // trial returns the plugin a trial of a stored version runs and a release
-// to call after it. The active version is the one live sessions run; any
-// other version is loaded aside for the one call, so trying an old
-// version never changes what the sandbox serves.
-func (r *pluginRuntime) trial(ctx context.Context, pv *store.PluginVersion) (*plugins.Plugin, func(), error) {
-	if pv.Active {
-		p, err := r.load(ctx, pv.ID, pv.PackageSHA256)
+// to call after it. A running version (live: the active version of an
+// enabled plugin) is the one live sessions run, whose memory the budget
+// counts already; any other version is loaded aside for the one call,
+// holding one instance's memory from the budget while it runs, so trying
+// a version never changes what the sandbox serves.
+func (r *pluginRuntime) trial(ctx context.Context, orgID string, pv *store.PluginVersion, live bool, what string, mem reservation) (*plugins.Plugin, func(), error) {
+	r.closeRetired(ctx)
+	if live {
+		p, err := r.load(ctx, orgID, pv.ID, pv.PackageSHA256)
 		return p, func() {}, err
 	}
 	data, err := r.files.read(pv.PackageSHA256)
@@ -333,11 +403,19 @@ func (r *pluginRuntime) trial(ctx context.Context, pv *store.PluginVersion) (*pl
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := r.loadAside(ctx, pkg)
+	unhold, err := r.budget.hold(ctx, orgID, "trying "+what, mem.oneInstance())
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, func() { _ = p.Close(context.WithoutCancel(ctx)) }, nil
+	p, err := r.loadAside(ctx, pkg)
+	if err != nil {
+		unhold()
+		return nil, nil, err
+	}
+	return p, func() {
+		_ = p.Close(context.WithoutCancel(ctx))
+		unhold()
+	}, nil
 }
 
 // outcome classifies a call's error for the metrics.

@@ -389,10 +389,40 @@ func (s *Server) enablePlugin(on bool) fiber.Handler {
 			if req.Version != "" {
 				return nil, badRequest("version", "enable and disable act on the plugin, not a version (roll back to choose a version)")
 			}
-			p, err := s.store.SetPluginEnabled(ctx, sc, name, on, req.Revision)
-			return p, storeError(err, "plugin")
+			// Enabling runs the active version: its memory must fit.
+			running := func() (*reservation, error) {
+				if !on {
+					return nil, nil
+				}
+				p, err := s.store.Plugin(ctx, sc, name)
+				if err != nil || p.Active == nil {
+					return nil, storeError(err, "plugin")
+				}
+				return s.runningReservation(sc, name, p.Active)
+			}
+			var p *store.Plugin
+			err := s.plugins.budget.admit(ctx, sc.OrgID, name, "enabling "+name, running, func() error {
+				var err error
+				p, err = s.store.SetPluginEnabled(ctx, sc, name, on, req.Revision)
+				return storeError(err, "plugin")
+			})
+			return p, err
 		})
 	}
+}
+
+// runningReservation is what version pv of the plugin reserves once it
+// runs, refused when it is over what the caller's role may give a plugin.
+func (s *Server) runningReservation(sc store.Scope, name string, pv *store.PluginVersion) (*reservation, error) {
+	m, err := decodeManifest(pv.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	r := reservationOf(m.Limits)
+	if err := s.plugins.budget.allowedFor(sc.Role, name+"@"+pv.Version, r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // rollbackPlugin makes an uploaded version the active one.
@@ -401,10 +431,34 @@ func (s *Server) rollbackPlugin(c *fiber.Ctx) error {
 		if _, err := plugins.ParseSemver(req.Version); err != nil {
 			return nil, badRequest("version", "want the version to roll back to: "+err.Error())
 		}
-		p, err := s.store.ActivatePluginVersion(ctx, sc, name, req.Version, req.Revision)
+		// An enabled plugin runs the version it rolls back to: its memory
+		// must fit in place of the active version's.
+		running := func() (*reservation, error) {
+			p, err := s.store.Plugin(ctx, sc, name)
+			if err != nil || !p.Enabled {
+				return nil, nil // the store change below names what is missing
+			}
+			pv, err := s.store.PluginVersion(ctx, sc, name, req.Version)
+			if err != nil {
+				return nil, nil
+			}
+			return s.runningReservation(sc, name, pv)
+		}
+		var p *store.Plugin
+		err := s.plugins.budget.admit(ctx, sc.OrgID, name, "rolling back to "+name+"@"+req.Version, running, func() error {
+			var err error
+			p, err = s.store.ActivatePluginVersion(ctx, sc, name, req.Version, req.Revision)
+			return err
+		})
 		if errors.Is(err, store.ErrNotFound) {
 			if _, perr := s.store.Plugin(ctx, sc, name); perr == nil {
 				return nil, fieldError(fiber.StatusNotFound, "version", fmt.Sprintf("plugin %s has no version %q", name, req.Version))
+			}
+		}
+		if err != nil {
+			var fe *fieldErr
+			if errors.As(err, &fe) {
+				return nil, err
 			}
 		}
 		return p, storeError(err, "plugin")
@@ -516,7 +570,12 @@ func (s *Server) tryPlugin(c *fiber.Ctx) error {
 	if err != nil {
 		return fieldError(fiber.StatusUnprocessableEntity, "catalog", err.Error())
 	}
-	plugin, release, err := s.plugins.trial(ctx, pv)
+	what := name + "@" + pv.Version
+	mem := reservationOf(m.Limits)
+	if err := s.plugins.budget.allowedFor(sc.Role, what, mem); err != nil {
+		return err
+	}
+	plugin, release, err := s.plugins.trial(ctx, sc.OrgID, pv, pv.Active && p.Enabled, what, mem)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	// PluginDirs are Go plugin source folders installed on first run (the
 	// example plugins the demo harness names).
 	PluginDirs []string
+	// PluginMemory is the process-wide budget of plugin memory; zero
+	// fields take the defaults.
+	PluginMemory PluginMemory
 	// Model answers in live sessions, /v1/chat/completions and the release
 	// gate; ModelName is how the UI names it.
 	Model     runtime.Model
@@ -116,6 +119,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	origins, err := parseOrigins(cfg.TrustedOrigins)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.PluginMemory, err = cfg.PluginMemory.withDefaults(); err != nil {
 		return nil, err
 	}
 	s := &Server{log: cfg.Logger, store: cfg.Store, secureCookies: !cfg.InsecureCookies, cfg: cfg, harnesses: newHarnessArea(),
