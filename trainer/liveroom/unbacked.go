@@ -129,16 +129,20 @@ type evidence struct {
 	pinned    bool
 	// coupon and shipping facts, known when their tool succeeded.
 	couponKnown, couponExists bool
-	shipKnown                 bool
-	shipFee                   float64
-	returnDays                int
+	// freeShipping and returns, known when a shipping result says.
+	freeKnown, freeShipping bool
+	returnsKnown, returns   bool
 }
 
 // stockEntry is the stock a check gave for one variant ("" when a
-// result gave a count for the item as a whole).
+// result gave a count for the item as a whole): a count when counted,
+// and a stated state ("in_stock", "low", "sold_out", "presale") when the
+// tool gave one.
 type stockEntry struct {
 	variant string
 	units   int
+	counted bool
+	state   string
 }
 
 // touch records an item a call of the turn looked at: its facts and
@@ -148,10 +152,8 @@ func (ev *evidence) touch(it Item) {
 		return
 	}
 	ev.items = append(ev.items, it)
-	for _, a := range it.Aliases {
-		if n, ok := linkNumber(a); ok {
-			ev.links[n] = true
-		}
+	if n, ok := itemLink(it); ok {
+		ev.links[n] = true
 	}
 }
 
@@ -256,14 +258,27 @@ func (r *Room) readCall(ev *evidence, c hsa.Call, content string) {
 		}
 	case ToolCheckStock:
 		ev.checked = true
-		if _, said := res["stock"].(map[string]any); said {
-			break // readResult took the stock the tool said
-		}
-		variant, _ := c.Arguments["variant"].(string)
-		for _, v := range it.Variants {
-			if variant == "" || strings.EqualFold(v.Name, variant) {
-				ev.stock = append(ev.stock, stockEntry{v.Name, v.Stock})
+		counts, said := res["stock"].(map[string]any)
+		if !said {
+			variant, _ := c.Arguments["variant"].(string)
+			for _, v := range it.Variants {
+				if variant == "" || strings.EqualFold(v.Name, variant) {
+					ev.stock = append(ev.stock, stockEntry{variant: v.Name, units: v.Stock, counted: true})
+				}
 			}
+			break
+		}
+		// What the tool said: a count, or "not stated" and a state.
+		states, _ := res["stock_state"].(map[string]any)
+		for variant, v := range counts {
+			e := stockEntry{variant: variant}
+			if n, ok := v.(float64); ok {
+				e.units, e.counted = int(n), true
+			}
+			if st, ok := states[variant].(string); ok && st != NotStated {
+				e.state = st
+			}
+			ev.stock = append(ev.stock, e)
 		}
 	case ToolCouponCheck:
 		qty := 1.0
@@ -282,13 +297,18 @@ func (r *Room) readCall(ev *evidence, c hsa.Call, content string) {
 			ev.couponExists = cp != nil
 		}
 	case ToolShippingPolicy:
-		ev.shipKnown = true
-		ev.durations[classDay] = append(ev.durations[classDay], float64(it.Shipping.Days))
-		if it.Shipping.ReturnDays > 0 {
-			ev.durations[classDay] = append(ev.durations[classDay], float64(it.Shipping.ReturnDays))
+		// Only what the result says: a catalog may state no fee or no
+		// return window, and the tool then says "not stated".
+		if fee, ok := numberOf(res["shipping_fee"]); ok {
+			ev.freeKnown, ev.freeShipping = true, fee == 0
+		} else if free, ok := res["free_shipping"].(bool); ok {
+			ev.freeKnown, ev.freeShipping = true, free
 		}
-		ev.money = append(ev.money, yuan(it.Shipping.Fee))
-		ev.shipFee, ev.returnDays = yuan(it.Shipping.Fee), it.Shipping.ReturnDays
+		if days, ok := numberOf(res["return_days"]); ok {
+			ev.returnsKnown, ev.returns = true, days > 0
+		} else if accepted, ok := res["returns_accepted"].(bool); ok {
+			ev.returnsKnown, ev.returns = true, accepted
+		}
 	case ToolSendLink:
 		ev.pinned = true
 	}
@@ -303,14 +323,8 @@ func (ev *evidence) readResult(v any, key string) {
 	k := strings.ToLower(key)
 	switch x := v.(type) {
 	case map[string]any:
-		if k == "stock" {
-			for variant, units := range x {
-				if n, ok := units.(float64); ok {
-					ev.stock = append(ev.stock, stockEntry{variant, int(n)})
-					ev.checked = true
-				}
-			}
-			return
+		if k == "stock" || k == "stock_state" {
+			return // read with the check_stock call
 		}
 		// A typed fact with its unit ({"value": 30, "unit": "hours"}).
 		if v, ok := x["value"].(float64); ok {
@@ -367,8 +381,10 @@ func (ev *evidence) keyed(k string, f float64) {
 	case containsAny(k, moneyKeys):
 		ev.money = append(ev.money, f)
 	case strings.Contains(k, "stock") && !strings.Contains(k, "in_stock"):
-		ev.stock = append(ev.stock, stockEntry{"", int(f)})
+		ev.stock = append(ev.stock, stockEntry{units: int(f), counted: true})
 		ev.checked = true
+	case k == "link":
+		ev.links[int(f)] = true
 	case strings.Contains(k, "day"):
 		ev.durations[classDay] = append(ev.durations[classDay], f)
 	case strings.Contains(k, "hour"):
@@ -405,10 +421,24 @@ func (ev *evidence) stockUnits() []float64 {
 	var out []float64
 	total := 0
 	for _, s := range ev.stock {
-		out = append(out, float64(s.units))
-		total += s.units
+		if s.counted {
+			out = append(out, float64(s.units))
+			total += s.units
+		}
 	}
 	return append(out, float64(total))
+}
+
+// numberOf reads a number a result gives as a number or as text.
+func numberOf(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
 }
 
 // anyNumber lists every number the turn backs, for a bare number.
@@ -697,10 +727,6 @@ const brandRunes = "雅诗兰黛珀莱欧菲米悦澜清韵禾木森沐星辰晴
 // itemNames finds items that are not in the catalog: a kind the room does
 // not sell, or a brand or Title-Case name that is no catalog name.
 func (c *checker) itemNames() {
-	sells := map[string]bool{}
-	for _, it := range c.room.Items {
-		sells[strings.ToLower(it.Aliases[2])] = true
-	}
 	viewer := strings.ToLower(c.q.Text)
 	var descs []bilingual
 	descs = append(descs, descriptors()...)
@@ -724,7 +750,7 @@ func (c *checker) itemNames() {
 		}
 		for _, sp := range spans {
 			i, j := sp[0], sp[1]
-			if !sells[strings.ToLower(k.en)] && !strings.Contains(viewer, strings.ToLower(k.word)) {
+			if !c.sells(k) && !strings.Contains(viewer, strings.ToLower(k.word)) {
 				c.add(UnbackedItemName, i, j, "names a %s, and this room sells none", strings.ToLower(k.en))
 				c.text.mask(i, j)
 				continue
@@ -733,6 +759,23 @@ func (c *checker) itemNames() {
 			c.text.mask(i, j)
 		}
 	}
+}
+
+// sells reports whether an item of the room is of the kind: by its kind
+// alias, or by a name that holds the kind (a catalog's own items need
+// not have the generator's aliases).
+func (c *checker) sells(k kindWord) bool {
+	for _, it := range c.room.Items {
+		if strings.Contains(it.NameZH, k.word) || strings.Contains(strings.ToLower(it.NameEN), strings.ToLower(k.en)) {
+			return true
+		}
+		for _, a := range it.Aliases {
+			if strings.EqualFold(a, k.en) || strings.Contains(a, k.word) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkNamePrefix reads the words before a kind that make it a name: a
@@ -828,6 +871,9 @@ func (c *checker) links() {
 }
 
 func itemLink(it Item) (int, bool) {
+	if it.Link > 0 {
+		return it.Link, true
+	}
 	for _, a := range it.Aliases {
 		if n, ok := linkNumber(a); ok {
 			return n, true
@@ -1501,18 +1547,14 @@ func (c *checker) checkStock(state string, i, j int, cl string) {
 		c.add(UnbackedStockState, i, j, "no stock check of this turn says it is %s", state)
 		return
 	}
-	total, named := 0, false
+	var all, named []stockEntry
 	for _, st := range ev.stock {
+		all = append(all, st)
 		if st.variant != "" && !strings.EqualFold(st.variant, "standard") && names(cl, st.variant) {
-			if !named {
-				total, named = 0, true
-			}
-			total += st.units
-		} else if !named {
-			total += st.units
+			named = append(named, st)
 		}
 	}
-	if !named {
+	if named == nil {
 		for _, it := range ev.items {
 			for _, v := range it.Variants {
 				if v.Name != "standard" && names(cl, v.Name) {
@@ -1521,23 +1563,56 @@ func (c *checker) checkStock(state string, i, j int, cl string) {
 				}
 			}
 		}
+		named = all
 	}
-	ok := false
-	switch state {
-	case stockLow:
-		// The room's own rule (Narration): urgency is honest under
-		// lowStock units, none left included.
-		ok = total < lowStock
-	case stockSoldOut:
-		ok = total == 0
-	case stockIn:
-		ok = total > 0
-	case stockPlenty:
-		ok = total >= lowStock
+	if ok, said := stockBacks(named, state); !ok {
+		c.add(UnbackedStockState, i, j, "the stock check of this turn says %s", said)
 	}
-	if !ok {
-		c.add(UnbackedStockState, i, j, "the stock check of this turn says %d left", total)
+}
+
+// stockBacks reports whether the stock entries a claim is about back it,
+// and what they say. Counts are summed, as the room's rule for urgency
+// is (Narration: under lowStock units, none left included); entries a
+// catalog states only a state for are read by the state.
+func stockBacks(es []stockEntry, state string) (bool, string) {
+	total, counted := 0, true
+	var said []string
+	for _, e := range es {
+		total += e.units
+		counted = counted && e.counted
+		switch {
+		case e.counted:
+			said = append(said, fmt.Sprintf("%s %d", e.variant, e.units))
+		case e.state != "":
+			said = append(said, e.variant+" "+e.state)
+		default:
+			said = append(said, e.variant+" "+NotStated)
+		}
 	}
+	if counted {
+		switch state {
+		case stockLow:
+			return total < lowStock, fmt.Sprintf("%d left", total)
+		case stockSoldOut:
+			return total == 0, fmt.Sprintf("%d left", total)
+		case stockIn:
+			return total > 0, fmt.Sprintf("%d left", total)
+		}
+		return total >= lowStock, fmt.Sprintf("%d left", total)
+	}
+	is := func(e stockEntry) (in, out, low, plenty bool) {
+		if e.counted {
+			return e.units > 0, e.units == 0, e.units < lowStock, e.units >= lowStock
+		}
+		return e.state == "in_stock" || e.state == "low", e.state == "sold_out", e.state == "low" || e.state == "sold_out", e.state == "in_stock"
+	}
+	anyIn, allOut, allLow, allPlenty := false, len(es) > 0, len(es) > 0, len(es) > 0
+	for _, e := range es {
+		in, out, low, plenty := is(e)
+		anyIn, allOut, allLow, allPlenty = anyIn || in, allOut && out, allLow && low, allPlenty && plenty
+	}
+	ok := map[string]bool{stockIn: anyIn, stockSoldOut: allOut, stockLow: allLow, stockPlenty: allPlenty}[state]
+	return ok, strings.Join(said, ", ")
 }
 
 var (
@@ -1639,19 +1714,19 @@ func (c *checker) yesNoClaims() []struct {
 	if ev.couponKnown && !ev.couponExists {
 		couponYes = known(false, "the coupon check of this turn found no coupon")
 	}
-	shipWhy := "no shipping_policy call of this turn says so"
+	shipWhy := "no shipping result of this turn says so"
 	return []struct {
 		phrases []string
 		backed  func() (bool, string)
 	}{
 		{[]string{"没有优惠券", "没有券", "暂无优惠券", "无优惠券", "没有可用的券", "no coupon", "no coupons"}, couponNo},
 		{[]string{"有优惠券", "有券", "优惠券来啦", "领券", "coupon applies", "there is a coupon", "there's a coupon", "has a coupon", "coupon time"}, couponYes},
-		{[]string{"不包邮", "不免运费", "需要运费", "运费自理", "not free shipping", "shipping costs", "shipping fee is"}, known(ev.shipKnown && ev.shipFee > 0, shipWhy)},
-		{[]string{"包邮", "免运费", "免邮", "free shipping", "ships free", "shipping is free"}, known(ev.shipKnown && ev.shipFee == 0, shipWhy)},
+		{[]string{"不包邮", "不免运费", "需要运费", "运费自理", "not free shipping", "shipping costs", "shipping fee is"}, known(ev.freeKnown && !ev.freeShipping, shipWhy)},
+		{[]string{"包邮", "免运费", "免邮", "free shipping", "ships free", "shipping is free"}, known(ev.freeKnown && ev.freeShipping, shipWhy)},
 		{[]string{"不支持退货", "不支持无理由", "不能退", "不可退", "不退不换", "无法退货", "不接受退货", "no return", "no returns", "not returnable", "cannot be returned", "can't be returned", "non-returnable"},
-			known(ev.shipKnown && ev.returnDays == 0, shipWhy)},
+			known(ev.returnsKnown && !ev.returns, shipWhy)},
 		{[]string{"无理由退", "支持退货", "可以退货", "可退换", "包退", "退换货", "free returns", "returns accepted", "can be returned", "can return it"},
-			known(ev.shipKnown && ev.returnDays > 0, shipWhy)},
+			known(ev.returnsKnown && ev.returns, shipWhy)},
 	}
 }
 

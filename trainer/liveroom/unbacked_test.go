@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/runtime"
 )
@@ -251,6 +254,58 @@ func TestFindUnbacked(t *testing.T) {
 				if c.reply[u.At:u.At+len(u.Phrase)] != u.Phrase || u.Why == "" {
 					t.Errorf("finding %+v is not located in %q or says not why", u, c.reply)
 				}
+			}
+		})
+	}
+}
+
+// TestFindUnbackedOnACatalog runs the check on a room read from the
+// example catalog that uses every field of the schema (a transfer room):
+// what the tools say there (specs with units, dispatch in hours, stock as
+// a state, returns not accepted, link numbers) backs statements the same
+// way, and what they leave unstated does not.
+func TestFindUnbackedOnACatalog(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "catalogs", "every-field.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := RoomFromCatalog(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earbuds := []hsa.Call{lookup("耳机")}
+	cases := []struct {
+		name  string
+		ask   string
+		calls []hsa.Call
+		reply string
+		want  []string
+	}{
+		{"price", "耳机多少钱", earbuds, "降噪蓝牙耳机原价299元，现在199元！", nil},
+		{"a spec", "耳机有降噪吗", earbuds, "支持主动降噪，总续航30小时，单次续航8小时。", nil},
+		{"a spec unbacked", "耳机续航多久", earbuds, "总续航40小时。", []string{UnbackedDuration}},
+		{"link", "3号链接是什么", []hsa.Call{lookup("3号链接")}, "3号链接是修护面霜，现在259元。", nil},
+		{"link unbacked", "耳机多少钱", earbuds, "5号链接也在做活动。", []string{UnbackedLink}},
+		{"dispatch in hours", "耳机多久发货", append(earbuds, itemCall(ToolShippingPolicy, "p-earbuds")), "48小时内发货，包邮，支持7天无理由退货。", nil},
+		{"a fee", "保温杯包邮吗", []hsa.Call{lookup("保温杯"), itemCall(ToolShippingPolicy, "p-flask")}, "包邮的！", []string{UnbackedAttribute}},
+		{"returns not accepted", "坚果能退吗", []hsa.Call{lookup("坚果"), itemCall(ToolShippingPolicy, "p-nuts")}, "食品类不支持退货哦。", nil},
+		{"returns not accepted, claimed", "坚果能退吗", []hsa.Call{lookup("坚果"), itemCall(ToolShippingPolicy, "p-nuts")}, "支持无理由退货。", []string{UnbackedAttribute}},
+		{"a state, no count", "T恤M码有货吗", []hsa.Call{lookup("T恤"), itemCall(ToolCheckStock, "p-tee", "variant", "M")}, "M码有货的！", nil},
+		{"a state, claimed sold out", "T恤M码有货吗", []hsa.Call{lookup("T恤"), itemCall(ToolCheckStock, "p-tee", "variant", "M")}, "M码已经售罄了。", []string{UnbackedStockState}},
+		{"low", "T恤雾霾蓝还有吗", []hsa.Call{lookup("T恤"), itemCall(ToolCheckStock, "p-tee", "variant", "雾霾蓝")}, "雾霾蓝库存紧张，仅剩8件！", nil},
+		{"sold out", "保温杯有货吗", []hsa.Call{lookup("保温杯"), itemCall(ToolCheckStock, "p-flask")}, "有货的！", []string{UnbackedStockState}},
+		{"a kind the catalog does not sell", "耳机多少钱", earbuds, "现在199元，口红也在做活动。", []string{UnbackedItemName}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := Question{Type: QPrice, Lang: LangZH, Text: c.ask, Viewer: "小鱼"}
+			got := r.FindUnbacked(q, transcript(t, r, c.reply, c.calls...), GradeOptions{})
+			if !slices.Equal(kindsOf(got), c.want) {
+				t.Errorf("reply %q: found %+v, want kinds %v", c.reply, got, c.want)
 			}
 		})
 	}
