@@ -94,7 +94,7 @@ func toolCalls(room *liveroom.Room) []hsa.Call {
 // TestRoomToolsMatchPluginsOnCatalogs extends TestRoomToolsMatchPlugins
 // to rooms read from catalogs that state the schema's new facts: the
 // example that uses every field, at times inside and outside its offers'
-// windows.
+// windows, and the catalogs of the transfer suite.
 func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 	sb := hookSandbox(t)
 	ctx := context.Background()
@@ -118,6 +118,26 @@ func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareTools(t, ctx, ps, base(t), room, toolCalls(room), now.Format(time.DateTime))
+	}
+	suite, err := OpenSuite(SuiteTransfer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, it := range suite.Items {
+		if seen[it.Room] {
+			continue
+		}
+		seen[it.Room] = true
+		room, doc, err := it.room()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := sb.Plugins(doc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareTools(t, ctx, ps, base(t), room, toolCalls(room), fmt.Sprintf("transfer catalog %d", it.Room))
 	}
 }
 

@@ -528,25 +528,24 @@ func forItemOf(c Coupon, itemID string) bool {
 }
 
 // terms is a coupon as coupon_check states it: a fixed coupon with the
-// keys it always had, a percent coupon with its percent and what it takes
-// off this order.
+// keys it always had and per_buyer, a percent coupon with its percent,
+// what it takes off this order and its end. Whether it is for new viewers
+// only is not said: the storefront leaves it out because the bundled
+// model misread it.
 func (o CouponOffer) terms() map[string]any {
 	c := o.Coupon
 	m := map[string]any{"id": c.ID, "min_spend": Yuan(c.MinSpend)}
 	if c.Percent > 0 {
 		m["percent_off"] = c.Percent
 		m["discount"] = Yuan(o.Off)
+		if !c.Ends.IsZero() {
+			m["ends"] = c.Ends.Format(time.RFC3339)
+		}
 	} else {
 		m["amount"] = Yuan(c.Amount)
 	}
-	if c.NewViewersOnly {
-		m["new_viewers_only"] = true
-	}
 	if c.PerBuyer > 0 {
 		m["per_buyer"] = c.PerBuyer
-	}
-	if !c.Ends.IsZero() {
-		m["ends"] = c.Ends.Format(time.RFC3339)
 	}
 	return m
 }
@@ -569,7 +568,10 @@ func (r *Room) couponResult(p catalog.Product, qty int) map[string]any {
 		}
 	}
 	if best >= 0 {
+		// The best coupon is one the order reaches: its minimum spend is
+		// met and not stated.
 		b := offers[best].terms()
+		delete(b, "min_spend")
 		b["total_after_coupon"] = Yuan(fen(total) - offers[best].Off)
 		out["best_coupon"] = b
 	}
