@@ -20,6 +20,9 @@ func (s *Server) streamRoutes(api fiber.Router) {
 	st.Get("/:id", s.getStream)
 	st.Put("/:id", s.updateStream)
 	st.Delete("/:id", s.deleteStream)
+	st.Get("/:id/harness-requests", s.listStreamHarnessRequests)
+	st.Post("/:id/harness-requests", s.requestHarness)
+	api.Get("/harness-requests", requireRole(store.RoleOperator, store.RoleMerchant), s.listHarnessRequests)
 }
 
 func (s *Server) listMerchants(c *fiber.Ctx) error {
@@ -114,7 +117,8 @@ func (s *Server) listStreams(c *fiber.Ctx) error {
 
 func (s *Server) createStream(c *fiber.Ctx) error {
 	var req streamRequest
-	if err := decodeStrict(c.Body(), &req); err != nil {
+	var err error
+	if err = decodeStrict(c.Body(), &req); err != nil {
 		return badRequest("body", err.Error())
 	}
 	sc := scopeOf(c)
@@ -127,9 +131,17 @@ func (s *Server) createStream(c *fiber.Ctx) error {
 	if err := req.check(); err != nil {
 		return err
 	}
+	if req.HarnessVersion, err = s.harnessAtCreate(c, req.HarnessVersion); err != nil {
+		return err
+	}
 	st, err := s.store.CreateStream(c.UserContext(), sc, req.stream())
 	if err != nil {
 		return storeError(err, "merchant")
+	}
+	if st.HarnessVersion != "" {
+		if err := s.recordCreateRelease(c, st); err != nil {
+			return err
+		}
 	}
 	return c.Status(fiber.StatusCreated).JSON(st)
 }
@@ -151,6 +163,9 @@ func (s *Server) updateStream(c *fiber.Ctx) error {
 		return badRequest("revision", "send the revision your edit is based on")
 	}
 	if err := req.check(); err != nil {
+		return err
+	}
+	if err := s.keepsHarness(c, c.Params("id"), req.HarnessVersion); err != nil {
 		return err
 	}
 	st := req.stream()
