@@ -12,9 +12,15 @@ import (
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, nil)
-	for _, path := range []string{"/login", "/healthz", "/api/me", "/static/app.js", "/no-such-page"} {
+	oversized := strings.Repeat("x", e.srv.cfg.BodyLimit+1)
+	for _, path := range []string{"/login", "/healthz", "/api/me", "/static/app.js", "/no-such-page", "/api/login"} {
 		t.Run(path, func(t *testing.T) {
-			resp, err := e.srv.App().Test(httptest.NewRequest("GET", path, nil), -1)
+			req := httptest.NewRequest("GET", path, nil)
+			if path == "/api/login" {
+				// A body refused before any route runs.
+				req = httptest.NewRequest("POST", path, strings.NewReader(oversized))
+			}
+			resp, err := e.srv.App().Test(req, -1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -455,12 +455,6 @@ func (s *Server) rollbackPlugin(c *fiber.Ctx) error {
 				return nil, fieldError(fiber.StatusNotFound, "version", fmt.Sprintf("plugin %s has no version %q", name, req.Version))
 			}
 		}
-		if err != nil {
-			var fe *fieldErr
-			if errors.As(err, &fe) {
-				return nil, err
-			}
-		}
 		return p, storeError(err, "plugin")
 	})
 }

@@ -148,7 +148,9 @@ func New(cfg Config) (*Server, error) {
 		IdleTimeout:                  90 * time.Second,
 		ErrorHandler:                 s.handleError,
 	})
-	s.app.Use(s.limitBody)
+	// Security headers first, so that every answer has them, refusals of
+	// limitBody included.
+	s.app.Use(securityHeaders, s.limitBody)
 	if cfg.Metrics != nil {
 		em, err := runtime.NewEngineMetrics(cfg.Metrics)
 		if err != nil {
@@ -165,7 +167,6 @@ func New(cfg Config) (*Server, error) {
 }
 
 func (s *Server) routes() {
-	s.app.Use(securityHeaders)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.ready)
 	s.pages()
