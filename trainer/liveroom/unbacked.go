@@ -98,6 +98,7 @@ func (r *Room) FindUnbacked(q Question, msgs []harness.Message, opts GradeOption
 	c.maskNames()
 	c.language()
 	c.itemNames()
+	c.dates()
 	c.links()
 	c.numbers()
 	c.sizes()
@@ -132,7 +133,19 @@ type evidence struct {
 	// freeShipping and returns, known when a shipping result says.
 	freeKnown, freeShipping bool
 	returnsKnown, returns   bool
+	// returnConditions: the result states conditions on returns, which a
+	// reply may give in its own words ("engraved pieces cannot be
+	// returned" for 刻字定制款不退).
+	returnConditions bool
+	// allergens are the catalog's allergen codes ("peanut"), known when a
+	// result states them ("none" is an empty list).
+	allergensKnown bool
+	allergens      []string
+	dates          []date // restock, best-before, presale dates stated
 }
+
+// date is a calendar date a result states.
+type date struct{ year, month, day int }
 
 // stockEntry is the stock a check gave for one variant ("" when a
 // result gave a count for the item as a whole): a count when counted,
@@ -308,6 +321,15 @@ func (r *Room) readCall(ev *evidence, c hsa.Call, content string) {
 			ev.returnsKnown, ev.returns = true, days > 0
 		} else if accepted, ok := res["returns_accepted"].(bool); ok {
 			ev.returnsKnown, ev.returns = true, accepted
+		} else if rules, ok := res["returns"].(map[string]any); ok {
+			if accepted, ok := rules["accepted"].(bool); ok {
+				ev.returnsKnown, ev.returns = true, accepted
+			}
+		}
+		for _, conds := range []any{res["return_conditions"], nestedKey(res, "returns", "conditions")} {
+			if list, ok := conds.([]any); ok && len(list) > 0 {
+				ev.returnConditions = true
+			}
 		}
 	case ToolSendLink:
 		ev.pinned = true
@@ -316,7 +338,7 @@ func (r *Room) readCall(ev *evidence, c hsa.Call, content string) {
 
 // moneyKeys mark result fields that hold sums of money, whatever tool
 // layout states them.
-var moneyKeys = []string{"price", "amount", "spend", "total", "fee", "cost", "saving"}
+var moneyKeys = []string{"price", "amount", "spend", "total", "fee", "cost", "saving", "discount"}
 
 // readResult adds the facts a result states in its own words.
 func (ev *evidence) readResult(v any, key string) {
@@ -336,6 +358,14 @@ func (ev *evidence) readResult(v any, key string) {
 			ev.readResult(vv, kk)
 		}
 	case []any:
+		if k == "allergens" {
+			ev.allergensKnown = true
+			for _, e := range x {
+				if code, ok := e.(string); ok {
+					ev.allergens = append(ev.allergens, strings.ToLower(code))
+				}
+			}
+		}
 		for _, e := range x {
 			ev.readResult(e, key)
 		}
@@ -346,6 +376,9 @@ func (ev *evidence) readResult(v any, key string) {
 			ev.keyed(k, f)
 		} else {
 			ev.readText(x)
+		}
+		if k == "allergens" && strings.EqualFold(x, "none") {
+			ev.allergensKnown = true
 		}
 		if k == "promotion" {
 			if m := percentRE.FindStringSubmatch(x); m != nil {
@@ -360,10 +393,12 @@ func (ev *evidence) readResult(v any, key string) {
 	}
 }
 
-// readText keeps what a result says in words: its claims, and its
-// numbers with units ("8 hours", "30ml").
+// readText keeps what a result says in words: its claims, its numbers
+// (as written, and with their units: "8 hours", "30ml") and its dates
+// ("2026-12-19").
 func (ev *evidence) readText(x string) {
 	ev.stated = append(ev.stated, strings.ToLower(x))
+	ev.attrNums = append(ev.attrNums, numberTokens(x)...)
 	for _, n := range scanNumbers(x, ev.units) {
 		switch {
 		case isDuration(n.class):
@@ -372,12 +407,22 @@ func (ev *evidence) readText(x string) {
 			ev.attrNums = append(ev.attrNums, n.value)
 		}
 	}
+	for _, m := range isoDateRE.FindAllStringSubmatch(x, -1) {
+		y, _ := strconv.Atoi(m[1])
+		mo, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(m[3])
+		ev.dates = append(ev.dates, date{y, mo, d})
+	}
 }
+
+var isoDateRE = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
 
 var percentRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%`)
 
 func (ev *evidence) keyed(k string, f float64) {
 	switch {
+	case strings.Contains(k, "percent"):
+		ev.discounts = append(ev.discounts, f)
 	case containsAny(k, moneyKeys):
 		ev.money = append(ev.money, f)
 	case strings.Contains(k, "stock") && !strings.Contains(k, "in_stock"):
@@ -427,6 +472,14 @@ func (ev *evidence) stockUnits() []float64 {
 		}
 	}
 	return append(out, float64(total))
+}
+
+// nestedKey is m[outer][inner], or nil.
+func nestedKey(m map[string]any, outer, inner string) any {
+	if o, ok := m[outer].(map[string]any); ok {
+		return o[inner]
+	}
+	return nil
 }
 
 // numberOf reads a number a result gives as a number or as text.
@@ -833,6 +886,62 @@ func (c *checker) checkNamePrefix(i, j int, k kindWord, descs []bilingual, viewe
 	c.add(UnbackedItemName, start, j, "no item of this room is called that")
 }
 
+const monthWords = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?`
+
+// dateREs find dates as replies write them, each with the groups year,
+// month, day (a missing year is empty).
+var dateREs = []struct {
+	re                 *regexp.Regexp
+	year, month, day   int
+	monthIsWord, isISO bool
+}{
+	{re: regexp.MustCompile(`(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`), year: 1, month: 2, day: 3},
+	{re: regexp.MustCompile(`(?i)\b(` + monthWords + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4})\b)?`), year: 3, month: 1, day: 2, monthIsWord: true},
+	{re: regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + monthWords + `)\b\.?(?:,?\s*(\d{4})\b)?`), year: 3, month: 2, day: 1, monthIsWord: true},
+	{re: isoDateRE, year: 1, month: 2, day: 3},
+}
+
+// dates checks the dates a reply states against those the results state.
+func (c *checker) dates() {
+	for _, d := range dateREs {
+		for _, m := range d.re.FindAllStringSubmatchIndex(c.text.String(), -1) {
+			s := c.text.String()
+			group := func(g int) string {
+				if m[2*g] < 0 {
+					return ""
+				}
+				return s[m[2*g]:m[2*g+1]]
+			}
+			y, _ := strconv.Atoi(group(d.year))
+			day, _ := strconv.Atoi(group(d.day))
+			month, _ := strconv.Atoi(group(d.month))
+			if d.monthIsWord {
+				month = 1 + slices.IndexFunc(monthNames(), func(n string) bool { return strings.HasPrefix(strings.ToLower(group(d.month)), n) })
+			}
+			backed := slices.ContainsFunc(c.ev.dates, func(x date) bool { return x.month == month && x.day == day && (y == 0 || x.year == y) })
+			if !backed {
+				c.add(UnbackedDuration, m[0], m[1], "%s", c.datesWhy())
+			}
+			c.text.mask(m[0], m[1])
+		}
+	}
+}
+
+func monthNames() []string {
+	return []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+}
+
+func (c *checker) datesWhy() string {
+	if len(c.ev.dates) == 0 {
+		return "the tools gave no date"
+	}
+	var said []string
+	for _, d := range c.ev.dates {
+		said = append(said, fmt.Sprintf("%04d-%02d-%02d", d.year, d.month, d.day))
+	}
+	return "the tools gave " + strings.Join(said, ", ")
+}
+
 var linkRE = regexp.MustCompile(`(?i)(\d{1,3}|[一二三四五六七八九十]{1,3})\s*号\s*(?:链接|link)|\blink\s*(?:#|no\.?\s*|number\s*)?(\d{1,3})\b|链接\s*(\d{1,3})(?:\s*号)?|第\s*(\d{1,3}|[一二三四五六七八九十]{1,3})\s*(?:个|条)?\s*链接`)
 
 // links checks link numbers against the items the turn touched.
@@ -951,7 +1060,8 @@ func units() []unit {
 		{"月", classDate}, {"点", classDate}, {"o'clock", classDate}, {"am", classDate}, {"pm", classDate},
 		{"厘米", classCM}, {"公分", classCM}, {"cm", classCM}, {"米", classMetre}, {"m", classMetre},
 		{"公斤", classKG}, {"千克", classKG}, {"kgs", classKG}, {"kg", classKG}, {"斤", classJin},
-		{"毫升", classAttr}, {"ml", classAttr}, {"升", classAttr}, {"毫安", classAttr}, {"mah", classAttr}, {"克", classAttr}, {"g", classAttr},
+		{"毫升", classAttr}, {"ml", classAttr}, {"升", classAttr}, {"litres", classAttr}, {"liters", classAttr}, {"litre", classAttr},
+		{"liter", classAttr}, {"l", classAttr}, {"岁", classAttr}, {"毫安", classAttr}, {"mah", classAttr}, {"克", classAttr}, {"g", classAttr},
 		{"瓦", classAttr}, {"w", classAttr}, {"毫米", classAttr}, {"mm", classAttr}, {"英寸", classAttr}, {"寸", classAttr},
 		{"inches", classAttr}, {"inch", classAttr}, {"x", classAttr}, {"×", classAttr}, {"*", classAttr},
 		{"码", classSize},
@@ -1639,6 +1749,8 @@ func (c *checker) actions() {
 // words that mean the same.
 type claimGroup struct {
 	topic string
+	// code is an allergen's catalog code; "" for the word "allergen".
+	code  string
 	words []string
 }
 
@@ -1650,10 +1762,19 @@ const (
 	topicSkin    = "skin"
 	topicColour  = "colour"
 	topicFeature = "feature"
+	// topicAllergen claims are checked against the allergen list a result
+	// states: "contains peanut" when it lists peanut, "no peanut" when it
+	// does not.
+	topicAllergen = "allergen"
 )
 
 func claimGroups() []claimGroup {
-	g := func(topic string, words ...string) claimGroup { return claimGroup{topic, words} }
+	g := func(topic string, words ...string) claimGroup {
+		if topic == topicAllergen {
+			return claimGroup{topic, words[0], words[1:]}
+		}
+		return claimGroup{topic, "", words}
+	}
 	return []claimGroup{
 		// Materials.
 		g(topicAttr, "纯棉", "全棉", "棉质", "cotton"), g(topicAttr, "涤纶", "聚酯纤维", "polyester"),
@@ -1683,11 +1804,16 @@ func claimGroups() []claimGroup {
 		// Features and allergens no catalog of this room states.
 		g(topicFeature, "主动降噪", "降噪", "noise cancelling", "noise-cancelling", "noise canceling", "noise cancellation", "anc"),
 		g(topicFeature, "防水", "waterproof", "water-resistant", "water resistant"), g(topicFeature, "快充", "fast charging"),
-		g(topicFeature, "无线充电", "wireless charging"), g(topicFeature, "过敏原", "过敏", "致敏", "allergen", "allergens", "allergy", "allergic"),
-		g(topicFeature, "花生", "peanut", "peanuts"), g(topicFeature, "麸质", "gluten"), g(topicFeature, "乳糖", "lactose"),
+		g(topicFeature, "无线充电", "wireless charging"),
 		g(topicFeature, "无糖", "零糖", "sugar-free", "sugar free"), g(topicFeature, "无添加", "零添加", "no additives"),
 		g(topicFeature, "可机洗", "machine washable", "machine-washable"), g(topicFeature, "抗菌", "antibacterial"),
 		g(topicFeature, "孕妇", "pregnant", "pregnancy"),
+		// Allergens, by the catalog's codes; the topic itself is "".
+		g(topicAllergen, "", "过敏原", "过敏", "致敏", "allergen", "allergens", "allergy", "allergic"),
+		g(topicAllergen, "peanut", "花生", "peanut", "peanuts"), g(topicAllergen, "tree_nut", "tree nut", "tree nuts"),
+		g(topicAllergen, "milk", "乳制品", "牛奶", "乳糖", "dairy", "milk", "lactose"), g(topicAllergen, "egg", "鸡蛋", "蛋类", "egg", "eggs"),
+		g(topicAllergen, "soy", "大豆", "黄豆", "soy", "soya"), g(topicAllergen, "wheat", "小麦", "麸质", "wheat", "gluten"),
+		g(topicAllergen, "fish", "fish"), g(topicAllergen, "shellfish", "贝类", "虾蟹", "shellfish"), g(topicAllergen, "sesame", "芝麻", "sesame"),
 	}
 }
 
@@ -1724,7 +1850,7 @@ func (c *checker) yesNoClaims() []struct {
 		{[]string{"不包邮", "不免运费", "需要运费", "运费自理", "not free shipping", "shipping costs", "shipping fee is"}, known(ev.freeKnown && !ev.freeShipping, shipWhy)},
 		{[]string{"包邮", "免运费", "免邮", "free shipping", "ships free", "shipping is free"}, known(ev.freeKnown && ev.freeShipping, shipWhy)},
 		{[]string{"不支持退货", "不支持无理由", "不能退", "不可退", "不退不换", "无法退货", "不接受退货", "no return", "no returns", "not returnable", "cannot be returned", "can't be returned", "non-returnable"},
-			known(ev.returnsKnown && !ev.returns, shipWhy)},
+			known(ev.returnsKnown && !ev.returns || ev.returnConditions, shipWhy)},
 		{[]string{"无理由退", "支持退货", "可以退货", "可退换", "包退", "退换货", "free returns", "returns accepted", "can be returned", "can return it"},
 			known(ev.returnsKnown && ev.returns, shipWhy)},
 	}
@@ -1735,8 +1861,11 @@ func (c *checker) yesNoClaims() []struct {
 func (c *checker) yesNo() {
 	for _, claim := range c.yesNoClaims() {
 		for _, p := range claim.phrases {
+			// A phrase the results state as it stands ("engraved pieces
+			// cannot be returned") backs itself.
+			said := slices.ContainsFunc(c.ev.stated, func(v string) bool { return strings.Contains(v, strings.ToLower(p)) })
 			for _, m := range c.text.find(p) {
-				if ok, why := claim.backed(); !ok {
+				if ok, why := claim.backed(); !ok && !said {
 					c.add(UnbackedAttribute, m[0], m[1], "%s", why)
 				}
 				c.text.mask(m[0], m[1])
@@ -1772,10 +1901,48 @@ func (c *checker) yesNo() {
 			if containsAny(strings.ToLower(c.text.orig[a:b]), hedges) {
 				continue
 			}
+			if h.g.topic == topicAllergen {
+				c.checkAllergen(h.g, m[0], m[1], c.text.orig[a:b], values)
+				continue
+			}
 			if !c.claimBacked(h.g, values, variants) {
 				c.add(UnbackedAttribute, m[0], m[1], "%s", c.claimWhy(h.g))
 			}
 		}
+	}
+}
+
+// negations before an allergen make the claim that it is absent.
+var negations = []string{"不含", "无", "没有", "不", "free of", "no ", "not contain", "doesn't contain", "does not contain", "without", "isn't", "is not"}
+
+// checkAllergen checks an allergen claim in its clause cl: the list must
+// be stated, and the allergen in it as the claim says ("含花生", "不含花生",
+// "peanut-free").
+func (c *checker) checkAllergen(g claimGroup, i, j int, cl string, values []string) {
+	ev := c.ev
+	if !ev.allergensKnown {
+		c.add(UnbackedAttribute, i, j, "no result of this turn states the item's allergens")
+		return
+	}
+	if g.code == "" {
+		return // "按标注的过敏原": the list is stated
+	}
+	a, _ := clause(c.text.orig, i, j)
+	before := strings.ToLower(c.text.orig[a:i])
+	after := strings.ToLower(c.text.orig[j:min(len(c.text.orig), j+6)])
+	absent := strings.HasPrefix(after, "-free") || strings.HasPrefix(after, " free")
+	for _, n := range negations {
+		absent = absent || strings.Contains(before, n)
+	}
+	listed := slices.Contains(ev.allergens, g.code)
+	if !listed && !absent {
+		// An ingredient the results name ("花生酱") also says it is in.
+		listed = slices.ContainsFunc(values, func(v string) bool {
+			return slices.ContainsFunc(g.words, func(w string) bool { return strings.Contains(v, strings.ToLower(w)) })
+		})
+	}
+	if listed == absent {
+		c.add(UnbackedAttribute, i, j, "the allergens stated are %s", strings.Join(append([]string{"["}, strings.Join(ev.allergens, ", "), "]"), ""))
 	}
 }
 

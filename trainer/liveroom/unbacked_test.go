@@ -299,10 +299,20 @@ func TestFindUnbackedOnACatalog(t *testing.T) {
 		{"low", "T恤雾霾蓝还有吗", []hsa.Call{lookup("T恤"), itemCall(ToolCheckStock, "p-tee", "variant", "雾霾蓝")}, "雾霾蓝库存紧张，仅剩8件！", nil},
 		{"sold out", "保温杯有货吗", []hsa.Call{lookup("保温杯"), itemCall(ToolCheckStock, "p-flask")}, "有货的！", []string{UnbackedStockState}},
 		{"a kind the catalog does not sell", "耳机多少钱", earbuds, "现在199元，口红也在做活动。", []string{UnbackedItemName}},
+		{"restock date", "保温杯什么时候补货", []hsa.Call{lookup("保温杯"), itemCall(ToolCheckStock, "p-flask")}, "抱歉，目前售罄，预计2026年12月10日补货。", nil},
+		{"restock date en", "When is the flask back?", []hsa.Call{lookup("保温杯"), itemCall(ToolCheckStock, "p-flask")}, "Sorry, it is sold out; it is due back on December 10, 2026.", nil},
+		{"restock date unbacked", "保温杯什么时候补货", []hsa.Call{lookup("保温杯"), itemCall(ToolCheckStock, "p-flask")}, "预计12月25日补货。", []string{UnbackedDuration}},
+		{"best before", "面霜保质期到什么时候", []hsa.Call{lookup("面霜")}, "这批保质期到2029年3月31日。", nil},
+		{"allergens stated, one absent", "坚果含不含乳制品", []hsa.Call{lookup("坚果礼盒")}, "按标注的过敏原，这款不含乳制品。", nil},
+		{"allergens stated, one present", "坚果含花生吗", []hsa.Call{lookup("坚果礼盒")}, "含花生，过敏的朋友注意。", nil},
+		{"allergens stated, denied wrongly", "坚果含花生吗", []hsa.Call{lookup("坚果礼盒")}, "不含花生，放心吃。", []string{UnbackedAttribute}},
+		{"no allergens, stated", "Is the cream free of allergens?", []hsa.Call{lookup("面霜")}, "It is peanut-free.", nil},
+		{"allergens not looked up", "坚果含花生吗", nil, "不含花生。", []string{UnbackedAttribute}},
+		{"specs with units en", "What's the battery life of the earbuds?", earbuds, "Total battery 30 h, 8 hours a charge.", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			q := Question{Type: QPrice, Lang: LangZH, Text: c.ask, Viewer: "小鱼"}
+			q := Question{Type: QPrice, Lang: langOf(c.ask), Text: c.ask, Viewer: "小鱼"}
 			got := r.FindUnbacked(q, transcript(t, r, c.reply, c.calls...), GradeOptions{})
 			if !slices.Equal(kindsOf(got), c.want) {
 				t.Errorf("reply %q: found %+v, want kinds %v", c.reply, got, c.want)
@@ -409,6 +419,24 @@ func TestExpertRepliesAreBacked(t *testing.T) {
 	})
 	if len(types) != len(QuestionTypes())+3 {
 		t.Errorf("the expert answered %d question types, want every one of %d", len(types), len(QuestionTypes())+3)
+	}
+	// Rooms of the transfer family, read from catalogs of the version 2
+	// schema: dates, allergens, specs with units, stock states.
+	h := demoHarness(t)
+	for seed := uint64(1); seed <= 40; seed++ {
+		room, err := TransferRoom(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range room.TransferQuestions(seed, 12) {
+			msgs, err := room.Expert(h, nil, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if us := room.FindUnbacked(q, msgs, GradeOptions{}); len(us) > 0 {
+				t.Errorf("transfer room %d %s (%s) %q → %q: %+v", seed, q.Type, q.Lang, q.Text, lastReply(msgs), us)
+			}
+		}
 	}
 }
 
