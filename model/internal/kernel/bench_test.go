@@ -182,3 +182,37 @@ func BenchmarkAttentionHead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGemmKernel runs the GEMM micro-kernels alone on L1-resident
+// packed panels (k = gemmKC): the 6×16 tile every set has and, where the
+// kernel set has one, the 12×32 tile. Their rate is the ceiling of Sgemm.
+func BenchmarkGemmKernel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const k = gemmKC
+	a, bp := randSlice(rng, 2*k*gemmMR), randSlice(rng, 2*k*gemmNR)
+	c := make([]float32, 2*gemmMR*2*gemmNR)
+	eachKernelSet(b, func(b *testing.B) {
+		b.Run("6x16", func(b *testing.B) {
+			clock := startCPUClock()
+			for b.Loop() {
+				gemmKernel(k, a, bp, c, 2*gemmNR, 1, 0)
+			}
+			gflop := 2 * float64(gemmMR*gemmNR*k) * float64(b.N) / 1e9
+			b.ReportMetric(gflop/b.Elapsed().Seconds(), "GFLOP/s")
+			clock.report(b, gflop, "GFLOP")
+		})
+		wide := gemmWideKernel()
+		if wide == nil {
+			return
+		}
+		b.Run("12x32", func(b *testing.B) {
+			clock := startCPUClock()
+			for b.Loop() {
+				wide(k, a, bp, c, 2*gemmNR, 1, 0)
+			}
+			gflop := 2 * float64(4*gemmMR*gemmNR*k) * float64(b.N) / 1e9
+			b.ReportMetric(gflop/b.Elapsed().Seconds(), "GFLOP/s")
+			clock.report(b, gflop, "GFLOP")
+		})
+	})
+}

@@ -6,14 +6,18 @@
 // bf16 conversions, and the float32 exponential [Exp32] with its vector
 // forms [Exp] and [Softmax], which match it bit for bit.
 //
-// On amd64 with AVX2 and FMA the hot loops are Go assembly: a 6×16 GEMM
-// micro-kernel behind a Goto/BLIS-style packing driver, multi-row mat-vec
-// kernels that widen bf16 and int8 weights in registers, transposing
-// packers for weights used in prefill, and Exp and Softmax (separate
-// multiplies and adds, rounding as Exp32 does). On arm64 the GEMM micro-kernel, the
-// fp32/bf16 and single-row Q8 mat-vec, GemvT and Dot are NEON assembly. Elsewhere, on amd64 CPUs without
-// AVX2/FMA, or when built with the purego tag, the same drivers run
-// portable Go loops.
+// On amd64 the hot loops are Go assembly, chosen at start-up from CPUID.
+// With AVX2 and FMA: a 6×16 GEMM micro-kernel behind a Goto/BLIS-style
+// packing driver, multi-row mat-vec kernels that widen bf16 and int8
+// weights in registers, transposing packers for weights used in prefill,
+// and Exp and Softmax (separate multiplies and adds, rounding as Exp32
+// does). With AVX-512 (F, BW, DQ, VL) the GEMM computes 12×32 tiles in the
+// 32 ZMM registers, and the kernels without a 512-bit version keep their
+// AVX2 one. On arm64 the GEMM micro-kernel, the fp32/bf16 and single-row Q8
+// mat-vec, GemvT and Dot are NEON assembly. Elsewhere, on amd64 CPUs
+// without AVX2/FMA, or when built with the purego tag, the same drivers run
+// portable Go loops. [KernelsEnv] (LIVEHAT_KERNELS=avx512|avx2|purego)
+// forces a kernel set the machine has, and [Kernels] names the one in use.
 //
 // Accuracy: every product sums in float32 (in an order that differs between
 // kernels), so a result is within about k·2⁻²³·Σ|terms| of the exact sum.

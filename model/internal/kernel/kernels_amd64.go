@@ -17,6 +17,9 @@ func xgetbv() (eax, edx uint32)
 func gemm6x16AVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
+func gemm12x32AVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
 func rows4F32AVX2(k int, w *float32, ldw int, x *float32, ldx int, nb int, out *[8]float32)
 
 //go:noescape
@@ -44,6 +47,12 @@ func pack8BF16AVX2(k int, src *uint16, lds int, dst *float32)
 func pack8Q8AVX2(k int, src *int8, lds int, dst *float32, scales *float32, ldsc int)
 
 //go:noescape
+func packA6AVX2(k int, src *float32, lds int, dst *float32)
+
+//go:noescape
+func copyRows16AVX2(k int, src *float32, lds int, dst *float32)
+
+//go:noescape
 func gemvT64AVX2(rows int, w *float32, ldw int, x *float32, y *float32)
 
 //go:noescape
@@ -67,37 +76,93 @@ func scaleAVX2(n int, alpha float32, x *float32)
 //go:noescape
 func maxAVX2(n int, x *float32) (m float32, nan bool)
 
-// hasAVX2FMA and q8Int16Kernels are set once at start-up; only
-// TestPortableDispatch switches them off, to run the fallback branches.
-var hasAVX2FMA = detectAVX2FMA()
+// isaLevel is an instruction set the amd64 kernels can use; a higher
+// level includes the lower ones.
+type isaLevel int8
 
-// q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
-var q8Int16Kernels = hasAVX2FMA
+const (
+	isaGo     isaLevel = iota // portable Go
+	isaAVX2                   // AVX2 and FMA
+	isaAVX512                 // AVX-512 F, BW, DQ and VL, with AVX2 for what has no 512-bit kernel
+)
 
-// detectAVX2FMA checks CPUID for AVX, AVX2 and FMA and XCR0 for the OS
-// saving the YMM registers (without that, AVX instructions fault).
-func detectAVX2FMA() bool {
+// isaNames maps levels to the kernel set names of KernelsEnv.
+var isaNames = map[isaLevel]string{isaGo: "purego", isaAVX2: "avx2", isaAVX512: "avx512"}
+
+// cpuHas is what this CPU and OS support, read once at start-up.
+var cpuHas = detectCPU()
+
+// isa is the kernel set in use, chosen once at start-up from cpuHas and
+// KernelsEnv; only the tests switch it (useKernels), to run every set the
+// machine has against the reference.
+var isa = levelOf(mustChooseKernels(availableKernelSets()))
+
+// cpuFeatures lists what the kernels may use.
+type cpuFeatures struct {
+	avx2FMA bool // AVX, AVX2, FMA, and the OS saves YMM
+	avx512  bool // AVX-512 F, BW, DQ, VL, and the OS saves ZMM and the mask registers
+	vnni    bool // AVX512_VNNI (VPDPBUSD)
+}
+
+// detectCPU reads CPUID and XCR0 (the registers the OS saves on a context
+// switch: without that, AVX instructions fault).
+func detectCPU() cpuFeatures {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
-		return false
+		return cpuFeatures{}
 	}
 	_, _, ecx1, _ := cpuid(1, 0)
 	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
 	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
+		return cpuFeatures{}
 	}
-	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
-		return false
+	xcr0, _ := xgetbv()
+	if xcr0&6 != 6 {
+		return cpuFeatures{}
 	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0
+	_, ebx7, ecx7, _ := cpuid(7, 0)
+	var f cpuFeatures
+	f.avx2FMA = ebx7&(1<<5) != 0
+	const avx512f, avx512dq, avx512bw, avx512vl = 1 << 16, 1 << 17, 1 << 30, 1 << 31
+	const zmmState = 0xe0 // opmask, upper halves of ZMM0–15, ZMM16–31
+	f.avx512 = f.avx2FMA && ebx7&(avx512f|avx512dq|avx512bw|avx512vl) == avx512f|avx512dq|avx512bw|avx512vl &&
+		xcr0&zmmState == zmmState
+	f.vnni = f.avx512 && ecx7&(1<<11) != 0
+	return f
 }
 
+// availableKernelSets lists the kernel sets this CPU runs, best first.
+func availableKernelSets() []string {
+	var sets []string
+	if cpuHas.avx512 {
+		sets = append(sets, isaNames[isaAVX512])
+	}
+	if cpuHas.avx2FMA {
+		sets = append(sets, isaNames[isaAVX2])
+	}
+	return append(sets, isaNames[isaGo])
+}
+
+func levelOf(name string) isaLevel {
+	for l, n := range isaNames {
+		if n == name {
+			return l
+		}
+	}
+	panic("kernel: internal error: unknown kernel set " + name)
+}
+
+// Kernels names the kernel set in use: "avx512", "avx2" or "purego".
+func Kernels() string { return isaNames[isa] }
+
 // Accelerated reports whether the assembly kernels are in use.
-func Accelerated() bool { return hasAVX2FMA }
+func Accelerated() bool { return isa >= isaAVX2 }
+
+// q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
+func q8Int16Kernels() bool { return isa >= isaAVX2 }
 
 func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
-	if !hasAVX2FMA || k == 0 {
+	if isa < isaAVX2 || k == 0 {
 		gemmKernelGo(k, a, b, c, ldc, alpha, beta)
 		return
 	}
@@ -109,9 +174,27 @@ func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	gemm6x16AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
 }
 
+// gemmWideKernel returns the 12×32 GEMM kernel, or nil where the CPU
+// has none: the driver then computes 6×16 tiles only.
+func gemmWideKernel() func(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	if isa >= isaAVX512 {
+		return gemmKernel12x32
+	}
+	return nil
+}
+
+// gemmKernel12x32 is gemmKernel on a 12×32 tile: a holds two packed A
+// panels (2·k·gemmMR values), b two packed B panels (2·k·gemmNR values).
+func gemmKernel12x32(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	_ = a[2*k*gemmMR-1]
+	_ = b[2*k*gemmNR-1]
+	_ = c[(2*gemmMR-1)*ldc+2*gemmNR-1]
+	gemm12x32AVX512(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
 func dotF32(a, b []float32) float32 {
 	n := len(a) &^ 31
-	if !hasAVX2FMA || n == 0 {
+	if isa < isaAVX2 || n == 0 {
 		return dotGo(a, b)
 	}
 	b = b[:len(a)]
@@ -143,7 +226,7 @@ func checkRows(nw, nx, k, lenW, ldw, lenX, ldx int) {
 
 func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
 	k8 := k &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		rows4F32Go(k, w, ldw, x, ldx, nb, out)
 		return
 	}
@@ -156,7 +239,7 @@ func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]flo
 
 func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
 	k8 := k &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		rows4BF16Go(k, w, ldw, x, ldx, nb, out)
 		return
 	}
@@ -170,7 +253,7 @@ func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]flo
 func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx, nb int, out *[8]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
-	if !hasAVX2FMA || nblk == 0 {
+	if isa < isaAVX2 || nblk == 0 {
 		rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
 		return
 	}
@@ -203,7 +286,7 @@ func rows2x4Tail[W any](k0, k int, w []W, ldw int, x []float32, ldx int, out *[8
 
 func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
 	k8 := k &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		rows2x4F32Go(k, w, ldw, x, ldx, out)
 		return
 	}
@@ -216,7 +299,7 @@ func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float
 
 func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
 	k8 := k &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		rows2x4BF16Go(k, w, ldw, x, ldx, out)
 		return
 	}
@@ -230,7 +313,7 @@ func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float
 func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, ldx int, out *[8]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
-	if !hasAVX2FMA || nblk == 0 {
+	if isa < isaAVX2 || nblk == 0 {
 		rows2x4Q8Go(k, w, ldw, scales, lds, x, ldx, out)
 		return
 	}
@@ -256,7 +339,7 @@ func checkPanel(lenDst, lenW, ldw, kb int) {
 
 func packPanelF32(dst []float32, w []float32, ldw, kb int) {
 	k8 := kb &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		packPanelGo(dst, w, ldw, 0, kb, identity)
 		return
 	}
@@ -268,7 +351,7 @@ func packPanelF32(dst []float32, w []float32, ldw, kb int) {
 
 func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
 	k8 := kb &^ 7
-	if !hasAVX2FMA || k8 == 0 {
+	if isa < isaAVX2 || k8 == 0 {
 		packPanelGo(dst, w, ldw, 0, kb, bf16)
 		return
 	}
@@ -280,7 +363,7 @@ func packPanelBF16(dst []float32, w []uint16, ldw, kb int) {
 
 func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb int) {
 	k32 := kb &^ (Q8Block - 1)
-	if !hasAVX2FMA || k32 == 0 {
+	if isa < isaAVX2 || k32 == 0 {
 		packPanelQ8Go(dst, w, ldw, scales, ldsc, 0, kb)
 		return
 	}
@@ -293,11 +376,38 @@ func packPanelQ8(dst []float32, w []int8, ldw int, scales []float32, ldsc, kb in
 	packPanelQ8Go(dst, w, ldw, scales, ldsc, k32, kb)
 }
 
+// packPanelA packs a full A panel (gemmMR rows of a row-major op(A)), the
+// assembly taking the columns in groups of four.
+func packPanelA(dst, a []float32, lda, kb int) {
+	k4 := kb &^ 3
+	if isa < isaAVX2 || k4 == 0 {
+		packPanelAGo(dst, a, lda, 0, kb)
+		return
+	}
+	if len(dst) < kb*gemmMR || len(a) < (gemmMR-1)*lda+kb {
+		panic("kernel: internal error: packed A panel out of range")
+	}
+	packA6AVX2(k4, &a[0], lda, &dst[0])
+	packPanelAGo(dst, a, lda, k4, kb)
+}
+
+// copyPanelB packs a full B panel from a row-major op(B).
+func copyPanelB(dst, b []float32, ldb, kb int) {
+	if isa < isaAVX2 || kb == 0 {
+		copyPanelBGo(dst, b, ldb, kb)
+		return
+	}
+	if len(dst) < kb*gemmNR || len(b) < (kb-1)*ldb+gemmNR {
+		panic("kernel: internal error: packed B panel out of range")
+	}
+	copyRows16AVX2(kb, &b[0], ldb, &dst[0])
+}
+
 // gemvT runs the assembly on 64-column strips (the sums stay in registers
 // for the whole strip) and the portable loop on the last cols%64 columns.
 func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
 	c64 := cols &^ 63
-	if !hasAVX2FMA || c64 == 0 {
+	if isa < isaAVX2 || c64 == 0 {
 		gemvTGo(y, w, rows, cols, ldw, x)
 		return
 	}
@@ -316,7 +426,7 @@ func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
 
 func axpy(y []float32, alpha float32, x []float32) {
 	n := len(y) &^ 7
-	if !hasAVX2FMA || n == 0 {
+	if isa < isaAVX2 || n == 0 {
 		axpyGo(y, alpha, x)
 		return
 	}
@@ -331,7 +441,7 @@ func axpy(y []float32, alpha float32, x []float32) {
 func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
-	if !hasAVX2FMA || nblk == 0 {
+	if isa < isaAVX2 || nblk == 0 {
 		rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
 		return
 	}
@@ -352,7 +462,7 @@ func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []
 func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {
 	nblk := len(x) / Q8Block
 	k32 := nblk * Q8Block
-	if !hasAVX2FMA || nblk == 0 {
+	if isa < isaAVX2 || nblk == 0 {
 		return quantizeActivationGo(xd, xq, xs, x)
 	}
 	if len(xd) < len(x) || len(xq) < len(x) || len(xs) < ceilDiv(len(x), Q8Block) {
@@ -381,7 +491,7 @@ func expTable() [15]float32 {
 // and Exp32 on the rest.
 func expSlice(dst, src []float32) {
 	n := len(src) &^ 7
-	if !hasAVX2FMA || n == 0 {
+	if isa < isaAVX2 || n == 0 {
 		expGo(dst, src)
 		return
 	}
@@ -400,7 +510,7 @@ func expSlice(dst, src []float32) {
 // Exp32(-0) = Exp32(+0) = 1.
 func softmax(x []float32) {
 	n := len(x) &^ 7
-	if !hasAVX2FMA || n == 0 {
+	if isa < isaAVX2 || n == 0 {
 		softmaxGo(x)
 		return
 	}

@@ -1907,3 +1907,86 @@ max_check:
 	TESTL AX, AX
 	SETNE nan+20(FP)
 	RET
+
+// func packA6AVX2(k int, src *float32, lds int, dst *float32)
+//
+// dst[p*6+i] = src[i*lds+p] for i < 6, p < k: six rows of op(A) into a
+// packed A panel, k a positive multiple of 4. Each pass transposes a 4×4
+// block of rows 0–3 (X0–X3 → X4–X7) and pairs up rows 4–5 (X8, X9), and
+// stores each column's six values (24 bytes) in one 16- and one 8-byte move.
+TEXT ·packA6AVX2(SB), NOSPLIT, $0-32
+	MOVQ k+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	LEAQ (SI)(R8*2), R9 // row 2
+	LEAQ (R9)(R8*2), R10 // row 4
+	XORQ AX, AX
+	LEAQ (SI)(R8*1), R12 // row 1
+	LEAQ (R9)(R8*1), R13 // row 3
+	LEAQ (R10)(R8*1), R14 // row 5
+packa6_loop:
+	// The rows are usually far apart (a power-of-two lda): prefetch each
+	// one 512 bytes ahead, which the hardware does not do across six
+	// streams at a 4 KiB stride.
+	TESTQ $15, AX
+	JNE packa6_noprefetch
+	PREFETCHT0 512(SI)(AX*4)
+	PREFETCHT0 512(R12)(AX*4)
+	PREFETCHT0 512(R9)(AX*4)
+	PREFETCHT0 512(R13)(AX*4)
+	PREFETCHT0 512(R10)(AX*4)
+	PREFETCHT0 512(R14)(AX*4)
+packa6_noprefetch:
+	VMOVUPS (SI)(AX*4), X0
+	VMOVUPS (R12)(AX*4), X1
+	VMOVUPS (R9)(AX*4), X2
+	VMOVUPS (R13)(AX*4), X3
+	VMOVUPS (R10)(AX*4), X8
+	VMOVUPS (R14)(AX*4), X9
+	VUNPCKLPS X1, X0, X4 // r0p0 r1p0 r0p1 r1p1
+	VUNPCKHPS X1, X0, X5 // r0p2 r1p2 r0p3 r1p3
+	VUNPCKLPS X3, X2, X6 // r2p0 r3p0 r2p1 r3p1
+	VUNPCKHPS X3, X2, X7 // r2p2 r3p2 r2p3 r3p3
+	VMOVLHPS X6, X4, X0 // column 0 of rows 0–3
+	VMOVHLPS X4, X6, X1 // column 1
+	VMOVLHPS X7, X5, X2 // column 2
+	VMOVHLPS X5, X7, X3 // column 3
+	VUNPCKLPS X9, X8, X10 // r4p0 r5p0 r4p1 r5p1
+	VUNPCKHPS X9, X8, X11 // r4p2 r5p2 r4p3 r5p3
+	VMOVUPS X0, 0(DI)
+	VMOVLPS X10, 16(DI)
+	VMOVUPS X1, 24(DI)
+	VMOVHPS X10, 40(DI)
+	VMOVUPS X2, 48(DI)
+	VMOVLPS X11, 64(DI)
+	VMOVUPS X3, 72(DI)
+	VMOVHPS X11, 88(DI)
+	ADDQ $96, DI
+	ADDQ $4, AX
+	CMPQ AX, CX
+	JL packa6_loop
+	RET
+
+// func copyRows16AVX2(k int, src *float32, lds int, dst *float32)
+//
+// dst[p*16+j] = src[p*lds+j] for j < 16, p < k, k ≥ 1: a packed B panel
+// from a row-major B.
+TEXT ·copyRows16AVX2(SB), NOSPLIT, $0-32
+	MOVQ k+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+copy16_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ copy16_loop
+	VZEROUPPER
+	RET

@@ -31,11 +31,18 @@ func rows4Q8X16NEON(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *
 //go:noescape
 func dotNEON(n int, a, b *float32, acc *[16]float32)
 
+// kernelSet is the one kernel set of this build, checked against
+// KernelsEnv at start-up (forcing another one is an error).
+var kernelSet = mustChooseKernels([]string{"neon"})
+
+// Kernels names the kernel set in use: "neon".
+func Kernels() string { return kernelSet }
+
 // Accelerated reports whether the assembly kernels are in use.
 func Accelerated() bool { return true }
 
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
-const q8Int16Kernels = true
+func q8Int16Kernels() bool { return true }
 
 func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	if k == 0 {
@@ -218,3 +225,10 @@ func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) boo
 func expSlice(dst, src []float32) { expGo(dst, src) }
 
 func softmax(x []float32) { softmaxGo(x) }
+
+// gemmWideKernel returns nil: this build has no 12×32 GEMM kernel.
+func gemmWideKernel() func(k int, a, b, c []float32, ldc int, alpha, beta float32) { return nil }
+
+func packPanelA(dst, a []float32, lda, kb int) { packPanelAGo(dst, a, lda, 0, kb) }
+
+func copyPanelB(dst, b []float32, ldb, kb int) { copyPanelBGo(dst, b, ldb, kb) }

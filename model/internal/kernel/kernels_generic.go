@@ -211,3 +211,23 @@ func rows4Q8X16Go(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales 
 		out[r] = sum
 	}
 }
+
+// packPanelAGo writes dst[p*gemmMR+i] = a[i*lda+p] for i < gemmMR and p in
+// [p0, kb): a full packed A panel from six rows of a row-major op(A), from
+// column p0 on (the assembly packs the columns before p0).
+func packPanelAGo(dst, a []float32, lda, p0, kb int) {
+	row := func(i int) []float32 { return a[i*lda : i*lda+kb] }
+	r0, r1, r2, r3, r4, r5 := row(0), row(1), row(2), row(3), row(4), row(5)
+	for p := p0; p < kb; p++ {
+		d := (*[gemmMR]float32)(dst[p*gemmMR:])
+		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
+// copyPanelBGo writes dst[p*gemmNR+j] = b[p*ldb+j] for j < gemmNR and
+// p < kb: a full packed B panel from a row-major op(B).
+func copyPanelBGo(dst, b []float32, ldb, kb int) {
+	for p := range kb {
+		copy(dst[p*gemmNR:(p+1)*gemmNR], b[p*ldb:p*ldb+gemmNR])
+	}
+}

@@ -22,6 +22,13 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 	rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
 }
 
+// kernelSet is the one kernel set of this build, checked against
+// KernelsEnv at start-up (forcing another one is an error).
+var kernelSet = mustChooseKernels([]string{"purego"})
+
+// Kernels names the kernel set in use: "purego".
+func Kernels() string { return kernelSet }
+
 // Accelerated reports whether the assembly kernels are in use.
 func Accelerated() bool { return false }
 
@@ -56,7 +63,7 @@ func gemvT(y []float32, w []float32, rows, cols, ldw int, x []float32) {
 func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
 
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
-const q8Int16Kernels = false
+func q8Int16Kernels() bool { return false }
 
 func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
 	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
@@ -69,3 +76,10 @@ func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) boo
 func expSlice(dst, src []float32) { expGo(dst, src) }
 
 func softmax(x []float32) { softmaxGo(x) }
+
+// gemmWideKernel returns nil: this build has no 12×32 GEMM kernel.
+func gemmWideKernel() func(k int, a, b, c []float32, ldc int, alpha, beta float32) { return nil }
+
+func packPanelA(dst, a []float32, lda, kb int) { packPanelAGo(dst, a, lda, 0, kb) }
+
+func copyPanelB(dst, b []float32, ldb, kb int) { copyPanelBGo(dst, b, ldb, kb) }

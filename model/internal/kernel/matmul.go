@@ -283,7 +283,7 @@ func (s rowsQ8) prepare(sc *threadScratch, x []float32, batch, cols int) (weight
 			ok = false
 		}
 	}
-	if batch == 1 && ok && q8Int16Kernels {
+	if batch == 1 && ok && q8Int16Kernels() {
 		s.xq, s.xs = xq, xs
 	}
 	return s, xd

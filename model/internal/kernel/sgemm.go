@@ -158,7 +158,21 @@ func gemmBlock(s *threadScratch, i0, i1, j0, j1, k int, alpha float32, a packerA
 	if need := mbMax * kbMax; len(s.packA) < need {
 		s.packA = make([]float32, need)
 	}
+	wide := gemmWideKernel()
 	var edge [gemmMR * gemmNR]float32
+	// tile computes the 6×16 tile at (ir, jr) of the packed blocks.
+	tile := func(ic, jc, ir, jr, mb, nb, kb int, betaBlock float32) {
+		bp := s.packB[jr*kb : (jr+gemmNR)*kb]
+		ap := s.packA[ir*kb : (ir+gemmMR)*kb]
+		h, w := min(gemmMR, mb-ir), min(gemmNR, nb-jr)
+		off := (ic+ir)*ldc + jc + jr
+		if h == gemmMR && w == gemmNR {
+			gemmKernel(kb, ap, bp, c[off:off+(gemmMR-1)*ldc+gemmNR], ldc, alpha, betaBlock)
+			return
+		}
+		gemmKernel(kb, ap, bp, edge[:], gemmNR, 1, 0)
+		storeEdge(edge[:], c[off:], ldc, h, w, alpha, betaBlock)
+	}
 	for jc := j0; jc < j1; jc += gemmNC {
 		nb := min(gemmNC, j1-jc)
 		for pc := 0; pc < k; pc += gemmKC {
@@ -171,19 +185,27 @@ func gemmBlock(s *threadScratch, i0, i1, j0, j1, k int, alpha float32, a packerA
 			for ic := i0; ic < i1; ic += gemmMC {
 				mb := min(gemmMC, i1-ic)
 				a.pack(s.packA, ic, pc, mb, kb)
-				for jr := 0; jr < nb; jr += gemmNR {
-					bp := s.packB[jr*kb : (jr+gemmNR)*kb]
-					w := min(gemmNR, nb-jr)
-					for ir := 0; ir < mb; ir += gemmMR {
-						ap := s.packA[ir*kb : (ir+gemmMR)*kb]
-						h := min(gemmMR, mb-ir)
-						off := (ic+ir)*ldc + jc + jr
-						if h == gemmMR && w == gemmNR {
-							gemmKernel(kb, ap, bp, c[off:off+(gemmMR-1)*ldc+gemmNR], ldc, alpha, betaBlock)
-							continue
+				jr := 0
+				if wide != nil {
+					// 12×32 tiles where two full panels of each meet,
+					// 6×16 ones on the edges.
+					for ; jr+2*gemmNR <= nb; jr += 2 * gemmNR {
+						bp := s.packB[jr*kb : (jr+2*gemmNR)*kb]
+						ir := 0
+						for ; ir+2*gemmMR <= mb; ir += 2 * gemmMR {
+							ap := s.packA[ir*kb : (ir+2*gemmMR)*kb]
+							off := (ic+ir)*ldc + jc + jr
+							wide(kb, ap, bp, c[off:off+(2*gemmMR-1)*ldc+2*gemmNR], ldc, alpha, betaBlock)
 						}
-						gemmKernel(kb, ap, bp, edge[:], gemmNR, 1, 0)
-						storeEdge(edge[:], c[off:], ldc, h, w, alpha, betaBlock)
+						for ; ir < mb; ir += gemmMR {
+							tile(ic, jc, ir, jr, mb, nb, kb, betaBlock)
+							tile(ic, jc, ir, jr+gemmNR, mb, nb, kb, betaBlock)
+						}
+					}
+				}
+				for ; jr < nb; jr += gemmNR {
+					for ir := 0; ir < mb; ir += gemmMR {
+						tile(ic, jc, ir, jr, mb, nb, kb, betaBlock)
 					}
 				}
 			}
@@ -232,14 +254,15 @@ func (pa packerA) pack(dst []float32, i0, p0, mb, kb int) {
 		}
 		if h < gemmMR {
 			clear(panel)
-		}
-		for i := range h {
-			src := pa.a[(i0+ir+i)*pa.lda+p0:]
-			src = src[:kb]
-			for p, v := range src {
-				panel[p*gemmMR+i] = v
+			for i := range h {
+				src := pa.a[(i0+ir+i)*pa.lda+p0:]
+				for p, v := range src[:kb] {
+					panel[p*gemmMR+i] = v
+				}
 			}
+			continue
 		}
+		packPanelA(panel, pa.a[(i0+ir)*pa.lda+p0:], pa.lda, kb)
 	}
 }
 
@@ -255,6 +278,10 @@ func (pb packerF32) packB(dst []float32, p0, j0, kb, nb int) {
 		panel := dst[jr*kb : (jr+gemmNR)*kb]
 		w := min(gemmNR, nb-jr)
 		if !pb.trans {
+			if w == gemmNR {
+				copyPanelB(panel, pb.b[p0*pb.ldb+j0+jr:], pb.ldb, kb)
+				continue
+			}
 			for p := range kb {
 				d := panel[p*gemmNR : p*gemmNR+gemmNR]
 				copy(d, pb.b[(p0+p)*pb.ldb+j0+jr:][:w])
