@@ -3,17 +3,19 @@ package kernel
 import "fmt"
 
 // Blocking of the GEMM driver (Goto/BLIS loop order jc → pc → ic → jr → ir).
-// A gemmKC×gemmNR micro-panel of packed B (16 KiB) stays in the 32 KiB L1
-// while the micro-kernel sweeps the gemmMC×gemmKC packed block of A (144 KiB),
-// which stays in the 512 KiB L2. The packed gemmKC×gemmNC block of B lives in
-// L3. The buffers are contiguous, so the power-of-two leading dimensions of
-// the caller's matrices never reach the inner loops.
+// A gemmKC×gemmNR micro-panel of packed B (16 KiB; two of them, 32 KiB, for
+// the AVX-512 12×32 tile) stays in L1 (32–48 KiB) while the micro-kernel
+// sweeps the gemmMC×gemmKC packed block of A (144 KiB), which stays in L2
+// (512 KiB–2 MiB). The packed gemmKC×gemmNC block of B lives in L3. The
+// buffers are contiguous, so the power-of-two leading dimensions of the
+// caller's matrices never reach the inner loops. MC and NC are multiples of
+// both tiles (6×16 and 12×32).
 const (
-	gemmMR = 6  // rows of the micro-tile
-	gemmNR = 16 // columns of the micro-tile (two 8-wide vectors)
+	gemmMR = 6  // rows of the micro-tile (the wide tile has two panels of them)
+	gemmNR = 16 // columns of the micro-tile (the wide tile has two panels of them)
 	gemmMC = 144
 	gemmKC = 256
-	gemmNC = 4080
+	gemmNC = 4064
 
 	// smallM is the largest m for which Sgemm with transB (and MatMul)
 	// uses the streaming multi-row kernels instead of packing: the weight
@@ -109,8 +111,14 @@ func (p *Pool) gemmHeld(nt, m, n, k int, alpha float32, a packerA, b bPacker, be
 		nt = max(1, min(nt, flops/minParallelFlops))
 	}
 	tm, tn := splitGrid(nt, m, n)
-	mStep := roundUp(ceilDiv(m, tm), gemmMR)
-	nStep := roundUp(ceilDiv(n, tn), gemmNR)
+	// Each thread's rectangle holds whole tiles of the widest kernel, so
+	// that only the matrix's own edges take the small one.
+	mr, nr := gemmMR, gemmNR
+	if gemmWideKernel() != nil {
+		mr, nr = 2*gemmMR, 2*gemmNR
+	}
+	mStep := roundUp(ceilDiv(m, tm), mr)
+	nStep := roundUp(ceilDiv(n, tn), nr)
 	tm, tn = ceilDiv(m, mStep), ceilDiv(n, nStep)
 	p.run(tm*tn, tm*tn, func(tid, task int) {
 		i0 := (task / tn) * mStep
