@@ -30,6 +30,9 @@ type checker struct {
 	mentions    []mention
 	quantities  []float64
 	findings    []Finding
+	// latin and nonASCII report whether the reply holds ASCII letters and
+	// bytes beyond ASCII: the phrases of a script it lacks are skipped.
+	latin, nonASCII bool
 }
 
 // analyze gathers the turn's facts and checks the reply against them.
@@ -37,6 +40,10 @@ func analyze(t *Turn) (*turnFacts, []Finding) {
 	tf := newTurnFacts(t)
 	text := normalize(t.Reply)
 	c := &checker{t: t, tf: tf, text: text, lower: asciiLower(text), used: make([]bool, len(text)), named: make([]bool, len(text))}
+	for i := 0; i < len(text); i++ {
+		c.latin = c.latin || isASCIILetter(text[i])
+		c.nonASCII = c.nonASCII || text[i] >= 0x80
+	}
 	if c.on(KindResidue) {
 		c.residue()
 	}
@@ -326,22 +333,33 @@ func (c *checker) moneyOf(fen int64, except *itemFacts) string {
 	return ""
 }
 
-// keyWords is a result key as words: "total_after_coupon" → "price
-// after coupon".
+// keyWords is a result key path as words: "total_after_coupon" →
+// "price after coupon", "coupon.amount" → "coupon", "promotions.price" →
+// "promotions price".
 func keyWords(k string) string {
-	switch k {
+	base, parent := baseOf(k), baseOf(parentOf(k))
+	if parent == base {
+		parent = ""
+	}
+	var words string
+	switch base {
 	case "amount", "coupon":
 		return "coupon"
 	case "min_spend":
-		return "minimum spend"
+		words = "minimum spend"
 	case "total_after_coupon":
-		return "price after coupon"
+		words = "price after coupon"
 	case "missing_spend":
-		return "spend still missing"
+		words = "spend still missing"
 	case "context":
 		return "stream context"
+	default:
+		words = strings.ReplaceAll(base, "_", " ")
 	}
-	return strings.ReplaceAll(k, "_", " ")
+	if parent != "" && !strings.Contains(parent, "coupon") {
+		words = strings.ReplaceAll(parent, "_", " ") + " " + words
+	}
+	return words
 }
 
 func (c *checker) amount(t token) {
@@ -536,14 +554,48 @@ func (c *checker) stockOf(start, end int) (owner *itemFacts, stocks []variantSto
 	if named := namedVariants(normalize(c.t.Message), owner.stock); len(named) == 1 {
 		return owner, named, true
 	}
-	total := 0
-	for _, s := range owner.stock {
+	return owner, []variantStock{wholeStock(owner.stock)}, true
+}
+
+// wholeStock is the stock of an item as a whole: its own entry, else the
+// sum of its variants' counts when all are counted, else the state their
+// states add up to (in stock when any is, sold out when all are).
+func wholeStock(stock []variantStock) variantStock {
+	whole := variantStock{counted: true}
+	inStock, low, soldOut := false, true, true
+	for _, s := range stock {
 		if s.name == "" {
-			return owner, []variantStock{s}, true
+			return s
 		}
-		total += s.stock
+		whole.stock += s.stock
+		whole.counted = whole.counted && s.counted
+		st := s.stateNow()
+		inStock = inStock || st == stateInStock || st == stateLow
+		low = low && (st == stateLow || st == stateSoldOut)
+		soldOut = soldOut && st == stateSoldOut
 	}
-	return owner, []variantStock{{"", total}}, true
+	switch {
+	case whole.counted:
+	case inStock && low:
+		whole.state = stateLow
+	case inStock:
+		whole.state = stateInStock
+	case soldOut && len(stock) > 0:
+		whole.state = stateSoldOut
+	}
+	return whole
+}
+
+// stateNow is the state of an entry: what its count says (sold out at
+// 0, else in stock), or the tools' name for it when it is not counted.
+func (s variantStock) stateNow() string {
+	switch {
+	case s.counted && s.stock == 0:
+		return stateSoldOut
+	case s.counted:
+		return stateInStock
+	}
+	return s.state
 }
 
 // namedVariants returns the variants of stock that text names.
@@ -583,10 +635,17 @@ func sizeInside(text string, start, end int) bool {
 func describeStock(stocks []variantStock) string {
 	var parts []string
 	for _, s := range stocks {
+		what := s.state
+		switch {
+		case s.counted:
+			what = strconv.Itoa(s.stock)
+		case what == "":
+			what = notStated
+		}
 		if s.name == "" {
-			parts = append(parts, strconv.Itoa(s.stock)+" in stock")
+			parts = append(parts, what+" in stock")
 		} else {
-			parts = append(parts, s.name+": "+strconv.Itoa(s.stock))
+			parts = append(parts, s.name+": "+what)
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -598,13 +657,8 @@ func (c *checker) stockCount(t token) {
 		c.flag(KindStock, t.start, t.end, "no stock lookup this turn gives a count")
 		return
 	}
-	for _, s := range owner.stock {
-		if float64(s.stock) == t.v {
-			return
-		}
-	}
-	for _, s := range stocks {
-		if float64(s.stock) == t.v {
+	for _, s := range append(slices.Clone(owner.stock), stocks...) {
+		if s.counted && float64(s.stock) == t.v {
 			return
 		}
 	}
@@ -628,16 +682,20 @@ func (c *checker) stockState(state, start, end int) {
 	low := c.t.Config.lowStock()
 	for _, s := range stocks {
 		var right bool
-		switch state {
-		case stockSoldOut:
-			right = s.stock == 0
-		case stockIn:
-			right = s.stock > 0
-		case stockLow:
+		switch st := s.stateNow(); {
+		case s.counted && state == stockLow:
 			right = s.stock > 0 && s.stock < low
-		case stockPlenty:
+		case s.counted && state == stockPlenty:
 			right = s.stock >= low
+		case state == stockSoldOut:
+			right = st == stateSoldOut
+		case state == stockIn:
+			right = st == stateInStock || st == stateLow
+		case state == stockLow:
+			right = st == stateLow
 		}
+		// "Plenty" from a state without a count stays unbacked: in stock
+		// says nothing of how many.
 		if !right {
 			c.flag(KindStock, start, end, "check_stock gives %s %s", owner.display(), describeStock(stocks))
 			return

@@ -133,7 +133,18 @@ func TestExpertRepliesPass(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 {
+	// The transfer family: catalogs, item kinds and phrasing no training
+	// room has (link numbers, allergens, restock dates, unstated facts).
+	for seed := uint64(1); seed <= 100; seed++ {
+		r, err := liveroom.TransferRoom(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range r.TransferQuestions(seed, 10) {
+			check(r, q, false)
+		}
+	}
+	if checked < 2500 {
 		t.Fatalf("only %d expert replies checked", checked)
 	}
 	t.Logf("%d expert replies checked", checked)
@@ -224,7 +235,30 @@ func TestMutatedExpertRepliesFail(t *testing.T) {
 			}
 		}
 	}
-	if mutated < 150 {
+	for seed := uint64(1); seed <= 40; seed++ {
+		r, err := liveroom.TransferRoom(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range r.TransferQuestions(seed, 10) {
+			turn, ok := roomTurn(t, r, h, q, false)
+			if !ok || (q.Type != liveroom.QPrice && q.Type != liveroom.QLinkPrice) {
+				continue
+			}
+			it, _ := r.Item(idOf(turn))
+			wrong := strings.Replace(turn.Reply, liveroom.Yuan(it.Price()), liveroom.Yuan(it.Price()+1300), 1)
+			if wrong == turn.Reply {
+				continue
+			}
+			mutated++
+			bad := turn
+			bad.Reply = wrong
+			if len(Check(bad)) == 0 {
+				t.Errorf("transfer room %d %s: the wrong reply %q (right: %q) passed", seed, q.Type, wrong, turn.Reply)
+			}
+		}
+	}
+	if mutated < 180 {
 		t.Fatalf("only %d replies mutated", mutated)
 	}
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/livehat/livehat/sdk/jsonx"
 )
 
 // keyed is a number a result gave under a key ("price", "return_days").
@@ -23,17 +18,19 @@ type coupon struct {
 	percent          float64
 }
 
-// variantStock is the stock of one variant ("" for the item as a whole).
+// variantStock is the stock of one variant ("" for the item as a
+// whole): a count (when counted) and a state the tools name.
 type variantStock struct {
-	name  string
-	stock int
+	name    string
+	stock   int
+	counted bool
+	state   string
 }
 
 // sizeRow is a row of a size chart; a zero bound is open.
 type sizeRow struct {
-	size                       string
-	minH, maxH, minW, maxW     float64
-	hasHeight, hasWeight, open bool
+	size                   string
+	minH, maxH, minW, maxW float64
 }
 
 // fits reports whether the row contains a height (cm) and a weight (kg);
@@ -93,6 +90,13 @@ type itemFacts struct {
 	flags            []flag
 	attrs            [][2]string
 	pinned           bool
+	// unstated are the keys the results say "not stated" of.
+	unstated []string
+	// allergenFree is set when the results say the item has no allergens.
+	allergenFree bool
+	// returnConditions are the conditions of the item's return rule
+	// ("刻字定制款不退").
+	returnConditions []string
 }
 
 // keyedFen is an amount a result gave, in fen, with its key.
@@ -323,8 +327,10 @@ func (tf *turnFacts) addCall(c Call) {
 }
 
 // walk adds the facts of a JSON value to it (nil: the value names its
-// own item, or none).
-func (tf *turnFacts) walk(n *jnode, it *itemFacts, key string) {
+// own item, or none). path is the key path of the value ("" at the top,
+// "promotions" inside that list), so that a promotion's or a variant's
+// price is not taken for the item's.
+func (tf *turnFacts) walk(n *jnode, it *itemFacts, path string) {
 	switch n.kind {
 	case 'o':
 		if id := n.str("item_id"); id != "" {
@@ -335,24 +341,48 @@ func (tf *turnFacts) walk(n *jnode, it *itemFacts, key string) {
 		if target == nil {
 			target = tf.global
 		}
+		if n.get("key") != nil && n.get("value") != nil {
+			tf.addSpec(target, n)
+			return
+		}
 		for i, k := range n.keys {
-			tf.member(target, strings.ToLower(k), n.vals[i], n)
+			tf.member(target, path, strings.ToLower(k), n.vals[i], n)
 		}
 	case 'a':
 		for _, v := range n.vals {
-			tf.walk(v, it, key)
+			tf.walk(v, it, path)
 		}
 	default:
 		target := it
 		if target == nil {
 			target = tf.global
 		}
-		tf.member(target, key, n, nil)
+		tf.member(target, parentOf(path), baseOf(path), n, nil)
 	}
 }
 
-// member adds one member of an object (parent) to the facts of it.
-func (tf *turnFacts) member(it *itemFacts, k string, v *jnode, parent *jnode) {
+func baseOf(path string) string   { return path[strings.LastIndexByte(path, '.')+1:] }
+func parentOf(path string) string { return path[:max(0, strings.LastIndexByte(path, '.'))] }
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// notStated is what the tools say of a fact the merchant did not state.
+const notStated = "not stated"
+
+// member adds the member k of an object (parent) at path to the facts of
+// it.
+func (tf *turnFacts) member(it *itemFacts, path, k string, v *jnode, parent *jnode) {
+	full := join(path, k)
+	top := path == ""
+	if v.kind == 's' && strings.EqualFold(strings.TrimSpace(v.s), notStated) {
+		it.unstated = append(it.unstated, full)
+		return
+	}
 	switch {
 	case k == "item_id" || k == "id" || strings.HasSuffix(k, "_id"):
 		if v.kind == 's' && v.s != "" {
@@ -364,11 +394,16 @@ func (tf *turnFacts) member(it *itemFacts, k string, v *jnode, parent *jnode) {
 	case k == "currency" && v.kind == 's':
 		tf.currency = strings.ToUpper(v.s)
 		return
+	case k == "link" && v.kind == 'n' && top:
+		it.links = append(it.links, int(v.n))
 	case k == "stock" || k == "inventory" || k == "stock_left":
 		tf.addStock(it, "", v)
 		return
-	case k == "variants":
-		tf.addVariants(it, v)
+	case k == "stock_state" || k == "item_stock_state":
+		addStockState(it, v)
+		return
+	case k == "variants" || k == "variant_details":
+		tf.addVariants(it, full, v)
 		return
 	case k == "size_chart" || k == "sizes" || k == "size_table":
 		if v.kind == 'a' {
@@ -377,73 +412,143 @@ func (tf *turnFacts) member(it *itemFacts, k string, v *jnode, parent *jnode) {
 			}
 			return
 		}
-	case k == "coupon" || k == "coupons":
+	case k == "coupon" || k == "coupons" || strings.HasSuffix(k, "_coupon"):
 		tf.addCoupons(it, v)
-	case k == "eligible" && v.kind == 'b':
+	case k == "eligible" && v.kind == 'b' && top:
 		b := v.b
 		it.eligible = &b
 	case k == "pinned" && v.kind == 'b' && v.b:
 		it.pinned, tf.pinnedAny = true, true
 	case (k == "sent" || k == "issued") && v.kind == 'b' && v.b && parent != nil && parent.get("coupon") != nil:
 		tf.couponSent = true
+	case k == "allergens" && v.kind == 's' && strings.EqualFold(v.s, "none"):
+		it.allergenFree = true
+		it.texts = append(it.texts, "allergens")
+		return
+	case k == "conditions" && strings.Contains(path, "return") && v.kind == 'a':
+		for _, e := range v.vals {
+			if e.kind == 's' {
+				it.returnConditions = append(it.returnConditions, e.s)
+			}
+		}
 	case k == "attributes" || k == "specs" || k == "spec":
 		if v.kind == 'o' {
 			for i, ak := range v.keys {
-				if s := v.vals[i].text(); s != "" {
-					it.attrs = append(it.attrs, [2]string{ak, s})
-				}
+				tf.addAttribute(it, ak, v.vals[i].text(), "")
 			}
+			return
 		}
 	}
 	switch v.kind {
 	case 'n':
-		tf.addNumber(it, k, v.n)
+		tf.addNumber(it, full, top, v.n)
 	case 's':
-		tf.addString(it, k, v.s)
+		tf.addString(it, full, top, v.s)
 	case 'b':
 		it.flags = append(it.flags, flag{k, v.b})
 		if v.b {
 			it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
 		}
 	case 'o', 'a':
-		if k != "" {
-			it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
-		}
+		it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
 		if v.kind == 'o' {
 			for i, ck := range v.keys {
-				tf.member(it, strings.ToLower(ck), v.vals[i], v)
+				tf.member(it, full, strings.ToLower(ck), v.vals[i], v)
 			}
-		} else {
-			for _, e := range v.vals {
-				if e.kind == 'o' {
-					tf.walk(e, it, k)
-				} else {
-					tf.member(it, k, e, nil)
-				}
+			return
+		}
+		for _, e := range v.vals {
+			if e.kind == 'o' {
+				tf.walk(e, it, full)
+			} else {
+				tf.member(it, path, k, e, nil)
 			}
 		}
 	}
 }
 
-func (tf *turnFacts) addNumber(it *itemFacts, k string, v float64) {
+// addAttribute adds an attribute the results state in words: "材质":
+// "纯棉", "noise_cancelling": "yes"; a yes or a no states the key itself
+// as a fact or its absence (unit is appended to a value that is a
+// number).
+func (tf *turnFacts) addAttribute(it *itemFacts, key, value, unit string) {
+	words := strings.ReplaceAll(strings.ToLower(key), "_", " ")
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "":
+		return
+	case notStated:
+		it.unstated = append(it.unstated, key)
+		return
+	case "yes", "true", "是", "有", "支持":
+		it.texts = append(it.texts, words)
+		it.flags = append(it.flags, flag{words, true})
+		value = "yes"
+	case "no", "false", "否", "无", "不支持":
+		it.texts = append(it.texts, "not "+words, "no "+words)
+		it.flags = append(it.flags, flag{words, false})
+		value = "no"
+	}
+	if _, err := strconv.ParseFloat(value, 64); err == nil && unit != "" {
+		value += unit
+	}
+	it.attrs = append(it.attrs, [2]string{key, value})
+	tf.addString(it, "attributes."+strings.ToLower(key), false, value)
+}
+
+// addSpec adds a typed spec: {"key": "battery_life", "value": 30,
+// "unit": "h", "label": "Battery life", "label_zh": "续航", "value_zh": …}.
+func (tf *turnFacts) addSpec(it *itemFacts, n *jnode) {
+	v := n.get("value")
+	value := v.text()
+	if v.kind == 'b' {
+		value = strconv.FormatBool(v.b)
+	}
+	unit := n.str("unit")
+	for _, key := range []string{n.str("key"), n.str("label")} {
+		if key != "" {
+			tf.addAttribute(it, key, value, unit)
+		}
+	}
+	if zh := n.str("label_zh"); zh != "" {
+		zhValue := n.str("value_zh")
+		switch {
+		case v.kind == 'b' && v.b:
+			it.texts = append(it.texts, strings.ToLower(zh))
+			zhValue = "是"
+		case v.kind == 'b':
+			it.texts = append(it.texts, "不"+zh, "无"+zh, "没有"+zh)
+			zhValue = "否"
+		case zhValue == "":
+			zhValue = value
+			if v.kind == 'n' {
+				zhValue += unit
+			}
+		}
+		it.attrs = append(it.attrs, [2]string{zh, zhValue})
+		it.texts = append(it.texts, strings.ToLower(zhValue))
+	}
+}
+
+func (tf *turnFacts) addNumber(it *itemFacts, k string, top bool, v float64) {
 	it.numbers = append(it.numbers, v)
 	it.values = append(it.values, keyed{k, v})
+	base := baseOf(k)
 	switch {
-	case isMoneyKey(k):
+	case isMoneyKey(base):
 		fen := toFen(v)
 		it.money = append(it.money, keyedFen{fen, k})
-		switch k {
-		case "price", "live_price", "sale_price", "current_price":
+		switch {
+		case top && (base == "price" || base == "live_price" || base == "sale_price" || base == "current_price"):
 			it.price = fen
-		case "list_price", "original_price":
+		case top && (base == "list_price" || base == "original_price"):
 			it.listPrice = fen
 		}
-	case strings.Contains(k, "percent") || strings.Contains(k, "pct") || strings.Contains(k, "discount"):
+	case strings.Contains(base, "percent") || strings.Contains(base, "pct"):
 		it.percents = append(it.percents, v)
-	case strings.Contains(k, "quantity") || k == "qty":
+	case strings.Contains(base, "quantity") || base == "qty":
 		it.quantities = append(it.quantities, v)
 	}
-	if unit, ok := durationKey(k); ok {
+	if unit, ok := durationKey(base); ok {
 		switch unit {
 		case "hour":
 			it.durations = append(it.durations, durationFact{v, "hour", k})
@@ -463,10 +568,10 @@ func (tf *turnFacts) addNumber(it *itemFacts, k string, v float64) {
 
 // isMoneyKey reports whether a number under key k is an amount of money.
 func isMoneyKey(k string) bool {
-	if strings.Contains(k, "percent") || strings.Contains(k, "days") || strings.Contains(k, "hours") {
+	if strings.Contains(k, "percent") || strings.Contains(k, "days") || strings.Contains(k, "hours") || strings.Contains(k, "quantity") {
 		return false
 	}
-	return containsAny(k, []string{"price", "amount", "spend", "total", "fee", "cost", "deposit", "saving", "threshold"})
+	return containsAny(k, []string{"price", "amount", "spend", "total", "fee", "cost", "deposit", "saving", "threshold", "discount"})
 }
 
 // durationKey reads the unit of a key like "ships_within_days".
@@ -480,17 +585,17 @@ func durationKey(k string) (string, bool) {
 	return "", false
 }
 
-func (tf *turnFacts) addString(it *itemFacts, k, s string) {
+func (tf *turnFacts) addString(it *itemFacts, k string, top bool, s string) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return
 	}
 	it.texts = append(it.texts, strings.ToLower(s))
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		tf.addNumber(it, k, v)
+		tf.addNumber(it, k, top, v)
 		return
 	}
-	if k == "size" {
+	if baseOf(k) == "size" {
 		it.sizes = appendSize(it.sizes, s)
 	}
 	tf.addText(it, k, s)
@@ -503,10 +608,10 @@ func (tf *turnFacts) addText(it *itemFacts, k, s string) {
 	if k == "context" {
 		it.texts = append(it.texts, strings.ToLower(s))
 	}
-	for _, tok := range scan(s, make([]bool, len(s))) {
+	for _, tok := range scanFacts(s) {
 		it.numbers = append(it.numbers, tok.v)
 		switch tok.kind {
-		case tokMoney, tokPriced:
+		case tokMoney:
 			it.money = append(it.money, keyedFen{toFen(tok.v), k})
 		case tokSpendOff:
 			it.numbers = append(it.numbers, tok.v2)
@@ -582,17 +687,44 @@ func appendSize(sizes []string, s string) []string {
 	return append(sizes, s)
 }
 
-// addStock reads "stock": 8, {"M": 0, "L": 30} or [{"name": "M", "stock": 0}].
+// stock states as the tools name them.
+const (
+	stateInStock = "in_stock"
+	stateLow     = "low"
+	stateSoldOut = "sold_out"
+)
+
+// stockEntry returns the stock entry of a variant ("" the item), adding
+// it when new.
+func (it *itemFacts) stockEntry(variant string) *variantStock {
+	for i := range it.stock {
+		if strings.EqualFold(it.stock[i].name, variant) {
+			return &it.stock[i]
+		}
+	}
+	it.stock = append(it.stock, variantStock{name: variant})
+	return &it.stock[len(it.stock)-1]
+}
+
+// addStock reads "stock": 8, {"M": 0, "L": 30, "XL": "not stated"} or
+// [{"name": "M", "stock": 0}].
 func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jnode) {
 	switch v.kind {
 	case 'n':
 		it.hasStock = true
-		it.stock = append(it.stock, variantStock{variant, int(v.n)})
+		e := it.stockEntry(variant)
+		e.stock, e.counted = int(v.n), true
 		it.numbers = append(it.numbers, v.n)
+	case 's':
+		if n, err := strconv.Atoi(strings.TrimSpace(v.s)); err == nil {
+			tf.addStock(it, variant, &jnode{kind: 'n', n: float64(n)})
+			return
+		}
+		it.stockEntry(variant)
 	case 'o':
 		for i, k := range v.keys {
-			if v.vals[i].kind == 'n' {
-				tf.addStock(it, k, v.vals[i])
+			tf.addStock(it, k, v.vals[i])
+			if k != "" && !strings.EqualFold(k, "standard") {
 				it.variants = appendVariant(it.variants, k)
 			}
 		}
@@ -600,12 +732,33 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jnode) {
 			it.numbers = append(it.numbers, float64(len(v.keys)))
 		}
 	case 'a':
-		tf.addVariants(it, v)
+		tf.addVariants(it, "variants", v)
 	}
 }
 
-// addVariants reads ["M", "L"] or [{"name": "M", "stock": 0}, …].
-func (tf *turnFacts) addVariants(it *itemFacts, v *jnode) {
+// addStockState reads "stock_state": "sold_out" (the item's) or
+// {"M": "sold_out", "L": "low"} (per variant).
+func addStockState(it *itemFacts, v *jnode) {
+	set := func(variant, state string) {
+		switch state = strings.ToLower(strings.TrimSpace(state)); state {
+		case stateInStock, stateLow, stateSoldOut, "presale":
+			it.hasStock = true
+			it.stockEntry(variant).state = state
+		}
+	}
+	switch v.kind {
+	case 's':
+		set("", v.s)
+	case 'o':
+		for i, k := range v.keys {
+			set(k, v.vals[i].text())
+		}
+	}
+}
+
+// addVariants reads ["M", "L"] or [{"name": "M", "stock": 0,
+// "stock_state": "sold_out", "price": "129", …}, …].
+func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jnode) {
 	if v.kind != 'a' {
 		return
 	}
@@ -627,12 +780,16 @@ func (tf *turnFacts) addVariants(it *itemFacts, v *jnode) {
 			}
 			it.variants = appendVariant(it.variants, name)
 			it.texts = append(it.texts, strings.ToLower(name))
-			if s := e.get("stock"); s != nil {
-				tf.addStock(it, name, s)
-			}
+			tf.addText(it, "variant", name)
 			for i, k := range e.keys {
-				if k != "stock" && k != "name" {
-					tf.member(it, strings.ToLower(k), e.vals[i], e)
+				switch k = strings.ToLower(k); k {
+				case "name":
+				case "stock":
+					tf.addStock(it, name, e.vals[i])
+				case "stock_state":
+					addStockState(it, &jnode{kind: 'o', keys: []string{name}, vals: []*jnode{e.vals[i]}})
+				default:
+					tf.member(it, path, k, e.vals[i], e)
 				}
 			}
 		}
@@ -652,8 +809,8 @@ func appendVariant(vs []string, v string) []string {
 }
 
 // addSizeRow reads a size chart row: {"size": "L", "min_height_cm": 170,
-// "max_height_cm": 180, …}, or ranges as text: {"size": "XL",
-// "height": "185cm+"}.
+// "max_height_cm": 180, …}; an absent bound is open. Ranges as text
+// ({"size": "XL", "height": "185cm+"}) are read too.
 func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
 	if n.kind != 'o' {
 		return
@@ -674,9 +831,6 @@ func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
 		lo, hi := &row.minH, &row.maxH
 		if weight {
 			lo, hi = &row.minW, &row.maxW
-			row.hasWeight = true
-		} else {
-			row.hasHeight = true
 		}
 		switch v.kind {
 		case 'n':
@@ -702,8 +856,10 @@ func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
 func parseRange(s string) (float64, float64, bool) {
 	s = normalize(s)
 	var nums []float64
-	for _, t := range scan(s, make([]bool, len(s))) {
-		nums = append(nums, t.v)
+	for _, t := range scanFacts(s) {
+		if t.kind == tokNumber {
+			nums = append(nums, t.v)
+		}
 	}
 	switch {
 	case len(nums) >= 2:
@@ -716,7 +872,8 @@ func parseRange(s string) (float64, float64, bool) {
 	return 0, 0, false
 }
 
-// addCoupons reads a coupon object or a list of them.
+// addCoupons reads a coupon object or a list of them: a fixed amount
+// ("amount") or a percentage ("percent_off"), and the spend it needs.
 func (tf *turnFacts) addCoupons(it *itemFacts, v *jnode) {
 	switch v.kind {
 	case 'a':
@@ -739,135 +896,5 @@ func (tf *turnFacts) addCoupons(it *itemFacts, v *jnode) {
 		if c.amount > 0 || c.percent > 0 {
 			it.coupons = append(it.coupons, c)
 		}
-		if c.percent > 0 {
-			it.percents = append(it.percents, c.percent)
-		}
 	}
-}
-
-// jnode is a parsed JSON value: kind is 'o'bject, 'a'rray, 's'tring,
-// 'n'umber, 'b'ool or 'z' (null).
-type jnode struct {
-	kind byte
-	s    string
-	n    float64
-	b    bool
-	keys []string
-	vals []*jnode
-}
-
-// get returns the member k of an object, or nil.
-func (n *jnode) get(k string) *jnode {
-	if n == nil || n.kind != 'o' {
-		return nil
-	}
-	for i, x := range n.keys {
-		if x == k {
-			return n.vals[i]
-		}
-	}
-	return nil
-}
-
-// str returns the member k of an object as text ("" when absent).
-func (n *jnode) str(k string) string {
-	return n.get(k).text()
-}
-
-// text is a string or number value as text.
-func (n *jnode) text() string {
-	switch {
-	case n == nil:
-		return ""
-	case n.kind == 's':
-		return n.s
-	case n.kind == 'n':
-		return strconv.FormatFloat(n.n, 'f', -1, 64)
-	}
-	return ""
-}
-
-// number is a number or numeric string value, else 0.
-func (n *jnode) number() float64 {
-	switch {
-	case n == nil:
-		return 0
-	case n.kind == 'n':
-		return n.n
-	case n.kind == 's':
-		f, err := strconv.ParseFloat(strings.TrimSpace(n.s), 64)
-		if err == nil && !math.IsNaN(f) {
-			return f
-		}
-	}
-	return 0
-}
-
-// maxDepth bounds the nesting parseJSON follows: tool results are flat.
-const maxDepth = 32
-
-// parseJSON parses a JSON value.
-func parseJSON(b []byte) (*jnode, error) {
-	return parseValue(b, 0)
-}
-
-func parseValue(raw []byte, depth int) (*jnode, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return nil, errors.New("empty JSON value")
-	}
-	if depth > maxDepth {
-		return nil, errors.New("JSON nested too deep")
-	}
-	r := jsonx.NewReader(raw)
-	n := &jnode{}
-	var err error
-	switch raw[0] {
-	case '{':
-		n.kind = 'o'
-		err = r.Object(func(k string) error {
-			v, err := r.Raw()
-			if err != nil {
-				return err
-			}
-			c, err := parseValue(v, depth+1)
-			if err != nil {
-				return err
-			}
-			n.keys, n.vals = append(n.keys, k), append(n.vals, c)
-			return nil
-		})
-	case '[':
-		n.kind = 'a'
-		err = r.Array(func() error {
-			v, err := r.Raw()
-			if err != nil {
-				return err
-			}
-			c, err := parseValue(v, depth+1)
-			if err != nil {
-				return err
-			}
-			n.vals = append(n.vals, c)
-			return nil
-		})
-	case '"':
-		n.kind = 's'
-		n.s, err = r.String()
-	case 't', 'f':
-		n.kind = 'b'
-		n.b, err = r.Bool()
-	case 'n':
-		n.kind = 'z'
-		if !r.Null() {
-			err = errors.New("bad JSON literal")
-		}
-	default:
-		n.kind = 'n'
-		n.n, err = r.Float()
-	}
-	if err == nil {
-		err = r.End()
-	}
-	return n, err
 }

@@ -263,22 +263,16 @@ func (s speaker) stock(tf *turnFacts, t *Turn) string {
 		return ""
 	}
 	stocks := namedVariants(normalize(t.Message), f.stock)
-	variant := ""
-	n := 0
+	var st variantStock
 	switch {
 	case len(stocks) == 1:
-		variant, n = stocks[0].name, stocks[0].stock
+		st = stocks[0]
 	case len(f.stock) == 1:
-		variant, n = f.stock[0].name, f.stock[0].stock
+		st = f.stock[0]
 	default:
-		for _, v := range f.stock {
-			if v.name == "" {
-				n = v.stock
-				break
-			}
-			n += v.stock
-		}
+		st = wholeStock(f.stock)
 	}
+	variant := st.name
 	if strings.EqualFold(variant, "standard") {
 		variant = ""
 	}
@@ -286,8 +280,12 @@ func (s speaker) stock(tf *turnFacts, t *Turn) string {
 	if variant != "" {
 		subject = s.say(capitalize(s.variantWords(variant)), s.name(f)+s.variantWords(variant))
 	}
-	if n > 0 {
+	switch st.stateNow() {
+	case stateInStock, stateLow:
 		return s.say(subject+" is in stock.", subject+"有货。")
+	case stateSoldOut:
+	default:
+		return "" // presale or not stated: nothing to say for sure
 	}
 	out := s.say(subject+" is sold out right now.", subject+"已经售罄了。")
 	for _, d := range f.dates {

@@ -72,3 +72,33 @@ func mustPass(t *testing.T, tt Turn) {
 		t.Errorf("%q → %q: want no findings, got %v", tt.Message, tt.Reply, fs)
 	}
 }
+
+// Results in the layout the storefront writes for catalogs of version 2:
+// stock states without counts, typed specs, allergens, promotions,
+// multi-buy deals, percent coupons and return rules with conditions.
+var (
+	braceletLookup = call("product_lookup", `{"query":"3号链接"}`, `{"attributes":{"length":"18cm"},"currency":"CNY","found":true,`+
+		`"item_id":"JWL-6264","link":3,"list_price":"155","name":"鲸落编绳手链","price":"129","promotion":"17% off during the live stream",`+
+		`"specs":[{"key":"length","label":"length","label_zh":"长度","unit":"cm","value":18}],`+
+		`"variant_details":[{"axis":"size","name":"S","stock_state":"sold_out","restock_date":"2026-12-20"},{"axis":"size","name":"M","stock_state":"low"}],`+
+		`"variants":["S","M"]}`)
+	braceletStock = call("check_stock", `{"item_id":"JWL-6264"}`, `{"item_id":"JWL-6264","stock":{"S":"not stated","M":"not stated"},`+
+		`"stock_state":{"S":"sold_out","M":"low"},"variant_restock_dates":{"S":"2026-12-20"}}`)
+	earringsLookup = call("product_lookup", `{"query":"珍珠耳环"}`, `{"attributes":{"pearl":"8mm","waterproof":"no"},"currency":"CNY","found":true,`+
+		`"item_id":"JWL-9986","link":4,"list_price":"461","name":"团子家法式珍珠耳环","presale_ship_date":"2027-01-10","price":"354.90",`+
+		`"specs":[{"key":"pearl","label":"pearl size","label_zh":"珍珠直径","unit":"mm","value":8},`+
+		`{"key":"hypoallergenic","label":"hypoallergenic","label_zh":"防过敏","value":true}],"stock_state":"presale","variants":[]}`)
+	earringsShipping = call("shipping_policy", `{"item_id":"JWL-9986"}`, `{"carrier":"圆通","dispatch_hours":12,"free_shipping":"not stated",`+
+		`"item_id":"JWL-9986","return_days":7,"returns":{"accepted":true,"conditions":["刻字定制款不退"],"no_reason":"not stated",`+
+		`"rule":"returns within 7 days"},"ship_from":"河北保定","shipping_fee":"not stated","ships_within_days":0.5}`)
+	cookiesLookup = call("product_lookup", `{"query":"曲奇"}`, `{"allergens":["wheat","milk"],"currency":"CNY","found":true,"ingredients":["小麦粉","黄油","牛奶"],`+
+		`"item_id":"FD-1","name":"黄油曲奇","price":"39.9","promotions":[{"id":"mb2","kind":"multi_buy","nth_item_percent_off":50,"quantity":2,`+
+		`"title":"第二件半价"}],"shelf_life_days":180,"best_before":"2027-05-01","variants":[]}`)
+	cookiesCoupon = call("coupon_check", `{"item_id":"FD-1","quantity":2}`, `{"coupon":{"discount":"7.98","id":"c10","min_spend":"50",`+
+		`"percent_off":10},"eligible":true,"item_id":"FD-1","multi_buy":[{"id":"mb2","kind":"multi_buy","nth_item_percent_off":50,`+
+		`"quantity":2,"title":"第二件半价","total_with_deal":"59.85"}],"quantity":2,"total":"79.8","total_after_coupon":"71.82"}`)
+	teaLookup = call("product_lookup", `{"query":"茶"}`, `{"allergens":"none","currency":"CNY","found":true,"item_id":"FD-2","name":"高山乌龙茶",`+
+		`"price":"88","variants":[]}`)
+	jamLookup = call("product_lookup", `{"query":"果酱"}`, `{"allergens":"not stated","currency":"CNY","found":true,"ingredients":["草莓","白砂糖"],`+
+		`"item_id":"FD-3","name":"草莓果酱","price":"25","variants":[]}`)
+)

@@ -311,6 +311,42 @@ func TestLanguage(t *testing.T) {
 // TestExpertStyleReplies are the scripted expert's and the rule-based
 // host's phrasings over the fixture's results: correct replies, which
 // must pass.
+// TestResultsOfVersion2 reads the facts of the storefront's version 2
+// layout: a state without a count backs the state but no count and no
+// "plenty", "allergens": "none" backs "free of", "not stated" backs
+// nothing, and a promotion's price is not the item's.
+func TestResultsOfVersion2(t *testing.T) {
+	bracelet := []Call{braceletLookup, braceletStock}
+	runCases(t, []checkCase{
+		{"state without a count", "zh", "3号链接M码有现货没", "M码库存紧张，仅剩少量，喜欢抓紧！", bracelet, "", "", ""},
+		{"sold-out variant with restock", "zh", "手链S码还有吗", "S码已经售罄了，预计12月20日补货。", bracelet, "", "", ""},
+		{"item as a whole", "en", "Is the bracelet in stock?", "Yes, it is in stock, but stock is limited.", bracelet, "", "", ""},
+		{"link of the results", "zh", "3号链接多少钱", "3号链接鲸落编绳手链129元", []Call{braceletLookup}, "", "", ""},
+		{"typed spec", "zh", "手链多长", "长度18cm", []Call{braceletLookup}, "", "", ""},
+		{"boolean spec", "en", "Are the earrings hypoallergenic?", "Yes, they are hypoallergenic.", []Call{earringsLookup}, "", "", ""},
+		{"attribute no", "zh", "耳环防水吗", "耳环不防水哦。", []Call{earringsLookup}, "", "", ""},
+		{"dispatch hours", "zh", "耳环多久发", "下单后12小时内发货。", []Call{earringsLookup, earringsShipping}, "", "", ""},
+		{"presale date", "zh", "耳环什么时候发", "预售款，2027年1月10日发货。", []Call{earringsLookup}, "", "", ""},
+		{"condition restated", "en", "Can I return the earrings?", "Returns within 7 days; engraved pieces cannot be returned.", []Call{earringsLookup, earringsShipping}, "", "", ""},
+		{"allergens listed", "en", "Do the cookies contain milk?", "Yes, the cookies contain milk and wheat.", []Call{cookiesLookup}, "", "", ""},
+		{"no allergens", "zh", "乌龙茶含花生吗", "高山乌龙茶不含花生。", []Call{teaLookup}, "", "", ""},
+		{"multi-buy", "zh", "曲奇买两件多少钱", "黄油曲奇第二件半价，两件59.85元。", []Call{cookiesLookup, cookiesCoupon}, "", "", ""},
+		{"percent coupon", "zh", "曲奇两件能用券吗", "可以用9折券，两件券后71.82元。", []Call{cookiesLookup, cookiesCoupon}, "", "", ""},
+		{"shelf life in days", "zh", "曲奇保质期多久", "保质期180天，到2027年5月1日。", []Call{cookiesLookup}, "", "", ""},
+
+		{"count of a state", "zh", "3号链接M码有现货没", "M码还剩5件", bracelet, KindStock, "还剩5件", "M: low"},
+		{"plenty of a state", "en", "Is the bracelet in M in stock?", "Size M: plenty in stock!", bracelet, KindStock, "plenty", "M: low"},
+		{"presale in stock", "zh", "耳环有现货吗", "耳环有现货", []Call{earringsLookup}, KindStock, "现货", "presale"},
+		{"boolean spec denied", "zh", "耳环防过敏吗", "耳环不防过敏", []Call{earringsLookup}, KindFact, "过敏", ""},
+		{"waterproof when not", "en", "Are the earrings waterproof?", "Yes, they are waterproof.", []Call{earringsLookup}, KindFact, "waterproof", "no tool result says so"},
+		{"no-reason returns unstated", "zh", "耳环能退吗", "支持7天无理由退货", []Call{earringsLookup, earringsShipping}, KindFact, "无理由退", "no reason"},
+		{"item cannot be returned", "en", "Can I return the earrings?", "Sorry, it cannot be returned.", []Call{earringsLookup, earringsShipping}, KindFact, "cannot be returned", "7 days"},
+		{"allergens not stated", "zh", "果酱含花生吗", "草莓果酱不含花生。", []Call{jamLookup}, KindFact, "花生", "lists the item's allergens"},
+		{"shipping fee not stated", "zh", "耳环包邮吗", "耳环包邮。", []Call{earringsLookup, earringsShipping}, KindFact, "包邮", "shipping fee"},
+		{"wrong multi-buy", "zh", "曲奇买两件多少钱", "两件59元。", []Call{cookiesLookup, cookiesCoupon}, KindAmount, "59元", "59"},
+	})
+}
+
 func TestExpertStyleReplies(t *testing.T) {
 	cases := []Turn{
 		turn("zh", "加绒卫衣多少钱？", "加绒卫衣直播间现在159元，喜欢就拍！", hoodieLookup),

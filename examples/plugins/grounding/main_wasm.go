@@ -53,10 +53,10 @@ func catalogItems(t Turn) []Item {
 			}
 		}
 	}
-	for _, text := range []string{t.Reply, t.Message} {
-		if strings.TrimSpace(text) != "" {
-			add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Text: text, Limit: 20}))
-		}
+	// One lookup for both texts: each costs the guest a decode of whole
+	// products.
+	if text := strings.TrimSpace(t.Reply + "\n" + t.Message); text != "" {
+		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Text: text, Limit: 20}))
 	}
 	for _, c := range t.Calls {
 		for _, id := range callItemIDs(c) {

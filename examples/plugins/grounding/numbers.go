@@ -60,13 +60,14 @@ const (
 	month = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
 )
 
-// pattern is one regular expression of the scanner. need lists literals
-// one of which a text must hold for the pattern to be tried at all
-// (cheap to test, and most texts hold few of them).
+// pattern is one regular expression of the scanner. need, when set, is a
+// cheap test a text (lower-cased) must pass for the pattern to be tried
+// at all: a regular expression costs tens of microseconds a text in a
+// WASM guest, and most texts hold few of the words patterns look for.
 type pattern struct {
 	kind tokenKind
 	re   *regexp.Regexp
-	need []string
+	need func(lower string) bool
 	// read turns a match (submatch indexes into text) into the token's
 	// values; false drops the match.
 	read func(text string, m []int, t *token) bool
@@ -83,79 +84,79 @@ func sub(text string, m []int, i int) string {
 // one, so the more specific patterns come first (a date before a bare
 // number, a duration before a stock count).
 var scanPatterns = []pattern{
-	{tokDate, regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`), []string{"-"}, readTimestamp},
-	{tokDate, regexp.MustCompile(`(\d{4})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})\s*[日号]?`), []string{"-", "/", "年", "."}, readYMD},
-	{tokDate, regexp.MustCompile(`(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`), []string{"月"}, func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`), anyOf("-"), readTimestamp},
+	{tokDate, regexp.MustCompile(`(\d{4})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})\s*[日号]?`), anyOf("-", "/", "年", "."), readYMD},
+	{tokDate, regexp.MustCompile(`(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`), anyOf("月"), func(s string, m []int, t *token) bool {
 		return setDate(t, 0, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
-	{tokDate, regexp.MustCompile(`(\d{1,2})/(\d{1,2})`), []string{"/"}, readSlashDate},
-	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), months, func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(\d{1,2})/(\d{1,2})`), anyOf("/"), readSlashDate},
+	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), anyOf(months...), func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
-	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), months, func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), anyOf(months...), func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 2)), atoi(sub(s, m, 1)))
 	}},
 	{tokRelDate, regexp.MustCompile(`(今天|今日|今晚|明天|明日|明早|明晚|后天)\s*(?:就|会|可以|能|开始|晚上|下午|上午)?\s*(补货|到货|上架|发货|发出|开抢|截止|结束|到)`),
-		[]string{"今", "明", "后天"}, readRelDate},
+		anyOf("今", "明", "后天"), readRelDate},
 	{tokRelDate, regexp.MustCompile(`(?i)\b(back in stock|back|restocked|restocks?|ships?|shipped|dispatched|dispatches|arrives?|delivered|ends?)\s+(?:on\s+)?(today|tonight|tomorrow)\b`),
-		[]string{"today", "tonight", "tomorrow"}, readRelDate},
-	{tokTime, regexp.MustCompile(`(\d{1,2}):(\d{2})`), []string{":"}, func(s string, m []int, t *token) bool {
+		anyOf("today", "tonight", "tomorrow"), readRelDate},
+	{tokTime, regexp.MustCompile(`(\d{1,2}):(\d{2})`), anyOf(":"), func(s string, m []int, t *token) bool {
 		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
 		return t.v < 24 && t.v2 < 60
 	}},
-	{tokTime, regexp.MustCompile(`(早上|上午|中午|下午|晚上|今晚|明晚|今早|明早|凌晨|傍晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?:\s*(\d{1,2})\s*分|(半))?`), []string{"点"}, readClock},
-	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), []string{"am", "pm"}, func(s string, m []int, t *token) bool {
+	{tokTime, regexp.MustCompile(`(早上|上午|中午|下午|晚上|今晚|明晚|今早|明早|凌晨|傍晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?:\s*(\d{1,2})\s*分|(半))?`), anyOf("点"), readClock},
+	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), anyOf("am", "pm"), func(s string, m []int, t *token) bool {
 		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
 		if strings.EqualFold(sub(s, m, 3), "pm") && t.v < 12 {
 			t.v += 12
 		}
 		return t.v < 24 && t.v2 < 60
 	}},
-	{tokLink, regexp.MustCompile(`(\d{1,3}|[一二三四五六七八九十]{1,3})\s*号\s*(?:链接|链|宝贝|商品)`), []string{"号"}, readFirst},
-	{tokLink, regexp.MustCompile(`链接\s*(\d{1,3})`), []string{"链接"}, readFirst},
-	{tokLink, regexp.MustCompile(`(?i)\blink\s*(?:no\.?\s*|number\s*|#\s*)?(\d{1,3})\b`), []string{"link"}, readFirst},
-	{tokSpendOff, regexp.MustCompile(`满\s*` + num + `\s*(?:元|块)?\s*(?:可用|可|就|立)?\s*减\s*` + num + `\s*(?:元|块)?`), []string{"满"}, func(s string, m []int, t *token) bool {
+	{tokLink, regexp.MustCompile(`(\d{1,3}|[一二三四五六七八九十]{1,3})\s*号\s*(?:链接|链|宝贝|商品)`), anyOf("号"), readFirst},
+	{tokLink, regexp.MustCompile(`链接\s*(\d{1,3})`), anyOf("链接"), readFirst},
+	{tokLink, regexp.MustCompile(`(?i)\blink\s*(?:no\.?\s*|number\s*|#\s*)?(\d{1,3})\b`), anyOf("link"), readFirst},
+	{tokSpendOff, regexp.MustCompile(`满\s*` + num + `\s*(?:元|块)?\s*(?:可用|可|就|立)?\s*减\s*` + num + `\s*(?:元|块)?`), anyOf("满"), func(s string, m []int, t *token) bool {
 		a, ok1 := parseNumber(sub(s, m, 1))
 		b, ok2 := parseNumber(sub(s, m, 2))
 		t.v, t.v2 = a, b
 		return ok1 && ok2
 	}},
-	{tokForeign, regexp.MustCompile(`(US\$|\$|€|£)\s*(` + arNum + `)`), []string{"$", "€", "£"}, func(s string, m []int, t *token) bool {
+	{tokForeign, regexp.MustCompile(`(US\$|\$|€|£)\s*(` + arNum + `)`), anyOf("$", "€", "£"), func(s string, m []int, t *token) bool {
 		t.unit = sub(s, m, 1)
 		return readNumber(sub(s, m, 2), &t.v)
 	}},
-	{tokForeign, regexp.MustCompile(`(` + arNum + `)\s*(美元|美金|欧元|英镑|(?i:dollars?|usd|euros?|eur|gbp)\b)`), []string{"美元", "美金", "欧元", "英镑", "dollar", "usd", "eur", "gbp"}, func(s string, m []int, t *token) bool {
+	{tokForeign, regexp.MustCompile(`(` + arNum + `)\s*(美元|美金|欧元|英镑|(?i:dollars?|usd|euros?|eur|gbp)\b)`), anyOf("美元", "美金", "欧元", "英镑", "dollar", "usd", "eur", "gbp"), func(s string, m []int, t *token) bool {
 		t.unit = sub(s, m, 2)
 		return readNumber(sub(s, m, 1), &t.v)
 	}},
-	{tokMoney, regexp.MustCompile(`(?:[¥￥]|人民币|(?i:rmb|cny)\b)\s*` + num), []string{"¥", "￥", "人民币", "rmb", "cny"}, readFirst},
-	{tokMoney, regexp.MustCompile(num + `\s*(万|千)?\s*(块钱|元|块|(?i:yuan|rmb|cny|kuai)\b)([零一二两三四五六七八九\d]{1,2})?`), []string{"元", "块", "yuan", "rmb", "cny", "kuai"}, readYuan},
-	{tokZhe, regexp.MustCompile(`(\d{1,2}(?:\.\d)?|[一二三四五六七八九]{1,2})\s*折`), []string{"折"}, readZhe},
-	{tokZhe, regexp.MustCompile(`(?i)(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)\s*off\b`), []string{"off"}, readFirst},
-	{tokZhe, regexp.MustCompile(`(?i)\b(?:save|saving|discount of|discounted by)\s*(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)`), []string{"sav", "discount"}, readFirst},
-	{tokPercent, regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`), []string{"%"}, readPercent},
-	{tokPercent, regexp.MustCompile(`百分之` + num), []string{"百分之"}, readPercent},
-	{tokDuration, regexp.MustCompile(`(次日|隔天|隔日|第二天)`), []string{"次日", "隔天", "隔日", "第二天"}, func(_ string, _ []int, t *token) bool {
+	{tokMoney, regexp.MustCompile(`(?:[¥￥]|人民币|(?i:rmb|cny)\b)\s*` + num), anyOf("¥", "￥", "人民币", "rmb", "cny"), readFirst},
+	{tokMoney, regexp.MustCompile(num + `\s*(万|千)?\s*(块钱|元|块|(?i:yuan|rmb|cny|kuai)\b)([零一二两三四五六七八九\d]{1,2})?`), anyOf("元", "块", "yuan", "rmb", "cny", "kuai"), readYuan},
+	{tokZhe, regexp.MustCompile(`(\d{1,2}(?:\.\d)?|[一二三四五六七八九]{1,2})\s*折`), anyOf("折"), readZhe},
+	{tokZhe, regexp.MustCompile(`(?i)(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)\s*off\b`), anyOf("off"), readFirst},
+	{tokZhe, regexp.MustCompile(`(?i)\b(?:save|saving|discount of|discounted by)\s*(\d{1,3}(?:\.\d+)?)\s*(?:%|percent)`), anyOf("sav", "discount"), readFirst},
+	{tokPercent, regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`), anyOf("%"), readPercent},
+	{tokPercent, regexp.MustCompile(`百分之` + num), anyOf("百分之"), readPercent},
+	{tokDuration, regexp.MustCompile(`(次日|隔天|隔日|第二天)`), anyOf("次日", "隔天", "隔日", "第二天"), func(_ string, _ []int, t *token) bool {
 		t.v, t.unit = 24, "day"
 		return true
 	}},
-	{tokDuration, regexp.MustCompile(`(?i)\bnext[- ]day\b`), []string{"next"}, func(_ string, _ []int, t *token) bool {
+	{tokDuration, regexp.MustCompile(`(?i)\bnext[- ]day\b`), anyOf("next"), func(_ string, _ []int, t *token) bool {
 		t.v, t.unit = 24, "day"
 		return true
 	}},
-	{tokDuration, regexp.MustCompile(num + `\s*(个小时|小时|钟头|个工作日|工作日|天|日内|周|个星期|星期|个月|年|分钟)`), []string{"小时", "钟头", "工作日", "天", "日内", "周", "星期", "月", "年", "分钟"}, readDuration},
-	{tokDuration, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*-?\s*(business days?|working days?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?|minutes?|mins?)\b`), []string{"day", "h", "week", "month", "y", "min"}, readDuration},
-	{tokStockCount, regexp.MustCompile(`(?:还剩|仅剩|只剩|剩下|剩余|库存(?:还有|仅剩|只有|还剩|仅|只|为|是|有)?|还有|现货)\s*` + num + `\s*(?:件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只)?`), []string{"剩", "库存", "还有", "现货"}, readFirst},
-	{tokStockCount, regexp.MustCompile(`(?i)\b(\d+)\s+(?:[a-z]+\s+)?(?:left|remaining|in stock)\b`), []string{"left", "remaining", "in stock"}, readFirst},
-	{tokStockCount, regexp.MustCompile(`(?i)\bstock\s+(?:of|is|:)\s*(\d+)\b`), []string{"stock"}, readFirst},
-	{tokHeight, regexp.MustCompile(`身高\s*(\d{2,3}(?:\.\d+)?)\s*(?:cm|厘米|公分)?`), []string{"身高"}, readFirst},
-	{tokHeight, regexp.MustCompile(`(?i)(\d{3}(?:\.\d)?)\s*(?:cm\b|厘米|公分)`), []string{"cm", "厘米", "公分"}, readFirst},
-	{tokHeight, regexp.MustCompile(`(1\.\d{1,2})\s*(?:米|m\b)`), []string{"米", "m"}, func(s string, m []int, t *token) bool {
+	{tokDuration, regexp.MustCompile(num + `\s*(个小时|小时|钟头|个工作日|工作日|天|日内|周|个星期|星期|个月|年|分钟)`), anyOf("小时", "钟头", "工作日", "天", "日内", "周", "星期", "月", "年", "分钟"), readDuration},
+	{tokDuration, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*-?\s*(business days?|working days?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?|minutes?|mins?)\b`), digitThen("bdhmwy"), readDuration},
+	{tokStockCount, regexp.MustCompile(`(?:还剩|仅剩|只剩|剩下|剩余|库存(?:还有|仅剩|只有|还剩|仅|只|为|是|有)?|还有|现货)\s*` + num + `\s*(?:件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只)?`), anyOf("剩", "库存", "还有", "现货"), readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\b(\d+)\s+(?:[a-z]+\s+)?(?:left|remaining|in stock)\b`), anyOf("left", "remaining", "in stock"), readFirst},
+	{tokStockCount, regexp.MustCompile(`(?i)\bstock\s+(?:of|is|:)\s*(\d+)\b`), anyOf("stock"), readFirst},
+	{tokHeight, regexp.MustCompile(`身高\s*(\d{2,3}(?:\.\d+)?)\s*(?:cm|厘米|公分)?`), anyOf("身高"), readFirst},
+	{tokHeight, regexp.MustCompile(`(?i)(\d{3}(?:\.\d)?)\s*(?:cm\b|厘米|公分)`), anyOf("cm", "厘米", "公分"), readFirst},
+	{tokHeight, regexp.MustCompile(`(1\.\d{1,2})\s*(?:米|m\b)`), anyOf("米", "m"), func(s string, m []int, t *token) bool {
 		ok := readNumber(sub(s, m, 1), &t.v)
 		t.v *= 100
 		return ok
 	}},
-	{tokHeight, regexp.MustCompile(`1米(\d{1,2})`), []string{"米"}, func(s string, m []int, t *token) bool {
+	{tokHeight, regexp.MustCompile(`1米(\d{1,2})`), anyOf("米"), func(s string, m []int, t *token) bool {
 		d := atoi(sub(s, m, 1))
 		if d < 10 {
 			d *= 10
@@ -163,21 +164,33 @@ var scanPatterns = []pattern{
 		t.v = float64(100 + d)
 		return true
 	}},
-	{tokWeight, regexp.MustCompile(`体重\s*(\d{2,3}(?:\.\d+)?)\s*(kg|公斤|千克|斤)?`), []string{"体重"}, readWeight},
-	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d+)?)\s*(kg\b|公斤|千克|斤)`), []string{"kg", "公斤", "千克", "斤"}, readWeight},
-	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3})\s*(lbs?|pounds)\b`), []string{"lb", "pound"}, readWeight},
-	{tokSpec, regexp.MustCompile(`(?i)\bspf\s*(\d+)\+*`), []string{"spf"}, readFirst},
-	{tokSpec, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ml|mah|mg|kg|g|l|w|v|mm|cm|m|km|hz|gb|tb|mb|inch(?:es)?)\b`), nil, readSpec},
-	{tokSpec, regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(毫升|毫安|毫克|公斤|千克|克|升|瓦|伏|英寸|寸|毫米|厘米|米|公里|片|粒|抽|层|度)`), []string{"毫", "克", "升", "瓦", "伏", "寸", "米", "公里", "片", "粒", "抽", "层", "度"}, readSpec},
-	{tokSize, regexp.MustCompile(`(?i)(` + sizes + `|均码)\s*(?:码|号)`), []string{"码", "号"}, readSize},
-	{tokSize, regexp.MustCompile(`(\d{2,3})\s*码`), []string{"码"}, readSize},
-	{tokSize, regexp.MustCompile(`(?:穿|选|拍|建议|推荐|尺码|码数)\s*(` + sizes + `)\b`), []string{"穿", "选", "拍", "建议", "推荐", "码"}, readSize},
-	{tokSize, regexp.MustCompile(`(?i:\bsize)\s+(` + sizes + `|\d{1,2}|xxxl|xxl|xl|xxs|xs|s|m|l)\b`), []string{"size"}, readSize},
-	{tokSize, regexp.MustCompile(`\b(` + sizes + `)\s+(?i:size)\b`), []string{"size"}, readSize},
-	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), []string{"take", "get", "go with", "choose", "pick", "recommend", "wear", "try"}, readSize},
-	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), quantityWords, readFirst},
-	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), []string{"piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"}, readFirst},
+	{tokWeight, regexp.MustCompile(`体重\s*(\d{2,3}(?:\.\d+)?)\s*(kg|公斤|千克|斤)?`), anyOf("体重"), readWeight},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d+)?)\s*(kg\b|公斤|千克|斤)`), anyOf("kg", "公斤", "千克", "斤"), readWeight},
+	{tokWeight, regexp.MustCompile(`(?i)(\d{2,3})\s*(lbs?|pounds)\b`), anyOf("lb", "pound"), readWeight},
+	{tokSpec, regexp.MustCompile(`(?i)\bspf\s*(\d+)\+*`), anyOf("spf"), readFirst},
+	{tokSpec, regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ml|mah|mg|kg|g|l|w|v|mm|cm|m|km|hz|gb|tb|mb|inch(?:es)?)\b`), digitThen("cghiklmtvw"), readSpec},
+	{tokSpec, regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(毫升|毫安|毫克|公斤|千克|克|升|瓦|伏|英寸|寸|毫米|厘米|米|公里|片|粒|抽|层|度)`), anyOf("毫", "克", "升", "瓦", "伏", "寸", "米", "公里", "片", "粒", "抽", "层", "度"), readSpec},
+	{tokSize, regexp.MustCompile(`(?i)(` + sizes + `|均码)\s*(?:码|号)`), anyOf("码", "号"), readSize},
+	{tokSize, regexp.MustCompile(`(\d{2,3})\s*码`), anyOf("码"), readSize},
+	{tokSize, regexp.MustCompile(`(?:穿|选|拍|建议|推荐|尺码|码数)\s*(` + sizes + `)\b`), anyOf("穿", "选", "拍", "建议", "推荐", "码"), readSize},
+	{tokSize, regexp.MustCompile(`(?i:\bsize)\s+(` + sizes + `|\d{1,2}|xxxl|xxl|xl|xxs|xs|s|m|l)\b`), anyOf("size"), readSize},
+	{tokSize, regexp.MustCompile(`\b(` + sizes + `)\s+(?i:size)\b`), anyOf("size"), readSize},
+	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), anyOf("take", "get", "go with", "choose", "pick", "recommend", "wear", "try"), readSize},
+	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), anyOf(quantityWords...), readFirst},
+	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), anyOf("piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"), readFirst},
 }
+
+// needsDigit marks the scan patterns that only match text holding an
+// ASCII digit (a \d and no Chinese numeral or size letters to match
+// instead), so that scan skips them on text without one.
+var needsDigit = func() []bool {
+	out := make([]bool, len(scanPatterns))
+	for i, p := range scanPatterns {
+		src := p.re.String()
+		out[i] = strings.Contains(src, `\d`) && !strings.Contains(src, "一") && !strings.Contains(src, "XL")
+	}
+	return out
+}()
 
 var (
 	months        = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
@@ -187,18 +200,83 @@ var (
 	priceCueRE = regexp.MustCompile(`(?i)(?:只要|仅需|仅要|仅|才|现在|价格是|价格|价|到手|券后|原价|售价|卖|only|just|price is|costs?|priced at|pay)\s*[:：]?\s*$`)
 )
 
+// kindSet is a set of token kinds, one bit each.
+type kindSet uint32
+
+const (
+	// allKinds is every kind: what a reply or a message states.
+	allKinds kindSet = 1<<32 - 1
+	// factKinds are the kinds a result or context text backs beyond its
+	// plain numbers, which scanFacts reads without the scanner.
+	factKinds kindSet = 1<<tokMoney | 1<<tokSpendOff | 1<<tokZhe | 1<<tokPercent | 1<<tokDate | 1<<tokTime |
+		1<<tokDuration | 1<<tokSize | 1<<tokQuantity
+)
+
+// anyOf is a need: the text holds one of the literals.
+func anyOf(literals ...string) func(string) bool {
+	return func(lower string) bool { return containsAny(lower, literals) }
+}
+
+// digitThen is a need: a digit is followed, after spaces or a hyphen, by
+// one of the letters (the first letters of the units a pattern reads).
+func digitThen(letters string) func(string) bool {
+	return func(lower string) bool {
+		for i := 0; i < len(lower); i++ {
+			if !isDigit(lower[i]) {
+				continue
+			}
+			j := i + 1
+			for j < len(lower) && (lower[j] == ' ' || lower[j] == '-') {
+				j++
+			}
+			if j < len(lower) && strings.IndexByte(letters, lower[j]) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// scanFacts reads the values of a result or context text: amounts,
+// percentages, dates, durations, sizes and quantities as scan does, and
+// every number, even one glued to a unit or a word ("30ml", "SPF50").
+func scanFacts(text string) []token {
+	toks := scanKinds(text, make([]bool, len(text)), factKinds)
+	for i := 0; i < len(text); {
+		if !isDigit(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && (isDigit(text[j]) || (text[j] == '.' && j+1 < len(text) && isDigit(text[j+1]))) {
+			j++
+		}
+		if v, err := strconv.ParseFloat(text[i:j], 64); err == nil {
+			toks = append(toks, token{kind: tokNumber, start: i, end: j, v: v})
+		}
+		i = j
+	}
+	return toks
+}
+
 // scan finds the numbers of text with what each states. used marks bytes
 // already claimed (residue, item names); scan claims the bytes of every
 // token it returns.
 func scan(text string, used []bool) []token {
+	return scanKinds(text, used, allKinds)
+}
+
+// scanKinds is scan for the token kinds of kinds only.
+func scanKinds(text string, used []bool, kinds kindSet) []token {
 	if !mayHoldNumber(text) {
 		return nil
 	}
 	var out []token
 	lower := asciiLower(text)
+	hasDigit := strings.ContainsAny(text, "0123456789")
 	for i := range scanPatterns {
 		p := &scanPatterns[i]
-		if p.need != nil && !containsAny(lower, p.need) {
+		if kinds&(1<<p.kind) == 0 || (needsDigit[i] && !hasDigit) || (p.need != nil && !p.need(lower)) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
@@ -212,6 +290,9 @@ func scan(text string, used []bool) []token {
 			claim(used, t.start, t.end)
 			out = append(out, t)
 		}
+	}
+	if kinds&(1<<tokNumber) == 0 {
+		return out
 	}
 	for _, m := range bareRE.FindAllStringIndex(text, -1) {
 		if overlaps(used, m[0], m[1]) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -207,15 +209,94 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// FuzzParseJSON holds the result parser to any bytes: no panic, and
-// whatever parses walks into facts without panicking.
+// jsonValue is a parsed value as encoding/json reads it into any (the
+// last of repeated member names wins).
+func jsonValue(n *jnode) any {
+	switch n.kind {
+	case 'o':
+		m := map[string]any{}
+		for i, k := range n.keys {
+			m[k] = jsonValue(n.vals[i])
+		}
+		return m
+	case 'a':
+		a := []any{}
+		for _, v := range n.vals {
+			a = append(a, jsonValue(v))
+		}
+		return a
+	case 's':
+		return n.s
+	case 'n':
+		return n.n
+	case 'b':
+		return n.b
+	}
+	return nil
+}
+
+func TestParseJSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		want any
+		err  string
+	}{
+		{`{"a":[1,-2.5e1,"x"],"b":{"c":null,"d":true}}`, map[string]any{"a": []any{1.0, -25.0, "x"}, "b": map[string]any{"c": nil, "d": true}}, ""},
+		{`"\u7389\ud83d\ude00\n\"\\\/"`, "玉😀\n\"\\/", ""},
+		{`"\ud83d"`, "\uFFFD", ""},
+		{`"\ud83dx"`, "\uFFFDx", ""},
+		{` [ ] `, []any{}, ""},
+		{`{"a":1,}`, nil, "want a member name"},
+		{`[1 2]`, nil, "want ','"},
+		{`01`, nil, "bad number"},
+		{`1.`, nil, "bad number"},
+		{`"a`, nil, "unterminated"},
+		{`"\x"`, nil, "bad escape"},
+		{`"\u12"`, nil, "bad \\u escape"},
+		{`tru`, nil, "bad literal"},
+		{`1 2`, nil, "data after the value"},
+		{`1e400`, nil, "out of range"},
+		{strings.Repeat("[", 40) + strings.Repeat("]", 40), nil, "nested more than"},
+		{"", nil, "unexpected end"},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			n, err := parseJSON([]byte(c.in))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(jsonValue(n), c.want) {
+				t.Fatalf("%#v, %v; want %#v", jsonValue(n), err, c.want)
+			}
+		})
+	}
+}
+
+// FuzzParseJSON holds the result parser to encoding/json on any bytes:
+// what it parses is valid JSON, what encoding/json reads it reads alike,
+// and whatever parses walks into facts without panicking.
 func FuzzParseJSON(f *testing.F) {
 	for _, c := range []Call{serumLookup, hoodieLookup, hoodieStock, flaskStock, nutsShipping} {
 		f.Add(c.Result)
 	}
-	f.Add([]byte(`{"stock":{"M":"x"},"size_chart":[{"size":"L","height":"185+"}],"coupon":[{"amount":"a"}]}`))
+	f.Add([]byte(`{"stock":{"M":"x"},"size_chart":[{"size":"L","height":"185+"}],"coupon":[{"amount":"a"}],"s":"\ud83d\u0041"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, _ = parseJSON(raw)
+		n, err := parseJSON(raw)
+		if err == nil && !json.Valid(raw) {
+			t.Fatalf("%q parsed but is not JSON", raw)
+		}
+		var want any
+		if json.Unmarshal(raw, &want) == nil && utf8.Valid(raw) {
+			if err != nil {
+				t.Fatalf("%q: %v, but encoding/json reads it", raw, err)
+			}
+			if got := jsonValue(n); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: %#v, encoding/json reads %#v", raw, got, want)
+			}
+		}
 		tt := turn("zh", "精华多少钱", "精华199元", call("product_lookup", `{"item_id":"p-serum"}`, string(raw)))
 		_ = Decide(tt)
 	})

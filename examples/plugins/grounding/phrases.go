@@ -19,8 +19,14 @@ var (
 	urlRE         = regexp.MustCompile(`(?i)\bhttps?://\S+|\bwww\.\S+`)
 )
 
+// residueBytes are the bytes each residue pattern's matches hold one of.
+var residueBytes = map[*regexp.Regexp]string{markupRE: "<[", jsonRE: "{[", placeholderRE: "{%$", braceRE: "{}", urlRE: ":", fieldRE: "_"}
+
 func (c *checker) residue() {
 	flagAll := func(re *regexp.Regexp, why string) {
+		if !strings.ContainsAny(c.lower, residueBytes[re]) && !(re == urlRE && strings.Contains(c.lower, "www.")) {
+			return // each pattern needs one of these bytes; most replies hold none
+		}
 		for _, m := range re.FindAllStringIndex(c.text, -1) {
 			if overlaps(c.named, m[0], m[1]) {
 				continue
@@ -102,6 +108,16 @@ func (c *checker) inTexts(l string) bool {
 	return false
 }
 
+// mayHold is a cheap test that the reply may hold needle: a Latin needle
+// needs Latin letters in the reply, a Chinese one bytes beyond ASCII (a
+// Chinese reply skips every English phrase at once, and the other way).
+func (c *checker) mayHold(needle string) bool {
+	if needle[0] < 0x80 {
+		return c.latin
+	}
+	return c.nonASCII
+}
+
 // phraseKind is what a fixed phrase of a reply claims.
 type phraseKind uint8
 
@@ -165,6 +181,9 @@ var phrases = func() []phrase {
 func (c *checker) phrases() {
 	taken := slices.Clone(c.used) // names, residue and numbers ("back in stock tomorrow")
 	for _, p := range phrases {
+		if !c.mayHold(p.text) {
+			continue
+		}
 		for from := 0; from < len(c.lower); {
 			i := strings.Index(c.lower[from:], p.text)
 			if i < 0 {
@@ -210,8 +229,13 @@ func (c *checker) phrase(p phrase, start, end int) {
 		cs, _ := clause(c.lower, start)
 		denied := containsAny(c.lower[cs:start], []string{"不支持", "不能", "不可", "no ", "not "})
 		c.returns(p.kind == phReturns && !denied, start, end)
+		if p.kind == phReturns && !denied && containsAny(c.lower[cs:end], []string{"无理由", "no reason", "no questions"}) {
+			c.noReason(start, end)
+		}
 	case phPromo:
-		if !c.evidence(c.scope(c.owner(start)), []string{"半价", "half price", "half-price", "买一送一", "buy one get one", "bogo", "第二件", "second"}) {
+		scope := c.scope(c.owner(start))
+		half := slices.ContainsFunc(scope, func(f *itemFacts) bool { return slices.Contains(f.percents, 50) })
+		if !half && !c.evidence(scope, []string{"半价", "half price", "half-price", "买一送一", "buy one get one", "bogo", "第二件", "second"}) {
 			c.flag(KindAmount, start, end, "no tool result gives this promotion")
 		}
 	}
@@ -293,7 +317,12 @@ func (c *checker) shipping(free bool, start, end int) {
 func (c *checker) returns(yes bool, start, end int) {
 	scope := c.scope(c.owner(start))
 	days, ok := value(scope, "return")
+	cs, ce := clause(c.lower, start)
 	switch {
+	case c.evidence(scope, []string{strings.TrimSpace(c.lower[cs:ce])}):
+		return // the reply repeats a condition of the results word for word
+	case !yes && c.restatesCondition(scope, cs, start):
+		return
 	case ok && (days > 0) == yes:
 		return
 	case ok:
@@ -304,6 +333,39 @@ func (c *checker) returns(yes bool, start, end int) {
 		return
 	default:
 		c.flag(KindFact, start, end, "no tool result gives the return policy")
+	}
+}
+
+// restatesCondition reports whether a no-returns clause, lower[cs:at]
+// before its phrase, is about part of what an item sells ("engraved
+// pieces cannot be returned", maybe translated) while the results state
+// conditions of its return rule: the condition, not the item, is what
+// cannot be returned.
+func (c *checker) restatesCondition(scope []*itemFacts, cs, at int) bool {
+	if !slices.ContainsFunc(scope, func(f *itemFacts) bool { return len(f.returnConditions) > 0 }) {
+		return false
+	}
+	subject := strings.Trim(c.lower[cs:at], " ,，;；:：")
+	for _, w := range []string{"but ", "however ", "and ", "但", "不过", "但是"} {
+		subject = strings.TrimPrefix(subject, w)
+	}
+	switch subject {
+	case "", "it", "this", "this one", "that", "the item", "this item", "它", "这款", "这个", "该商品", "本品", "商品":
+		return false
+	}
+	return !overlaps(c.named, cs, at)
+}
+
+// noReason checks "无理由退货": a return rule whose no-reason term the
+// results leave unstated does not back it.
+func (c *checker) noReason(start, end int) {
+	for _, f := range c.scope(c.owner(start)) {
+		for _, k := range f.unstated {
+			if strings.HasSuffix(k, "no_reason") {
+				c.flag(KindFact, start, end, "the return rule does not say returns need no reason")
+				return
+			}
+		}
 	}
 }
 
@@ -382,6 +444,7 @@ var concepts = []concept{
 	{"feature", []string{"防水", "waterproof", "water-resistant", "water resistant"}, []string{"ipx", "ip6", "ip5"}},
 	{"feature", []string{"快充", "fast charging", "fast charge", "quick charge"}, nil},
 	{"feature", []string{"无线充电", "wireless charging"}, nil},
+	{"feature", []string{"防过敏", "低敏", "hypoallergenic"}, nil},
 }
 
 // conceptWord is one word of a concept, for matching longest first.
@@ -407,6 +470,9 @@ func (c *checker) concepts(taken []bool) {
 		return
 	}
 	for _, w := range conceptWords {
+		if !c.mayHold(w.text) {
+			continue
+		}
 		for from := 0; from < len(c.lower); {
 			i := strings.Index(c.lower[from:], w.text)
 			if i < 0 {
@@ -472,7 +538,7 @@ func trimRunes(s string, n int) string {
 func (c *checker) concept(k *concept, yes bool, start, end int) {
 	scope := c.scope(c.owner(start))
 	words := append(slices.Clone(k.words), k.evidence...)
-	stated := c.evidence(scope, words)
+	stated := c.affirmed(scope, words)
 	if yes {
 		if !stated {
 			c.flag(KindFact, start, end, "no tool result says so")
@@ -495,10 +561,29 @@ func (c *checker) concept(k *concept, yes bool, start, end int) {
 		c.flag(KindFact, start, end, "the results list it")
 		return
 	}
+	if k.kind == "allergen" && slices.ContainsFunc(scope, func(f *itemFacts) bool { return f.allergenFree }) {
+		return
+	}
 	if c.lists(scope, k.kind) {
 		return
 	}
 	c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
+}
+
+// affirmed reports whether the scope's results state one of words other
+// than in a denial: "not waterproof" does not back "waterproof".
+func (c *checker) affirmed(scope []*itemFacts, words []string) bool {
+	for _, f := range scope {
+		for _, w := range words {
+			denials := negations([]string{w})
+			for _, t := range append(slices.Clone(f.texts), f.names...) {
+				if strings.Contains(t, w) && !containsAny(t, denials) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // negations are the ways results deny words: "不含花生", "peanut-free".
@@ -521,6 +606,11 @@ func (c *checker) lists(scope []*itemFacts, kind string) bool {
 		"feature":  {"feature", "功能"},
 	}[kind]
 	for _, f := range scope {
+		if kind == "allergen" && slices.ContainsFunc(f.unstated, func(k string) bool { return strings.HasSuffix(k, "allergens") }) {
+			// Ingredients listed with allergens "not stated": an absent
+			// allergen must not be read from the ingredients.
+			return false
+		}
 		for _, t := range f.texts {
 			if containsAny(t, keys) {
 				return true
@@ -600,6 +690,9 @@ func (c *checker) itemKinds() {
 	}
 	for _, k := range kindNounsByLength {
 		lk := strings.ToLower(k)
+		if !c.mayHold(lk) {
+			continue
+		}
 		for from := 0; from < len(c.lower); {
 			i := strings.Index(c.lower[from:], lk)
 			if i < 0 {
@@ -724,7 +817,7 @@ func (c *checker) language() {
 				han++
 			}
 		}
-		for _, m := range latinWordRE.FindAllStringIndex(c.lower, -1) {
+		for _, m := range latinWords(c.lower) {
 			w := c.lower[m[0]:m[1]]
 			if overlaps(c.named, m[0], m[1]) || slices.Contains(unitWords, w) {
 				continue
@@ -748,7 +841,25 @@ func (c *checker) language() {
 	}
 }
 
-var latinWordRE = regexp.MustCompile(`[a-z]{2,}`)
+// latinWords returns the runs of two or more ASCII letters of lower.
+func latinWords(lower string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(lower); {
+		if lower[i] < 'a' || lower[i] > 'z' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lower) && lower[j] >= 'a' && lower[j] <= 'z' {
+			j++
+		}
+		if j-i >= 2 {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	return out
+}
 
 // hanRuns returns the runs of Han characters outside the marked bytes.
 func hanRuns(text string, marked []bool) [][2]int {
