@@ -77,27 +77,30 @@ func BenchmarkMatMul(b *testing.B) {
 				for _, format := range []string{"f32", "bf16", "q8"} {
 					name := fmt.Sprintf("w=%dx%d/%s/m=%d/threads=%d", rows, cols, format, batch, th)
 					b.Run(name, func(b *testing.B) {
-						p := NewPool(th)
-						defer p.Close()
-						bytes := 4 * rows * cols
-						clock := startCPUClock()
-						for b.Loop() {
-							switch format {
-							case "f32":
-								p.MatMul(y, w, rows, cols, x, batch)
-							case "bf16":
-								bytes = 2 * rows * cols
-								p.MatMulBF16(y, wb, rows, cols, x, batch)
-							case "q8":
-								bytes = rows*cols + 4*len(q.Scales)
-								p.MatMulQ8(y, q, x, batch)
+						eachKernelSet(b, func(b *testing.B) {
+							p := NewPool(th)
+							defer p.Close()
+							bytes := 4 * rows * cols
+							clock := startCPUClock()
+							for b.Loop() {
+								switch format {
+								case "f32":
+									p.MatMul(y, w, rows, cols, x, batch)
+								case "bf16":
+									bytes = 2 * rows * cols
+									p.MatMulBF16(y, wb, rows, cols, x, batch)
+								case "q8":
+									bytes = rows*cols + 4*len(q.Scales)
+									p.MatMulQ8(y, q, x, batch)
+								}
 							}
-						}
-						sec := b.Elapsed().Seconds()
-						gb := float64(bytes) * float64(b.N) / 1e9
-						b.ReportMetric(gb/sec, "GB/s")
-						b.ReportMetric(2*float64(rows*cols*batch)*float64(b.N)/sec/1e9, "GFLOP/s")
-						clock.report(b, gb, "GB")
+							sec := b.Elapsed().Seconds()
+							gb := float64(bytes) * float64(b.N) / 1e9
+							b.ReportMetric(gb/sec, "GB/s")
+							b.ReportMetric(2*float64(rows*cols*batch)*float64(b.N)/sec/1e9, "GFLOP/s")
+							clock.report(b, gb, "GB")
+							clock.report(b, 2*float64(rows*cols*batch)*float64(b.N)/1e9, "GFLOP")
+						})
 					})
 				}
 			}

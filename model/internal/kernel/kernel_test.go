@@ -653,3 +653,63 @@ func TestQ8BatchConsistency(t *testing.T) {
 		}
 	}
 }
+
+// TestRowKernels checks the mat-vec building blocks directly against
+// float64 for every column count up to 100 and a few long ones, so that
+// each vector width's ragged tail (8, 16, 32 columns) is covered, with
+// padded rows and one and two batch rows.
+func TestRowKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	ks := make([]int, 0, 110)
+	for k := 1; k <= 100; k++ {
+		ks = append(ks, k)
+	}
+	ks = append(ks, 255, 1023, 1025)
+	for _, k := range ks {
+		ldw, ldx := k+3, k+5
+		w := randSlice(rng, 4*ldw) // the padding of each row is never read
+		x := randSlice(rng, 3*ldx+k)
+		wb := make([]uint16, len(w))
+		F32ToBF16(wb, w)
+		wf := make([]float32, len(w)) // the bf16 weights as fp32
+		BF16ToF32(wf, wb)
+		q, err := QuantizeQ8(w, 4, ldw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wq, _ := q.Dequantize()
+		bpr := q.BlocksPerRow()
+		check := func(name string, ww []float32, nw, nb int, out *[8]float32, at func(b, r int) int) {
+			t.Helper()
+			for b := range nb {
+				for r := range nw {
+					var want, mag float64
+					for i := range k {
+						v := float64(ww[r*ldw+i]) * float64(x[b*ldx+i])
+						want, mag = want+v, mag+math.Abs(v)
+					}
+					got := float64(out[at(b, r)])
+					if e := math.Abs(got - want); !(e <= bound(k, mag)) {
+						t.Fatalf("%s k=%d: out[b=%d, r=%d] = %v, want %v (error %.3g > %.3g)", name, k, b, r, got, want, e, bound(k, mag))
+					}
+				}
+			}
+		}
+		for nb := 1; nb <= 2; nb++ {
+			var out [8]float32
+			rows4F32(k, w, ldw, x, ldx, nb, &out)
+			check(fmt.Sprintf("rows4F32 nb=%d", nb), w, 4, nb, &out, func(b, r int) int { return b*4 + r })
+			rows4BF16(k, wb, ldw, x, ldx, nb, &out)
+			check(fmt.Sprintf("rows4BF16 nb=%d", nb), wf, 4, nb, &out, func(b, r int) int { return b*4 + r })
+			rows4Q8(k, q.Data, ldw, q.Scales, bpr, x, ldx, nb, &out)
+			check(fmt.Sprintf("rows4Q8 nb=%d", nb), wq, 4, nb, &out, func(b, r int) int { return b*4 + r })
+		}
+		var out [8]float32
+		rows2x4F32(k, w, ldw, x, ldx, &out)
+		check("rows2x4F32", w, 2, 4, &out, func(b, r int) int { return b*2 + r })
+		rows2x4BF16(k, wb, ldw, x, ldx, &out)
+		check("rows2x4BF16", wf, 2, 4, &out, func(b, r int) int { return b*2 + r })
+		rows2x4Q8(k, q.Data, ldw, q.Scales, bpr, x, ldx, &out)
+		check("rows2x4Q8", wq, 2, 4, &out, func(b, r int) int { return b*2 + r })
+	}
+}

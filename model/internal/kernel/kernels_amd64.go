@@ -20,6 +20,18 @@ func gemm6x16AVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
 func gemm12x32AVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
+func rows4F32AVX512(k int, w *float32, ldw int, x *float32, ldx int, nb int, out *[8]float32)
+
+//go:noescape
+func rows4BF16AVX512(k int, w *uint16, ldw int, x *float32, ldx int, nb int, out *[8]float32)
+
+//go:noescape
+func rows2x4F32AVX512(k int, w *float32, ldw int, x *float32, ldx int, out *[8]float32)
+
+//go:noescape
+func rows2x4BF16AVX512(k int, w *uint16, ldw int, x *float32, ldx int, out *[8]float32)
+
+//go:noescape
 func rows4F32AVX2(k int, w *float32, ldw int, x *float32, ldx int, nb int, out *[8]float32)
 
 //go:noescape
@@ -225,6 +237,11 @@ func checkRows(nw, nx, k, lenW, ldw, lenX, ldx int) {
 }
 
 func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	if isa >= isaAVX512 && k > 0 {
+		checkRows(4, nb, k, len(w), ldw, len(x), ldx)
+		rows4F32AVX512(k, &w[0], ldw, &x[0], ldx, nb, out)
+		return
+	}
 	k8 := k &^ 7
 	if isa < isaAVX2 || k8 == 0 {
 		rows4F32Go(k, w, ldw, x, ldx, nb, out)
@@ -238,6 +255,11 @@ func rows4F32(k int, w []float32, ldw int, x []float32, ldx, nb int, out *[8]flo
 }
 
 func rows4BF16(k int, w []uint16, ldw int, x []float32, ldx, nb int, out *[8]float32) {
+	if isa >= isaAVX512 && k > 0 {
+		checkRows(4, nb, k, len(w), ldw, len(x), ldx)
+		rows4BF16AVX512(k, &w[0], ldw, &x[0], ldx, nb, out)
+		return
+	}
 	k8 := k &^ 7
 	if isa < isaAVX2 || k8 == 0 {
 		rows4BF16Go(k, w, ldw, x, ldx, nb, out)
@@ -285,6 +307,11 @@ func rows2x4Tail[W any](k0, k int, w []W, ldw int, x []float32, ldx int, out *[8
 }
 
 func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float32) {
+	if isa >= isaAVX512 && k > 0 {
+		checkRows(2, 4, k, len(w), ldw, len(x), ldx)
+		rows2x4F32AVX512(k, &w[0], ldw, &x[0], ldx, out)
+		return
+	}
 	k8 := k &^ 7
 	if isa < isaAVX2 || k8 == 0 {
 		rows2x4F32Go(k, w, ldw, x, ldx, out)
@@ -298,6 +325,11 @@ func rows2x4F32(k int, w []float32, ldw int, x []float32, ldx int, out *[8]float
 }
 
 func rows2x4BF16(k int, w []uint16, ldw int, x []float32, ldx int, out *[8]float32) {
+	if isa >= isaAVX512 && k > 0 {
+		checkRows(2, 4, k, len(w), ldw, len(x), ldx)
+		rows2x4BF16AVX512(k, &w[0], ldw, &x[0], ldx, out)
+		return
+	}
 	k8 := k &^ 7
 	if isa < isaAVX2 || k8 == 0 {
 		rows2x4BF16Go(k, w, ldw, x, ldx, out)

@@ -62,6 +62,7 @@ var numericTests = []struct {
 }{
 	{"Sgemm", TestSgemm},
 	{"MatMul", TestMatMul},
+	{"RowKernels", TestRowKernels},
 	{"GemvAxpy", TestGemvAxpy},
 	{"Dot", TestDot},
 	{"Q8Int16", TestQ8Int16},
