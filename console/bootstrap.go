@@ -17,7 +17,7 @@ type Demo struct {
 	// printed once.
 	AdminPassword    string
 	MerchantPassword string
-	// Catalog is the demo stream's plugins.Catalog JSON.
+	// Catalog is the demo stream's catalog JSON (harness/catalog).
 	Catalog []byte
 	// HarnessVersion is the content hash the demo stream is bound to.
 	HarnessVersion string

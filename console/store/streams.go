@@ -11,7 +11,7 @@ import (
 
 // Stream is a merchant's live stream and its configuration. Strategy and
 // Catalog are JSON documents whose shapes the runtime and the plugins own
-// (runtime.Strategy, plugins.Catalog); the console validates them.
+// (runtime.Strategy, harness/catalog); the console validates them.
 type Stream struct {
 	ID             string          `json:"id"`
 	OrgID          string          `json:"org_id"`

@@ -121,9 +121,10 @@ LiveHAT.page(async (me) => {
     }
     const card = el('div', {class: 'card', id: 'catalog-import'},
       el('h2', {}, 'Catalog'),
-      el('p', {class: 'muted'}, 'Import a CSV (columns id, name, price, list_price, stock, aliases, category, description, attributes, ',
-        'variants, size_chart, shipping_days, shipping_fee, return_days; lists separated by |) or a JSON catalog. ',
-        'A file with any bad row stores nothing; a CSV replaces the products and keeps coupons and promotions.'),
+      el('p', {class: 'muted'}, 'Import a CSV of products (id, link, name, price, list_price, stock, stock_state, restock_date, variants, ',
+        'specs, allergens, shipping and returns columns: see ', el('a', {href: '/api/catalog/schema'}, 'the catalog schema'),
+        ' and the column table in console/README.md; a blank cell is \u201cnot stated\u201d) or a JSON catalog (version 2; version 1 files are upgraded). ',
+        'A file with any bad row stores nothing and lists every problem; a CSV replaces the products and keeps coupons and promotions.'),
       el('div', {class: 'row'}, file,
         el('button', {type: 'button', class: 'secondary', id: 'catalog-check', onclick: () => upload(true)}, 'Check'),
         el('button', {type: 'button', id: 'catalog-submit', onclick: () => upload(false)}, 'Import'),
