@@ -683,6 +683,8 @@ func (c *checker) stockState(state, start, end int) {
 	for _, s := range stocks {
 		var right bool
 		switch st := s.stateNow(); {
+		case s.counted && state == stockLow && s.name == "" && len(stocks) == 1 && allLow(owner.stock, low):
+			right = true // every variant left is low: "库存紧张" of the item is honest
 		case s.counted && state == stockLow:
 			right = s.stock > 0 && s.stock < low
 		case s.counted && state == stockPlenty:
@@ -701,6 +703,19 @@ func (c *checker) stockState(state, start, end int) {
 			return
 		}
 	}
+}
+
+// allLow reports whether every counted variant in stock has fewer than
+// low left (and at least one has any).
+func allLow(stock []variantStock, low int) bool {
+	some := false
+	for _, s := range stock {
+		if !s.counted || s.stock >= low {
+			return false
+		}
+		some = some || s.stock > 0
+	}
+	return some
 }
 
 func (c *checker) link(t token) {

@@ -298,6 +298,9 @@ func (tf *turnFacts) addCall(c Call) {
 	if args != nil {
 		argID = args.str("item_id")
 	}
+	if found := root.get("found"); found != nil && found.kind == 'b' && !found.b {
+		return // a lookup that found nothing states nothing (its message echoes the query)
+	}
 	if root.kind == 'o' && root.get("error") != nil {
 		if exportOf(c) == "send_link" {
 			tf.sendLinkFailed = true

@@ -786,59 +786,106 @@ var unitWords = []string{"ml", "cm", "kg", "mm", "mah", "spf", "xl", "xxl", "xxx
 
 // language checks that the reply is in the viewer's language: mainly Han
 // characters for zh; for en no Han characters but those of names the
-// turn knows (catalog names, the viewer's, the message's).
+// turn knows (catalog names, the viewer's, the message's) and of values
+// the results state only in Chinese ("ships from 四川成都"). A message
+// mostly in the other language ("笔记本 pages?", which the runtime
+// calls zh) may be answered in that one too.
 func (c *checker) language() {
-	var allowed []string
+	var names, values []string
+	for _, f := range append(slices.Clone(c.tf.items), c.tf.global) {
+		names = append(names, f.names...)
+		values = append(values, f.texts...)
+	}
+	names = append(names, strings.ToLower(c.t.Viewer), strings.ToLower(normalize(c.t.Message)))
+	values = append(values, names...)
+	among := func(list []string) func(string) bool {
+		return func(s string) bool {
+			for _, a := range list {
+				if a != "" && strings.Contains(a, s) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	knownHan, knownWord := among(values), among(names)
+	han, words, first := c.scripts(c.text, c.lower, c.named, knownWord)
+	// wrong returns the finding of a reply that is not in lang.
+	wrong := func(lang string) *Finding {
+		switch lang {
+		case "en":
+			for _, run := range hanRuns(c.text, c.named) {
+				if !knownHan(c.text[run[0]:run[1]]) {
+					return &Finding{Kind: KindLanguage, Phrase: c.text[run[0]:run[1]], Why: "Chinese in a reply to an English-speaking viewer", at: run[0]}
+				}
+			}
+		case "zh":
+			if first >= 0 && (han == 0 || (words >= 3 && words*2 > han)) {
+				_, end := sentence(c.text, first)
+				return &Finding{Kind: KindLanguage, Phrase: strings.TrimSpace(c.text[first:end]), Why: "English in a reply to a Chinese-speaking viewer", at: first}
+			}
+		}
+		return nil
+	}
+	f := wrong(c.t.Lang)
+	if f == nil {
+		return
+	}
+	if msgLang := c.messageLang(); msgLang != "" && msgLang != c.t.Lang && wrong(msgLang) == nil {
+		return // the viewer wrote mostly in the other language, and the reply is in it
+	}
+	c.findings = append(c.findings, *f)
+}
+
+// scripts counts the Han characters and the Latin words of a text outside
+// the marked bytes, leaving out units and what known reports as known
+// (names, result values); first is where the first counted word starts.
+func (c *checker) scripts(text, lower string, marked []bool, known func(string) bool) (han, words, first int) {
+	first = -1
+	for i, r := range text {
+		if !marked[i] && unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	for _, m := range latinWords(lower) {
+		w := lower[m[0]:m[1]]
+		if overlaps(marked, m[0], m[1]) || slices.Contains(unitWords, w) || known(w) {
+			continue
+		}
+		words++
+		if first < 0 {
+			first = m[0]
+		}
+	}
+	return han, words, first
+}
+
+// messageLang is the language the viewer's message is mostly in, names
+// of the catalog left out: "zh", "en", or "" when it has neither.
+func (c *checker) messageLang() string {
+	msg := strings.TrimPrefix(normalize(c.t.Message), "(host strategy, no viewer asked) ")
+	lower := asciiLower(msg)
+	marked := make([]bool, len(msg))
 	for _, f := range c.tf.items {
-		allowed = append(allowed, f.names...)
-	}
-	allowed = append(allowed, strings.ToLower(c.t.Viewer), strings.ToLower(normalize(c.t.Message)))
-	switch c.t.Lang {
-	case "en":
-		for _, run := range hanRuns(c.text, c.named) {
-			s := c.text[run[0]:run[1]]
-			ok := false
-			for _, a := range allowed {
-				ok = ok || (a != "" && strings.Contains(a, s))
+		for _, n := range f.names {
+			for from := 0; from < len(lower); {
+				i := strings.Index(strings.ToLower(lower[from:]), n)
+				if i < 0 {
+					break
+				}
+				claim(marked, from+i, from+i+len(n))
+				from += i + len(n)
 			}
-			if !ok {
-				c.flag(KindLanguage, run[0], run[1], "Chinese in a reply to an English-speaking viewer")
-				return
-			}
-		}
-	case "zh":
-		han, words := 0, 0
-		first := -1
-		for i, r := range c.text {
-			if c.named[i] {
-				continue
-			}
-			if unicode.Is(unicode.Han, r) {
-				han++
-			}
-		}
-		for _, m := range latinWords(c.lower) {
-			w := c.lower[m[0]:m[1]]
-			if overlaps(c.named, m[0], m[1]) || slices.Contains(unitWords, w) {
-				continue
-			}
-			inAllowed := false
-			for _, a := range allowed {
-				inAllowed = inAllowed || (a != "" && strings.Contains(a, w))
-			}
-			if inAllowed {
-				continue
-			}
-			words++
-			if first < 0 {
-				first = m[0]
-			}
-		}
-		if first >= 0 && (han == 0 || (words >= 3 && words*2 > han)) {
-			_, end := sentence(c.text, first)
-			c.flag(KindLanguage, first, end, "English in a reply to a Chinese-speaking viewer")
 		}
 	}
+	han, words, _ := c.scripts(msg, lower, marked, func(string) bool { return false })
+	switch {
+	case han == 0 && words == 0:
+		return ""
+	case words*2 > han:
+		return "en"
+	}
+	return "zh"
 }
 
 // latinWords returns the runs of two or more ASCII letters of lower.
