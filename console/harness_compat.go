@@ -127,16 +127,19 @@ func (s *Server) boundVersions(ctx context.Context, orgID string) (map[string][]
 
 // pluginChangeBreaks checks a change of one plugin (next is the manifest
 // that would be active, nil when the plugin would stop serving) against
-// every harness version a stream of the organisation runs. It returns
-// nil when the change breaks none, or a 409 that names each stream,
-// version, tool, argument and plugin it would break. The plugin handlers
-// call it before an upload that activates, a rollback or a disable.
+// every harness version a stream of the organisation runs. It returns nil
+// when the change breaks nothing that works now, or a 409 naming each
+// stream, version, tool, argument and plugin it would break; an operator
+// may take the breakage on purpose with ?override=REASON, which is logged.
+// The plugin handlers call it before an upload that activates, a rollback
+// or a disable.
 func (s *Server) pluginChangeBreaks(c *fiber.Ctx, name string, next *plugins.Manifest) error {
 	ctx, orgID := c.UserContext(), scopeOf(c).OrgID
 	list, err := s.installedPlugins(ctx, orgID)
 	if err != nil {
 		return err
 	}
+	now := pluginExports(list)
 	list = slices.DeleteFunc(list, func(p installedPlugin) bool { return p.Name == name })
 	if next != nil {
 		list = append(list, installedPlugin{Name: name, Version: next.Version, Manifest: next})
@@ -146,23 +149,31 @@ func (s *Server) pluginChangeBreaks(c *fiber.Ctx, name string, next *plugins.Man
 	if err != nil {
 		return err
 	}
-	var problems []harnessProblem
+	var problems []string
 	for _, version := range sortedKeys(bound) {
 		h, _, err := s.harnessVersion(ctx, orgID, version)
 		if err != nil {
 			return err
 		}
-		var errs harness.ErrorList
+		var errs, before harness.ErrorList
 		if !errors.As(harness.CheckPlugins(h, exports), &errs) {
 			continue
 		}
+		// What is broken already (a plugin never installed, say) is not
+		// this change's doing.
+		broken := map[string]bool{}
+		if errors.As(harness.CheckPlugins(h, now), &before) {
+			for _, e := range before {
+				broken[e.Path] = true
+			}
+		}
+		errs = slices.DeleteFunc(errs, func(e *harness.Error) bool { return broken[e.Path] })
 		names := make([]string, len(bound[version]))
 		for i, st := range bound[version] {
 			names[i] = fmt.Sprintf("%q", st.Name)
 		}
 		for _, e := range errs {
-			problems = append(problems, harnessProblem{Path: e.Path, Message: fmt.Sprintf("version %s (streams %s): %s",
-				h.ShortVersion(), strings.Join(names, ", "), e.Msg)})
+			problems = append(problems, fmt.Sprintf("version %s (streams %s): %s", h.ShortVersion(), strings.Join(names, ", "), e.Error()))
 		}
 	}
 	if len(problems) == 0 {
@@ -172,22 +183,50 @@ func (s *Server) pluginChangeBreaks(c *fiber.Ctx, name string, next *plugins.Man
 	if next != nil {
 		change = "making " + name + "@" + next.Version + " active"
 	}
-	override := strings.TrimSpace(c.Query("override"))
-	if override != "" {
-		// The operator takes the breakage on purpose (a harness release
-		// that fits follows); the reason goes to the log with who said it.
+	if override := strings.TrimSpace(c.Query("override")); override != "" {
 		s.log.Warn("plugin change breaks harness versions streams run", "change", change, "problems", len(problems),
 			"by", userOf(c).Username, "override", override)
 		return nil
 	}
-	return c.Status(fiber.StatusConflict).JSON(apiError{Field: "override", Problems: problems,
-		Error: fmt.Sprintf("%s would break %d harness version(s) streams run: publish versions that fit it first, or repeat with ?override=REASON (logged)", change, len(problems))})
+	return fieldError(fiber.StatusConflict, "override", fmt.Sprintf("%s would break harness versions streams run: publish versions that fit it first, "+
+		"or repeat with ?override=REASON (logged):\n  %s", change, strings.Join(problems, "\n  ")))
 }
 
-// pluginChangeRefused reports whether pluginChangeBreaks answered the
-// request itself (a refusal).
-func pluginChangeRefused(c *fiber.Ctx) bool {
-	return c.Response().StatusCode() == fiber.StatusConflict && len(c.Response().Body()) > 0
+// uploadBreaks is pluginChangeBreaks for an upload: a new version becomes
+// active when it is the plugin's first or newer than the active one
+// (store.AddPluginVersion), and only an enabled plugin serves streams.
+func (s *Server) uploadBreaks(c *fiber.Ctx, m *plugins.Manifest) error {
+	p, err := s.store.Plugin(c.UserContext(), scopeOf(c), m.Name)
+	if err != nil || !p.Enabled {
+		return nil // a new plugin, or one that serves nothing now
+	}
+	if p.Active != nil {
+		cur, cerr := plugins.ParseSemver(p.Active.Version)
+		next, nerr := plugins.ParseSemver(m.Version)
+		if cerr == nil && nerr == nil && next.Compare(cur) <= 0 {
+			return nil // kept for rollback, not activated
+		}
+	}
+	return s.pluginChangeBreaks(c, m.Name, m)
+}
+
+// rollbackBreaks is pluginChangeBreaks for activating an uploaded version
+// of an enabled plugin.
+func (s *Server) rollbackBreaks(c *fiber.Ctx, name, version string) error {
+	ctx, sc := c.UserContext(), scopeOf(c)
+	p, err := s.store.Plugin(ctx, sc, name)
+	if err != nil || !p.Enabled {
+		return nil // the rollback itself answers for a missing plugin
+	}
+	pv, err := s.store.PluginVersion(ctx, sc, name, version)
+	if err != nil {
+		return nil // the rollback itself answers for a missing version
+	}
+	m, err := plugins.ParseManifest(pv.Manifest)
+	if err != nil {
+		return fmt.Errorf("console: stored manifest of %s@%s: %w", name, version, err)
+	}
+	return s.pluginChangeBreaks(c, name, m)
 }
 
 // compatRow is one harness version against the installed plugins.

@@ -321,6 +321,9 @@ func (s *Server) uploadPlugin(c *fiber.Ctx) error {
 	if _, err := s.store.PluginVersion(ctx, sc, name, version); err == nil {
 		return fieldError(fiber.StatusConflict, "version", fmt.Sprintf("%s@%s is already uploaded; a new build needs a new version in its manifest", name, version))
 	}
+	if err := s.uploadBreaks(c, pkg.Manifest); err != nil {
+		return err
+	}
 	trusted, err := s.trustedKeys(ctx, sc)
 	if err != nil {
 		return err
@@ -389,6 +392,11 @@ func (s *Server) enablePlugin(on bool) fiber.Handler {
 			if req.Version != "" {
 				return nil, badRequest("version", "enable and disable act on the plugin, not a version (roll back to choose a version)")
 			}
+			if !on {
+				if err := s.pluginChangeBreaks(c, name, nil); err != nil {
+					return nil, err
+				}
+			}
 			// Enabling runs the active version: its memory must fit.
 			running := func() (*reservation, error) {
 				if !on {
@@ -430,6 +438,9 @@ func (s *Server) rollbackPlugin(c *fiber.Ctx) error {
 	return s.changePlugin(c, func(ctx context.Context, sc store.Scope, name string, req revisionRequest) (*store.Plugin, error) {
 		if _, err := plugins.ParseSemver(req.Version); err != nil {
 			return nil, badRequest("version", "want the version to roll back to: "+err.Error())
+		}
+		if err := s.rollbackBreaks(c, name, req.Version); err != nil {
+			return nil, err
 		}
 		// An enabled plugin runs the version it rolls back to: its memory
 		// must fit in place of the active version's.

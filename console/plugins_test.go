@@ -652,7 +652,7 @@ func TestInstallExamplesOnce(t *testing.T) {
 		t.Errorf("example plugin not loaded after install: %v", d)
 	}
 	// A store with plugins is left alone.
-	e.postJSON(t, e.admin, "/api/plugins/moderation/disable", ``)
+	e.postJSON(t, e.admin, "/api/plugins/moderation/disable?override=the+demo+stream+runs+without+it", ``)
 	if err := e.srv.InstallExamples(ctx); err != nil {
 		t.Fatal(err)
 	}
