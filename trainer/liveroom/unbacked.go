@@ -804,7 +804,7 @@ func (c *checker) itemNames() {
 		for _, sp := range spans {
 			i, j := sp[0], sp[1]
 			if !c.sells(k) && !strings.Contains(viewer, strings.ToLower(k.word)) {
-				c.add(UnbackedItemName, i, j, "names a %s, and this room sells none", strings.ToLower(k.en))
+				c.add(UnbackedItemName, i, j, "names the kind %q, and this room sells none", strings.ToLower(k.en))
 				c.text.mask(i, j)
 				continue
 			}
@@ -1865,7 +1865,10 @@ func (c *checker) yesNo() {
 			// cannot be returned") backs itself.
 			said := slices.ContainsFunc(c.ev.stated, func(v string) bool { return strings.Contains(v, strings.ToLower(p)) })
 			for _, m := range c.text.find(p) {
-				if ok, why := claim.backed(); !ok && !said {
+				// "shipping costs not stated" says what is not known.
+				after := strings.ToLower(strings.TrimLeft(c.text.orig[m[1]:], " "))
+				hedged := slices.ContainsFunc(hedges, func(h string) bool { return strings.HasPrefix(after, h) })
+				if ok, why := claim.backed(); !ok && !said && !hedged {
 					c.add(UnbackedAttribute, m[0], m[1], "%s", why)
 				}
 				c.text.mask(m[0], m[1])

@@ -99,6 +99,11 @@ func TestFindUnbacked(t *testing.T) {
 		{Role: harness.RoleTool, Name: ToolProductLookup, Content: `{"error":"product_lookup: permission denied"}`},
 		{Role: harness.RoleTool, Name: ToolProductLookup, Content: `{"price": "1`},
 	}
+	// A catalog that states no fee: the tool says so.
+	unstatedFee := []harness.Message{
+		{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{Name: ToolShippingPolicy, Arguments: json.RawMessage(`{"item_id":"CO112"}`)}}},
+		{Role: harness.RoleTool, Name: ToolShippingPolicy, Content: `{"item_id":"CO112","ships_within_days":2,"shipping_fee":"not stated","free_shipping":"not stated","return_days":7}`},
+	}
 	cases := []struct {
 		name  string
 		ask   string
@@ -204,6 +209,8 @@ func TestFindUnbacked(t *testing.T) {
 		{name: "allergen", ask: "坚果有花生吗", calls: nuts, reply: "不含花生，放心吃。", want: []string{UnbackedAttribute}},
 		{name: "colour", ask: "耳机有白色吗", calls: earbuds, reply: "有白色和black两种颜色。"},
 		{name: "colour unbacked", ask: "耳机有粉色吗", calls: earbuds, reply: "有粉色的！", want: []string{UnbackedAttribute}},
+		{name: "a fee not stated, said so", ask: "Does the serum ship free?", lang: LangEN, msgs: unstatedFee, reply: "It ships within 2 days with shipping costs not stated."},
+		{name: "a fee not stated, claimed free", ask: "Does the serum ship free?", lang: LangEN, msgs: unstatedFee, reply: "It ships within 2 days with free shipping.", want: []string{UnbackedAttribute}},
 		{name: "free shipping unbacked", ask: "卫衣包邮吗", calls: append(hoodie, itemCall(ToolShippingPolicy, "AP121")), reply: "包邮的！", want: []string{UnbackedAttribute}},
 		{name: "no returns", ask: "坚果能退货吗", calls: append(nuts, itemCall(ToolShippingPolicy, "FO142")), reply: "2天内发货，食品不支持退货哦。"},
 		{name: "returns unbacked", ask: "坚果能退货吗", calls: append(nuts, itemCall(ToolShippingPolicy, "FO142")), reply: "支持无理由退货。", want: []string{UnbackedAttribute}},
@@ -291,6 +298,7 @@ func TestFindUnbackedOnACatalog(t *testing.T) {
 		{"link", "3号链接是什么", []hsa.Call{lookup("3号链接")}, "3号链接是修护面霜，现在259元。", nil},
 		{"link unbacked", "耳机多少钱", earbuds, "5号链接也在做活动。", []string{UnbackedLink}},
 		{"dispatch in hours", "耳机多久发货", append(earbuds, itemCall(ToolShippingPolicy, "p-earbuds")), "48小时内发货，包邮，支持7天无理由退货。", nil},
+		{"free shipping stated", "Is shipping free for the cream?", []hsa.Call{lookup("面霜"), itemCall(ToolShippingPolicy, "p-cream")}, "It ships within 2 days; free shipping, 7-day returns.", nil},
 		{"a fee", "保温杯包邮吗", []hsa.Call{lookup("保温杯"), itemCall(ToolShippingPolicy, "p-flask")}, "包邮的！", []string{UnbackedAttribute}},
 		{"returns not accepted", "坚果能退吗", []hsa.Call{lookup("坚果"), itemCall(ToolShippingPolicy, "p-nuts")}, "食品类不支持退货哦。", nil},
 		{"returns not accepted, claimed", "坚果能退吗", []hsa.Call{lookup("坚果"), itemCall(ToolShippingPolicy, "p-nuts")}, "支持无理由退货。", []string{UnbackedAttribute}},
