@@ -13,23 +13,23 @@ import (
 	"github.com/livehat/livehat/plugins"
 )
 
-// InstallExamples is the plugins' first-run setup: when the store holds
-// no plugin at all, it builds the Go plugins of Config.PluginDirs (with the
-// plugin build cache, so a second start costs one `go list` each), packs
-// them as `livehat plugin pack` would, and uploads them as the admin's
-// plugins, enabled. A store that has plugins is left alone, so what
-// operators disabled or rolled back stays that way. serve calls it once at
-// start; a plugin that fails to build is reported and the others are
-// installed.
+// InstallExamples installs the example plugins of Config.PluginDirs that
+// the store does not hold at their version: every one on the first run,
+// and on a later start an example the store never had (a hook a newer
+// demo harness uses) or a newer version of one (the storefront after a
+// change of the catalog contract). It builds them (with the plugin build
+// cache), packs them as `livehat plugin pack` would, and records them as
+// the admin's. A new plugin is enabled; a newer version becomes active only
+// where the plugin is enabled, as an upload's does (store.AddPluginVersion),
+// so what operators disabled, rolled back or replaced with a newer version
+// of their own stays that way. serve calls it once at start; a plugin that
+// fails to build is reported and the others are installed.
 //
 // It then loads every organisation's active plugins into the sandbox, so
 // that the first live turn after a start does not wait for compilation.
 func (s *Server) InstallExamples(ctx context.Context) error {
-	n, err := s.store.PluginCount(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 0 && len(s.cfg.PluginDirs) > 0 {
+	var err error
+	if len(s.cfg.PluginDirs) > 0 {
 		err = s.installExamples(ctx)
 	}
 	return errors.Join(err, s.importInstalled(ctx), s.warmPlugins(ctx))
@@ -104,9 +104,16 @@ func (s *Server) installExamples(ctx context.Context) error {
 	sc := admin.Scope()
 	var errs []error
 	for _, dir := range s.cfg.PluginDirs {
-		if err := s.installDir(ctx, sc, dir); err != nil {
+		m, _, err := plugins.ReadManifestDir(dir)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("console: example plugin %s: %w", dir, err))
 			continue
+		}
+		if _, err := s.store.PluginVersion(ctx, sc, m.Name, m.Version); err == nil {
+			continue // held already: nothing to build
+		}
+		if err := s.installDir(ctx, sc, dir); err != nil {
+			errs = append(errs, fmt.Errorf("console: example plugin %s: %w", dir, err))
 		}
 	}
 	s.plugins.changed(sc.OrgID)

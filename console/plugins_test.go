@@ -633,7 +633,13 @@ func TestInstallExamplesOnce(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, nil)
 	ctx := context.Background()
-	e.srv.cfg.PluginDirs = []string{filepath.Join("..", "examples", "plugins", "moderation"), filepath.Join("..", "examples", "plugins", "storefront")}
+	e.srv.cfg.PluginDirs = []string{filepath.Join("..", "examples", "plugins", "moderation")}
+	if err := e.srv.InstallExamples(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A later start installs an example the store never had (a hook a
+	// newer demo harness needs) and leaves the held one alone.
+	e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", "storefront"))
 	if err := e.srv.InstallExamples(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -651,13 +657,27 @@ func TestInstallExamplesOnce(t *testing.T) {
 	if _, d, _ := e.call(t, e.admin, "GET", "/api/plugins/storefront", "", ""); d["sandbox"] == nil {
 		t.Errorf("example plugin not loaded after install: %v", d)
 	}
-	// A store with plugins is left alone.
+	// What the store holds is left alone: a disabled example stays
+	// disabled, and no version is recorded twice.
 	e.postJSON(t, e.admin, "/api/plugins/moderation/disable?override=the+demo+stream+runs+without+it", ``)
 	if err := e.srv.InstallExamples(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := listNames(t, e, e.admin); len(got) != 2 {
-		t.Errorf("second start: %v", got)
+		t.Errorf("third start: %v", got)
+	}
+	_, _, raw = e.call(t, e.admin, "GET", "/api/plugins", "", "")
+	list = nil
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list {
+		if p.Name == "moderation" && p.Enabled {
+			t.Error("a disabled example was enabled again")
+		}
+	}
+	if code, _, raw := e.call(t, e.admin, "GET", "/api/plugins/moderation/versions", "", ""); code != 200 || strings.Count(string(raw), `"version"`) != 1 {
+		t.Errorf("versions after three starts: %d %s", code, raw)
 	}
 	set, err := e.srv.streamPlugins(ctx, mustUser(t, e, "admin").OrgID, examples.Catalog)
 	if err != nil {
