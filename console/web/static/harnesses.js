@@ -2,7 +2,8 @@
 // Harnesses: versions (immutable, content-hashed), drafts with an editor
 // (validate, diff and HSA preview side by side), the release gate with its
 // per-suite and per-category regressions, publishing to streams or as a
-// canary, rollback, and the models × versions compatibility table.
+// canary, rollback, and the compatibility tables: models × versions, and
+// versions × installed plugins with the streams on each.
 // Every harness text is inserted with textContent (LiveHAT.el).
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
@@ -28,6 +29,11 @@ LiveHAT.page(async () => {
   const versionLabel = (v) => short(v.version) + ' · ' + v.name + (v.streams ? ' (' + v.streams + ' streams)' : '');
   const versionOptions = (selected) => versions.map((v) => el('option', {value: v.version, selected: v.version === selected}, versionLabel(v)));
   const current = () => versions.reduce((best, v) => (!best || v.streams > best.streams ? v : best), null);
+
+  function intervalCell(ci) {
+    if (!ci) return el('td', {class: 'muted'}, '');
+    return el('td', {class: 'muted'}, '[' + fmt.num(ci[0], 1) + ', ' + fmt.num(ci[1], 1) + ']');
+  }
 
   function deltaCell(d) {
     const cls = d < 0 ? 'delta-down' : d > 0 ? 'delta-up' : 'muted';
@@ -234,18 +240,28 @@ LiveHAT.page(async () => {
         el('label', {for: 'g-baseline'}, 'Baseline'), el('select', {id: 'g-baseline', name: 'baseline'}, versionOptions(cur?.version)),
         el('label', {for: 'g-n'}, 'Items per suite'), el('input', {id: 'g-n', name: 'n', type: 'number', value: '5', min: 1, max: 100, size: 4}),
         el('label', {for: 'g-tol'}, 'Tolerance (points)'), el('input', {id: 'g-tol', name: 'tolerance', type: 'number', value: '1', step: '0.5', min: 0, size: 4})),
+      el('div', {class: 'row'},
+        el('label', {for: 'g-model'}, 'Model'), el('select', {id: 'g-model', name: 'model'},
+          el('option', {value: 'serving', selected: true}, 'the serving model'),
+          el('option', {value: 'checkpoint'}, 'a checkpoint released with it'),
+          el('option', {value: 'expert'}, 'the expert (harness sanity check)')),
+        el('label', {for: 'g-checkpoint'}, 'Checkpoint'), el('input', {id: 'g-checkpoint', name: 'checkpoint', size: 16, placeholder: 'name'}),
+        el('label', {for: 'g-replay'}, 'Replayed questions'), el('input', {id: 'g-replay', name: 'replay', type: 'number', value: '10', min: 0, max: 100, size: 4})),
       el('div', {class: 'row'}, suites.map((s) => el('label', {class: 'check'}, el('input', {type: 'checkbox', name: 'suites', value: s, checked: true}), ' ' + s)),
         el('button', {type: 'submit', id: 'gate-run'}, 'Run gate')));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       form.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
       const req = {candidate: form.candidate.value, baseline: form.baseline.value, n: Number(form.n.value),
-        tolerance: Number(form.tolerance.value), suites: [...form.querySelectorAll('input[name=suites]:checked')].map((i) => i.value)};
+        tolerance: Number(form.tolerance.value), suites: [...form.querySelectorAll('input[name=suites]:checked')].map((i) => i.value),
+        model: form.model.value};
+      if (req.model === 'checkpoint') req.checkpoint = form.checkpoint.value;
+      if (req.model !== 'expert') req.replay = Number(form.replay.value);
       if (loopID) req.loop_id = loopID;
       try { watchGate(await api('POST', '/api/harness-gates', req)); } catch (err) { showError(err, form); }
     });
     sections.gate.replaceChildren(el('h2', {}, 'Release gate'),
-      el('p', {class: 'muted'}, 'Runs the evaluation suites on the serving model under the candidate and the baseline, and shows what regressed.'),
+      el('p', {class: 'muted'}, 'Runs the live-room suites and the streams\' recent questions with the model that will serve, under the candidate and the baseline, and shows what regressed. The expert only checks that the harness itself works; no release counts it.'),
       form, el('div', {id: 'gate-status'}), el('div', {id: 'gate-report'}), gateHistory());
     loadGateHistory();
   }
@@ -306,27 +322,29 @@ LiveHAT.page(async () => {
     const report = document.getElementById('gate-report');
     if (!status || !report) return;
     status.replaceChildren(el('div', {class: 'row', id: 'gate-state'}, stateBadge(g.state),
-      el('span', {}, short(g.candidate) + ' vs ' + short(g.baseline) + ' · ' + g.model + ' · n=' + g.n), g.error ? el('span', {class: 'bad'}, g.error) : null));
+      el('span', {}, short(g.candidate) + ' vs ' + short(g.baseline) + ' · ' + g.model + ' · n=' + g.n),
+      g.report && g.report.sanity ? el('span', {class: 'badge warn', id: 'gate-sanity'}, 'sanity check') : null,
+      g.error ? el('span', {class: 'bad'}, g.error) : null));
     const r = g.report || {};
     if (!r.suites) { report.replaceChildren(); loadGateHistory(); return; }
     const rows = [];
     for (const s of r.suites) {
       rows.push(el('tr', {class: 'suite-row' + (s.regressed ? ' regressed' : '')},
         el('td', {}, el('strong', {}, s.suite)), el('td', {}, fmt.num(s.baseline.score, 1)), el('td', {}, fmt.num(s.candidate.score, 1)),
-        deltaCell(s.delta), el('td', {class: 'muted'}, 'n=' + s.candidate.n + (s.candidate.errors ? ' · ' + s.candidate.errors + ' errors' : ''))));
+        deltaCell(s.delta), intervalCell(s.delta_ci95), el('td', {class: 'muted'}, 'n=' + s.candidate.n + (s.candidate.errors ? ' · ' + s.candidate.errors + ' errors' : ''))));
       for (const c of s.categories) {
         rows.push(el('tr', {class: 'category-row' + (c.regressed ? ' regressed' : '')},
           el('td', {class: 'indent'}, c.category), el('td', {}, fmt.num(c.baseline, 1)), el('td', {}, fmt.num(c.candidate, 1)),
-          deltaCell(c.delta), el('td', {class: 'muted'}, 'n=' + c.n)));
+          deltaCell(c.delta), intervalCell(c.delta_ci95), el('td', {class: 'muted'}, 'n=' + c.n)));
       }
     }
     const causes = Object.entries(r.causes || {});
     report.replaceChildren(
       el('table', {id: 'gate-table'},
-        el('thead', {}, el('tr', {}, ['Suite / category', 'Baseline', 'Candidate', 'Δ', ''].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, ['Suite / category', 'Baseline', 'Candidate', 'Δ', 'Δ 95% interval', ''].map((h) => el('th', {}, h)))),
         el('tbody', {}, rows),
         el('tfoot', {}, el('tr', {}, el('td', {}, el('strong', {}, 'Overall')), el('td', {}, fmt.num(r.overall.baseline, 1)),
-          el('td', {}, fmt.num(r.overall.candidate, 1)), deltaCell(r.overall.delta), el('td', {})))),
+          el('td', {}, fmt.num(r.overall.candidate, 1)), deltaCell(r.overall.delta), el('td', {}), el('td', {})))),
       (r.warnings || []).map((w) => el('p', {class: 'badge warn gate-warning'}, w)),
       r.regressions.length
         ? el('p', {class: 'bad', id: 'gate-regressions'}, r.regressions.length + ' regressions beyond ' + r.tolerance + ' points: ',
@@ -403,15 +421,36 @@ LiveHAT.page(async () => {
     } catch (err) { showError(err); }
   }
 
+  // pluginMatrix is every version against the installed plugins, with the
+  // streams on it and any version a stream's merchant asked for.
+  function pluginMatrix(m) {
+    const names = Object.fromEntries(streams.map((s) => [s.id, s.name]));
+    return [el('h2', {}, 'Compatibility: harness versions × installed plugins'),
+      el('p', {class: 'muted', id: 'compat-plugins'}, 'Installed: ' + (m.plugins.length ? m.plugins.map((p) => p.name + '@' + p.version).join(', ') : 'none')),
+      el('table', {id: 'plugin-compat-table'},
+        el('thead', {}, el('tr', {}, ['Version', 'Name', 'Streams', 'Plugins serve it', 'Problems'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, m.harnesses.map((h) => el('tr', {dataset: {version: h.version}, class: h.compatible ? '' : 'regressed'},
+          el('td', {class: 'mono', title: h.version}, short(h.version)), el('td', {}, h.name),
+          el('td', {}, h.streams.map((id) => names[id] || id).join(', ')),
+          el('td', {}, el('span', {class: 'badge ' + (h.compatible ? 'good' : 'bad')}, h.compatible ? 'yes' : 'no')),
+          el('td', {class: 'small'}, h.problems.slice(0, 3).map((p) => el('div', {}, p.message)),
+            h.problems.length > 3 ? el('div', {class: 'muted'}, '… ' + (h.problems.length - 3) + ' more') : null))))),
+      m.streams.some((s) => s.requested_version)
+        ? el('p', {id: 'compat-requests'}, 'Requested by merchants: ', m.streams.filter((s) => s.requested_version)
+          .map((s) => s.name + ' → ' + short(s.requested_version)).join(', '))
+        : null].filter(Boolean);
+  }
+
   async function loadCompat() {
     const c = await api('GET', '/api/harness-compat');
     const scored = c.versions.filter((v) => c.cells.some((x) => x.version === v.version));
     if (!c.cells.length) {
-      sections.compat.replaceChildren(el('h2', {}, 'Compatibility'), el('p', {class: 'muted'}, 'Scores appear here once a gate has run.'));
+      sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, 'Compatibility: models × harness versions'),
+        el('p', {class: 'muted'}, 'Scores appear here once a gate has run.'));
       return;
     }
     const cell = (m, v) => c.cells.find((x) => x.model === m && x.version === v);
-    sections.compat.replaceChildren(el('h2', {}, 'Compatibility: models × harness versions'),
+    sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, 'Compatibility: models × harness versions'),
       el('table', {id: 'compat-table'},
         el('thead', {}, el('tr', {}, el('th', {}, 'Model'), scored.map((v) => el('th', {title: v.version}, short(v.version) + ' ' + v.name)))),
         el('tbody', {}, c.models.map((m) => el('tr', {}, el('td', {}, m), scored.map((v) => {
