@@ -559,12 +559,13 @@ func TestQ8Int16(t *testing.T) {
 		t.Fatal("finite activations refused")
 	}
 	bpr := q.BlocksPerRow()
-	for name, kern := range map[string]func(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32){
+	xr := q8RowFor(xq, xs, nblk)
+	for name, kern := range map[string]func(k int, w []int8, ldw int, xr q8Row, x []float32, scales []float32, lds int, out *[4]float32){
 		"dispatch": rows4Q8X16, "go": rows4Q8X16Go,
 	} {
 		for r0 := 0; r0 < rows; r0 += 4 {
 			var out [4]float32
-			kern(cols, q.Data[r0*cols:], cols, xq, xs, x, q.Scales[r0*bpr:], bpr, &out)
+			kern(cols, q.Data[r0*cols:], cols, xr, x, q.Scales[r0*bpr:], bpr, &out)
 			for r := range 4 {
 				var want, mag, quant float64
 				for i := range cols {
@@ -711,5 +712,89 @@ func TestRowKernels(t *testing.T) {
 		check("rows2x4BF16", wf, 2, 4, &out, func(b, r int) int { return b*2 + r })
 		rows2x4Q8(k, q.Data, ldw, q.Scales, bpr, x, ldx, &out)
 		check("rows2x4Q8", wq, 2, 4, &out, func(b, r int) int { return b*2 + r })
+	}
+}
+
+// q8RowFor is the q8Row that prepare makes of xq and xs for the kernel set
+// in use.
+func q8RowFor(xq []int16, xs []float32, nblk int) q8Row {
+	xr := q8Row{xq: xq, xs: xs}
+	if q8ByteKernels() {
+		xr.xv = splitQ8Bytes(nil, xq, nblk)
+	}
+	return xr
+}
+
+// TestQ8Exact checks that the integer Q8 mat-vec kernel computes every
+// block's products exactly, as the reference does in int32: with scales
+// that are powers of two and sums that float32 holds exactly, every step
+// is exact in any order, so the kernel must equal the reference bit for
+// bit. The activations reach both int16 extremes and every high byte, the
+// weights both int8 extremes; block counts cover a lone last block, the
+// 16-block groups of the VPDPBUSD kernel and a partial block.
+func TestQ8Exact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, k := range []int{32, 64, 96, 100, 512, 544, 1056, 1088} {
+		for _, regime := range []string{"full activations, small weights", "full weights, small activations", "extremes"} {
+			ldw := k + 7
+			w := make([]int8, 4*ldw)
+			xq := make([]int16, k)
+			for i := range w {
+				switch regime {
+				case "full activations, small weights":
+					w[i] = int8(rng.IntN(3) - 1)
+				case "full weights, small activations":
+					w[i] = int8(rng.IntN(255) - 127)
+				default:
+					w[i] = []int8{-127, 127, 0, 1}[rng.IntN(4)]
+				}
+			}
+			for i := range xq {
+				switch regime {
+				case "full activations, small weights":
+					xq[i] = int16(rng.IntN(65535) - 32767)
+				case "full weights, small activations":
+					xq[i] = int16(rng.IntN(241) - 120)
+				default:
+					xq[i] = []int16{-32767, 32767, -256, 255, -1, 0}[rng.IntN(6)]
+				}
+			}
+			nblk := k / Q8Block
+			bpr := ceilDiv(k, Q8Block)
+			// Scale products in {1/2, 1, 2}: every value is a multiple of
+			// 1/2, so float32 holds any sum below 2²³ exactly. Weights
+			// are zeroed, in a random order, until Σ|w·x·scale| fits.
+			scales := make([]float32, 4*bpr)
+			for i := range scales {
+				scales[i] = float32(1 + rng.IntN(2))
+			}
+			xs := make([]float32, bpr)
+			for i := range xs {
+				xs[i] = float32(math.Ldexp(1, -rng.IntN(2)))
+			}
+			for r := range 4 {
+				budget := float64(1 << 23)
+				for _, i := range rng.Perm(k) {
+					cost := math.Abs(float64(w[r*ldw+i])*float64(xq[i])) * 2
+					if cost > budget {
+						w[r*ldw+i] = 0
+						continue
+					}
+					budget -= cost
+				}
+			}
+			// The partial last block uses the float activation: make it
+			// the same integers, scaled like the others.
+			x := make([]float32, k)
+			for i := nblk * Q8Block; i < k; i++ {
+				x[i] = float32(xq[i]) * xs[nblk]
+			}
+			var want, got [4]float32
+			rows4Q8X16Go(k, w, ldw, q8Row{xq: xq, xs: xs}, x, scales, bpr, &want)
+			rows4Q8X16(k, w, ldw, q8RowFor(xq, xs, nblk), x, scales, bpr, &got)
+			if got != want {
+				t.Fatalf("k=%d, %s: kernel %v, reference %v", k, regime, got, want)
+			}
+		}
 	}
 }

@@ -74,6 +74,9 @@ func axpyAVX2(n int, alpha float32, x, y *float32)
 func rows4Q8X16AVX2(nblk int, w *int8, ldw int, xq *int16, xs *float32, scales *float32, lds int, out *[4]float32)
 
 //go:noescape
+func rows4Q8X16VNNI(nblk int, w *int8, ldw int, xv *byte, xs *float32, scales *float32, lds int, out *[4]float32)
+
+//go:noescape
 func quantX16AVX2(nblk int, x, xd *float32, xq *int16, xs *float32) (ok bool)
 
 //go:noescape
@@ -172,6 +175,10 @@ func Accelerated() bool { return isa >= isaAVX2 }
 
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
 func q8Int16Kernels() bool { return isa >= isaAVX2 }
+
+// q8ByteKernels reports whether rows4Q8X16 reads the activation split
+// into bytes (q8Row.xv), for VPDPBUSD.
+func q8ByteKernels() bool { return isa >= isaAVX512 && cpuHas.vnni }
 
 func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	if isa < isaAVX2 || k == 0 {
@@ -470,17 +477,25 @@ func axpy(y []float32, alpha float32, x []float32) {
 // rows4Q8X16 sets out[r] = Σ_{i<k} W[r,i]·x[i] for four Q8 rows against an
 // activation quantized to int16 per block (xq, xs, covering the full
 // blocks of x); the last partial block uses x itself.
-func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+func rows4Q8X16(k int, w []int8, ldw int, xr q8Row, x []float32, scales []float32, lds int, out *[4]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
 	if isa < isaAVX2 || nblk == 0 {
-		rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+		rows4Q8X16Go(k, w, ldw, xr, x, scales, lds, out)
 		return
 	}
+	xq, xs := xr.xq, xr.xs
 	if len(w) < 3*ldw+k || len(xq) < k32 || len(xs) < nblk || len(scales) < 3*lds+nblk || len(x) < k {
 		panic("kernel: internal error: Q8 mat-vec block out of range")
 	}
-	rows4Q8X16AVX2(nblk, &w[0], ldw, &xq[0], &xs[0], &scales[0], lds, out)
+	if xr.xv != nil && q8ByteKernels() {
+		if len(xr.xv) < ceilDiv(nblk, 2)*q8SplitBytes {
+			panic("kernel: internal error: split Q8 activation too short")
+		}
+		rows4Q8X16VNNI(nblk, &w[0], ldw, &xr.xv[0], &xs[0], &scales[0], lds, out)
+	} else {
+		rows4Q8X16AVX2(nblk, &w[0], ldw, &xq[0], &xs[0], &scales[0], lds, out)
+	}
 	if k32 < k {
 		for r := range 4 {
 			out[r] += dotQ8Go(k-k32, w[r*ldw+k32:], scales[r*lds+nblk:], x[k32:])

@@ -66,6 +66,7 @@ var numericTests = []struct {
 	{"GemvAxpy", TestGemvAxpy},
 	{"Dot", TestDot},
 	{"Q8Int16", TestQ8Int16},
+	{"Q8Exact", TestQ8Exact},
 	{"Q8BatchConsistency", TestQ8BatchConsistency},
 	{"Exp", TestExp},
 	{"Softmax", TestSoftmax},

@@ -44,6 +44,10 @@ func Accelerated() bool { return true }
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
 func q8Int16Kernels() bool { return true }
 
+// q8ByteKernels reports whether rows4Q8X16 reads the activation split
+// into bytes: never in this build.
+func q8ByteKernels() bool { return false }
+
 func gemmKernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	if k == 0 {
 		gemmKernelGo(k, a, b, c, ldc, alpha, beta)
@@ -121,13 +125,14 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 	rows4Q8Go(k, w, ldw, scales, lds, x, ldx, nb, out)
 }
 
-func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+func rows4Q8X16(k int, w []int8, ldw int, xr q8Row, x []float32, scales []float32, lds int, out *[4]float32) {
 	nblk := k / Q8Block
 	k32 := nblk * Q8Block
 	if nblk == 0 {
-		rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+		rows4Q8X16Go(k, w, ldw, xr, x, scales, lds, out)
 		return
 	}
+	xq, xs := xr.xq, xr.xs
 	if len(w) < 3*ldw+k || len(xq) < k32 || len(xs) < nblk || len(scales) < 3*lds+nblk || len(x) < k {
 		panic("kernel: internal error: Q8 mat-vec block out of range")
 	}

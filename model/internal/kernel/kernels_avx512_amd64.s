@@ -1082,3 +1082,209 @@ r24bf512_done:
 	VZEROUPPER
 	RET
 
+// q8PairIndex is the VPERMPS index that puts value 0 in lanes 0–7 and
+// value 1 in lanes 8–15 (adding 2j selects values 2j and 2j+1);
+// laneIndex numbers the 16 dword lanes.
+DATA q8PairIndex<>+0(SB)/4, $0
+DATA q8PairIndex<>+4(SB)/4, $0
+DATA q8PairIndex<>+8(SB)/4, $0
+DATA q8PairIndex<>+12(SB)/4, $0
+DATA q8PairIndex<>+16(SB)/4, $0
+DATA q8PairIndex<>+20(SB)/4, $0
+DATA q8PairIndex<>+24(SB)/4, $0
+DATA q8PairIndex<>+28(SB)/4, $0
+DATA q8PairIndex<>+32(SB)/4, $1
+DATA q8PairIndex<>+36(SB)/4, $1
+DATA q8PairIndex<>+40(SB)/4, $1
+DATA q8PairIndex<>+44(SB)/4, $1
+DATA q8PairIndex<>+48(SB)/4, $1
+DATA q8PairIndex<>+52(SB)/4, $1
+DATA q8PairIndex<>+56(SB)/4, $1
+DATA q8PairIndex<>+60(SB)/4, $1
+GLOBL q8PairIndex<>(SB), RODATA|NOPTR, $64
+
+DATA laneIndex<>+0(SB)/4, $0
+DATA laneIndex<>+4(SB)/4, $1
+DATA laneIndex<>+8(SB)/4, $2
+DATA laneIndex<>+12(SB)/4, $3
+DATA laneIndex<>+16(SB)/4, $4
+DATA laneIndex<>+20(SB)/4, $5
+DATA laneIndex<>+24(SB)/4, $6
+DATA laneIndex<>+28(SB)/4, $7
+DATA laneIndex<>+32(SB)/4, $8
+DATA laneIndex<>+36(SB)/4, $9
+DATA laneIndex<>+40(SB)/4, $10
+DATA laneIndex<>+44(SB)/4, $11
+DATA laneIndex<>+48(SB)/4, $12
+DATA laneIndex<>+52(SB)/4, $13
+DATA laneIndex<>+56(SB)/4, $14
+DATA laneIndex<>+60(SB)/4, $15
+GLOBL laneIndex<>(SB), RODATA|NOPTR, $64
+
+// func rows4Q8X16VNNI(nblk int, w *int8, ldw int, xv *byte, xs *float32, scales *float32, lds int, out *[4]float32)
+//
+// out[r] = Σ_blk scales[r*lds+blk]·xs[blk]·Σ_{i<32} w[r*ldw+32·blk+i]·xq[32·blk+i]
+// for r < 4 over nblk ≥ 1 blocks, as rows4Q8X16AVX2, with VPDPBUSD
+// (AVX512_VNNI), which adds four unsigned×signed byte products into each
+// dword. xv holds the int16 activation xq as splitQ8Bytes lays it out, per
+// 64 columns (two blocks): its low bytes xl (unsigned), its high bytes xh
+// (signed), and per dword -128·Σxh of its four columns. Then, exactly in
+// 32-bit integers, w·xq = 256·((w+128)·xh - 128·xh) + w·xl: each dword
+// starts at the correction, gains (w XOR 0x80)·xh, shifts left by 8 and
+// gains xl·w, ending at the exact sum of its four products (|sum| < 2²⁴,
+// so the conversion to float is exact too). Lanes 0–7 hold the first
+// block and 8–15 the second; VPERMPS spreads the two blocks' scale
+// products (computed 16 blocks at a time) over them for one FMA.
+// Z0–Z3 accumulate the rows, Z24–Z27 hold their scale products, Z28 the
+// permutation, Z16–Z17 the activation bytes, Z4–Z15 and Z18–Z21 the
+// products on their way.
+TEXT ·rows4Q8X16VNNI(SB), NOSPLIT, $0-64
+	MOVQ nblk+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), R8
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	MOVQ xv+24(FP), DI
+	MOVQ xs+32(FP), R10
+	MOVQ scales+40(FP), R8
+	MOVQ lds+48(FP), R15
+	SHLQ $2, R15
+	LEAQ (R8)(R15*1), R9
+	LEAQ (R9)(R15*1), BX
+	LEAQ (BX)(R15*1), R15
+	MOVQ out+56(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	MOVL $2, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU32 laneIndex<>(SB), Z23
+	MOVL $0xffffffff, AX
+	KMOVQ AX, K2 // the 32 bytes of a lone last block
+	MOVQ ldw+16(FP), AX
+	LEAQ (R13)(AX*1), AX // prefetch pointer through the next four rows
+q8v_group:
+	MOVQ CX, R14
+	CMPQ R14, $16
+	JLE q8v_count
+	MOVQ $16, R14
+q8v_count:
+	SUBQ R14, CX // blocks left after this group
+	VPBROADCASTD R14, Z22
+	VPCMPUD $1, Z22, Z23, K1 // lanes below the group's block count
+	VMOVUPS.Z (R10), K1, Z22
+	VMULPS.Z (R8), Z22, K1, Z24
+	VMULPS.Z (R9), Z22, K1, Z25
+	VMULPS.Z (BX), Z22, K1, Z26
+	VMULPS.Z (R15), Z22, K1, Z27
+	VMOVDQU32 q8PairIndex<>(SB), Z28
+q8v_pair:
+	CMPQ R14, $2
+	JL q8v_single
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ $256, AX
+	VMOVDQU8 (DI), Z16
+	VMOVDQU8 64(DI), Z17
+	VMOVDQU8 (SI), Z4
+	VPXORD Z31, Z4, Z8
+	VMOVDQU32 128(DI), Z12
+	VPDPBUSD Z17, Z8, Z12
+	VPSLLD $8, Z12, Z12
+	VPDPBUSD Z4, Z16, Z12
+	VCVTDQ2PS Z12, Z12
+	VPERMPS Z24, Z28, Z18
+	VFMADD231PS Z18, Z12, Z0
+	VMOVDQU8 (R11), Z5
+	VPXORD Z31, Z5, Z9
+	VMOVDQU32 128(DI), Z13
+	VPDPBUSD Z17, Z9, Z13
+	VPSLLD $8, Z13, Z13
+	VPDPBUSD Z5, Z16, Z13
+	VCVTDQ2PS Z13, Z13
+	VPERMPS Z25, Z28, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VMOVDQU8 (R12), Z6
+	VPXORD Z31, Z6, Z10
+	VMOVDQU32 128(DI), Z14
+	VPDPBUSD Z17, Z10, Z14
+	VPSLLD $8, Z14, Z14
+	VPDPBUSD Z6, Z16, Z14
+	VCVTDQ2PS Z14, Z14
+	VPERMPS Z26, Z28, Z20
+	VFMADD231PS Z20, Z14, Z2
+	VMOVDQU8 (R13), Z7
+	VPXORD Z31, Z7, Z11
+	VMOVDQU32 128(DI), Z15
+	VPDPBUSD Z17, Z11, Z15
+	VPSLLD $8, Z15, Z15
+	VPDPBUSD Z7, Z16, Z15
+	VCVTDQ2PS Z15, Z15
+	VPERMPS Z27, Z28, Z21
+	VFMADD231PS Z21, Z15, Z3
+	VPADDD Z29, Z28, Z28
+	ADDQ $64, SI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	ADDQ $64, R13
+	ADDQ $192, DI
+	SUBQ $2, R14
+	JNZ q8v_pair
+	JMP q8v_next
+q8v_single:
+	VMOVDQU8 (DI), Z16
+	VMOVDQU8 64(DI), Z17
+	VMOVDQU8.Z (SI), K2, Z4
+	VPXORD Z31, Z4, Z8
+	VMOVDQU32 128(DI), Z12
+	VPDPBUSD Z17, Z8, Z12
+	VPSLLD $8, Z12, Z12
+	VPDPBUSD Z4, Z16, Z12
+	VCVTDQ2PS Z12, Z12
+	VPERMPS Z24, Z28, Z18
+	VFMADD231PS Z18, Z12, Z0
+	VMOVDQU8.Z (R11), K2, Z5
+	VPXORD Z31, Z5, Z9
+	VMOVDQU32 128(DI), Z13
+	VPDPBUSD Z17, Z9, Z13
+	VPSLLD $8, Z13, Z13
+	VPDPBUSD Z5, Z16, Z13
+	VCVTDQ2PS Z13, Z13
+	VPERMPS Z25, Z28, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VMOVDQU8.Z (R12), K2, Z6
+	VPXORD Z31, Z6, Z10
+	VMOVDQU32 128(DI), Z14
+	VPDPBUSD Z17, Z10, Z14
+	VPSLLD $8, Z14, Z14
+	VPDPBUSD Z6, Z16, Z14
+	VCVTDQ2PS Z14, Z14
+	VPERMPS Z26, Z28, Z20
+	VFMADD231PS Z20, Z14, Z2
+	VMOVDQU8.Z (R13), K2, Z7
+	VPXORD Z31, Z7, Z11
+	VMOVDQU32 128(DI), Z15
+	VPDPBUSD Z17, Z11, Z15
+	VPSLLD $8, Z15, Z15
+	VPDPBUSD Z7, Z16, Z15
+	VCVTDQ2PS Z15, Z15
+	VPERMPS Z27, Z28, Z21
+	VFMADD231PS Z21, Z15, Z3
+q8v_next:
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $64, R10
+	TESTQ CX, CX
+	JNZ q8v_group
+	SUM4ZMM
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET

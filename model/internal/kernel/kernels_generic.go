@@ -1,5 +1,7 @@
 package kernel
 
+import "encoding/binary"
+
 // Portable Go versions of the inner kernels. They are the fallback where
 // the assembly is unavailable and the reference the assembly is tested
 // against; the assembly wrappers also use them for ragged tails.
@@ -192,7 +194,8 @@ func identity(v float32) float32 { return v }
 // rows4Q8X16Go is the portable rows4Q8X16: exact int32 sums per block of
 // Q8 weights times int16 activations, scaled in float32; the last partial
 // block uses the float activation x.
-func rows4Q8X16Go(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
+func rows4Q8X16Go(k int, w []int8, ldw int, xr q8Row, x []float32, scales []float32, lds int, out *[4]float32) {
+	xq, xs := xr.xq, xr.xs
 	nblk := k / Q8Block
 	for r := range 4 {
 		wr := w[r*ldw : r*ldw+k]
@@ -230,4 +233,40 @@ func copyPanelBGo(dst, b []float32, ldb, kb int) {
 	for p := range kb {
 		copy(dst[p*gemmNR:(p+1)*gemmNR], b[p*ldb:p*ldb+gemmNR])
 	}
+}
+
+// q8SplitChunk is the number of columns per chunk of a split activation
+// (two blocks: one 512-bit register of bytes), and q8SplitBytes its size:
+// the low bytes, the high bytes and one int32 correction per four columns.
+const (
+	q8SplitChunk = 2 * Q8Block
+	q8SplitBytes = 3 * q8SplitChunk
+)
+
+// splitQ8Bytes lays out the first nblk blocks of an int16 activation xq
+// for the VPDPBUSD kernel, in dst (reallocated when short): per chunk of
+// q8SplitChunk columns, the low byte of each value (to multiply as
+// unsigned), then its high byte (signed), then per four columns the int32
+// -128·Σ(high bytes), little-endian. Columns past the last block are zero.
+func splitQ8Bytes(dst []byte, xq []int16, nblk int) []byte {
+	chunks := ceilDiv(nblk, 2)
+	dst = grow(dst, chunks*q8SplitBytes)[:chunks*q8SplitBytes]
+	n := nblk * Q8Block
+	for c := range chunks {
+		d := dst[c*q8SplitBytes : (c+1)*q8SplitBytes]
+		for g := range q8SplitChunk / 4 {
+			var corr int32
+			for i := 4 * g; i < 4*g+4; i++ {
+				var v int16
+				if col := c*q8SplitChunk + i; col < n {
+					v = xq[col]
+				}
+				d[i] = byte(v)
+				d[q8SplitChunk+i] = byte(v >> 8)
+				corr -= 128 * int32(v>>8)
+			}
+			binary.LittleEndian.PutUint32(d[2*q8SplitChunk+4*g:], uint32(corr))
+		}
+	}
+	return dst
 }

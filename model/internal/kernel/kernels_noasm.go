@@ -65,8 +65,12 @@ func axpy(y []float32, alpha float32, x []float32) { axpyGo(y, alpha, x) }
 // q8Int16Kernels reports whether rows4Q8X16 is worth preparing for.
 func q8Int16Kernels() bool { return false }
 
-func rows4Q8X16(k int, w []int8, ldw int, xq []int16, xs, x []float32, scales []float32, lds int, out *[4]float32) {
-	rows4Q8X16Go(k, w, ldw, xq, xs, x, scales, lds, out)
+// q8ByteKernels reports whether rows4Q8X16 reads the activation split
+// into bytes: never in this build.
+func q8ByteKernels() bool { return false }
+
+func rows4Q8X16(k int, w []int8, ldw int, xr q8Row, x []float32, scales []float32, lds int, out *[4]float32) {
+	rows4Q8X16Go(k, w, ldw, xr, x, scales, lds, out)
 }
 
 func quantizeActivation(xd []float32, xq []int16, xs []float32, x []float32) bool {

@@ -251,12 +251,21 @@ func (s rowsBF16) packB(dst []float32, p0, j0, kb, nb int) {
 	}
 }
 
-// rowsQ8 is an 8-bit quantized weight. For a single activation row, xq
-// and xs may hold that row as int16 per block (see prepare).
+// rowsQ8 is an 8-bit quantized weight. For a single activation row, xr
+// may hold that row as int16 per block (see prepare).
 type rowsQ8 struct {
 	q  Q8Matrix
+	xr q8Row
+}
+
+// q8Row is one activation row quantized to int16 per block of Q8Block,
+// as the integer Q8 mat-vec kernels read it: xq, with the block scales xs
+// (covering the full blocks), and, where the kernel set reads it so, xq
+// split into bytes for VPDPBUSD (xv, see splitQ8Bytes; else nil).
+type q8Row struct {
 	xq []int16
 	xs []float32
+	xv []byte
 }
 
 // prepare quantizes every activation row to int16 with one scale per block
@@ -284,7 +293,11 @@ func (s rowsQ8) prepare(sc *threadScratch, x []float32, batch, cols int) (weight
 		}
 	}
 	if batch == 1 && ok && q8Int16Kernels() {
-		s.xq, s.xs = xq, xs
+		s.xr = q8Row{xq: xq, xs: xs}
+		if q8ByteKernels() {
+			sc.xv = splitQ8Bytes(sc.xv, xq, cols/Q8Block)
+			s.xr.xv = sc.xv
+		}
 	}
 	return s, xd
 }
@@ -338,9 +351,9 @@ func quantizeActivationGo(xd []float32, xq []int16, xs []float32, x []float32) b
 
 func (s rowsQ8) dot4(r0, p0, kb int, x []float32, ldx, nb int, out *[8]float32) {
 	bpr := s.q.BlocksPerRow()
-	if s.xq != nil && nb == 1 && p0 == 0 && kb == s.q.Cols {
+	if s.xr.xq != nil && nb == 1 && p0 == 0 && kb == s.q.Cols {
 		var o [4]float32
-		rows4Q8X16(kb, s.q.Data[r0*s.q.Cols:], s.q.Cols, s.xq, s.xs, x, s.q.Scales[r0*bpr:], bpr, &o)
+		rows4Q8X16(kb, s.q.Data[r0*s.q.Cols:], s.q.Cols, s.xr, x, s.q.Scales[r0*bpr:], bpr, &o)
 		copy(out[:4], o[:])
 		return
 	}

@@ -36,6 +36,7 @@ type threadScratch struct {
 	xd    []float32 // activations as the Q8 kernels see them
 	xq    []int16   // a single activation row as int16, for the Q8 mat-vec
 	xs    []float32 // its per-block scales
+	xv    []byte    // xq split into bytes for VPDPBUSD
 }
 
 // NewPool starts a pool of the given number of threads. threads <= 0 means
