@@ -319,6 +319,27 @@ func (r *Room) Resolve(query string) (Item, bool) {
 	if len(found) == 1 {
 		return found[0], true
 	}
+	return r.mentioned(query)
+}
+
+// mentioned finds the one item whose name or alias a longer text
+// mentions ("空气炸锅能用券吗"), as the storefront plugin's lookup does:
+// when several items are mentioned, none is.
+func (r *Room) mentioned(text string) (Item, bool) {
+	t := strings.ToLower(text)
+	var found []Item
+	for _, p := range r.Catalog().Products {
+		for _, n := range append([]string{p.Name}, p.Aliases...) {
+			if n = strings.ToLower(strings.TrimSpace(n)); n != "" && strings.Contains(t, n) {
+				it, _ := r.Item(p.ID)
+				found = append(found, it)
+				break
+			}
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
 	return Item{}, false
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/runtime"
 )
 
@@ -113,6 +115,10 @@ const (
 	intentSpecs    intent = "specs"
 	intentChat     intent = "chitchat"
 	intentAbuse    intent = "abuse"
+	// intentAllergen and intentKeeps are answered from the lookup, like
+	// specs: whether the item contains an allergen, how long it keeps.
+	intentAllergen intent = "allergen"
+	intentKeeps    intent = "keeps"
 )
 
 // intentWords are the keywords of each intent, zh and en, in the order
@@ -127,26 +133,57 @@ func intentWords() []struct {
 		words  []string
 	}{
 		{intentAbuse, []string{"傻逼", "垃圾主播", "骗子", "笨蛋", "智障", "脑残", "滚", "idiot", "stupid", "scam", "garbage", "moron", "shut up"}},
-		{intentLink, []string{"link", "链接", "怎么买", "在哪买", "哪里买", "小黄车", "where to buy", "how to buy", "how do i buy", "how can i buy"}},
+		{intentLink, []string{"link", "链接", "连接", "怎么买", "在哪买", "哪里买", "在哪拍", "小黄车", "where to buy", "how to buy", "how do i buy", "how can i buy", "where do i buy", "pin "}},
+		{intentAllergen, []string{"过敏", "allerg", "含不含", "含有", "里有", "contain", "in it", "peanut", "dairy", "gluten", "sesame", "shellfish",
+			" soy", "wheat", " egg", " fish", " milk", "花生", "麸质", "芝麻", "小麦", "大豆", "鸡蛋"}},
 		{intentCoupon, []string{"coupon", "voucher", "discount code", "券", "优惠", "满减", "到手", "final price", "after discount"}},
-		{intentShipping, []string{"ship", "deliver", "return", "refund", "发货", "快递", "物流", "退货", "退换", "退款", "包邮", "运费", "几天到"}},
-		{intentStock, []string{"stock", "sold out", "available", "有货", "库存", "没货", "售罄", "卖完", "还有吗", "有没有货", "还有没有"}},
+		{intentKeeps, []string{"保质期", "保值期", "能放多久", "过期", "expiry", "expire", "best before", "shelf life", "keep"}},
+		{intentShipping, shippingWords()},
+		{intentStock, stockWords()},
 		{intentSize, []string{"size", "尺码", "码", "身高", "体重", "cm", "kg", "厘米", "公斤", "斤", "穿什么", "fit me"}},
-		{intentSpecs, []string{"material", "ingredient", "volume", "spf", "spec", "made of", "what is it", "成分", "材质", "容量", "规格", "多大", "功效", "介绍"}},
-		{intentPrice, []string{"price", "how much", "cost", "cheap", "expensive", "yuan", "多少钱", "价格", "几块", "什么价", "便宜", "贵", "元"}},
+		{intentSpecs, append([]string{"material", "ingredient", "volume", "spf", "spec", "made of", "what is it", "成分", "材质", "容量", "规格", "多大", "功效", "介绍"},
+			unstatedFacts()...)},
+		{intentPrice, priceWords()},
 	}
 }
 
-func classify(text string) intent {
-	t := strings.ToLower(text)
+func shippingWords() []string {
+	return []string{"ship", "deliver", "dispatch", "return", "refund", "send it back", " back if", "go out", "发货", "发出", "多久发", "几时发",
+		"快递", "物流", "退货", "退换", "退款", "能退", "退不", "退吗", "包邮", "运费", "邮费", "postage", "几天到"}
+}
+
+func stockWords() []string {
+	return []string{"stock", "sold out", "available", "still around", "left for", "still order", "restock", "come back", "be back",
+		"有货", "库存", "没货", "售罄", "卖完", "还有吗", "有没有货", "还有没有", "现货", "断货", "还能拍", "补货", "再上", "几号补", "有货吗"}
+}
+
+func priceWords() []string {
+	return []string{"price", "how much", "cost", "cheap", "expensive", "yuan", "going for", "run for", "damage", "paying", "total", "deal",
+		"多少钱", "价格", "几块", "什么价", "啥价", "卖多少", "咋卖", "多少米", "价位", "一共多少", "便宜", "贵", "元"}
+}
+
+// classify reads the intent of a message, and a second one it asks in
+// the same breath: its price beside its stock or its shipping ("多少钱？
+// 还有货吗"). A link number ("3号链接") names an item, not a wish for its
+// link, so it is set aside first.
+func classify(text string) (first, second intent) {
+	t := strings.ToLower(partLink.ReplaceAllString(wholeLink.ReplaceAllString(strings.TrimSpace(text), " "), " "))
+	first = intentChat
 	for _, iw := range intentWords() {
-		for _, w := range iw.words {
-			if strings.Contains(t, w) {
-				return iw.intent
-			}
+		if containsAny(t, iw.words) {
+			first = iw.intent
+			break
 		}
 	}
-	return intentChat
+	switch {
+	case first == intentPrice && containsAny(t, stockWords()):
+		second = intentStock
+	case first == intentPrice && containsAny(t, shippingWords()):
+		second = intentShipping
+	case (first == intentStock || first == intentShipping) && containsAny(t, priceWords()):
+		first, second = intentPrice, first
+	}
+	return first, second
 }
 
 // toolRole is what a tool of the request is for, found from its name and
@@ -286,6 +323,11 @@ type turn struct {
 	narration bool
 	lang      Lang
 	intent    intent
+	// second is an intent asked beside the first ("多少钱？还有货吗").
+	second intent
+	// probe marks a question of no known intent, answered from the facts
+	// of the item it names, if it names one.
+	probe     bool
 	calls     []call
 	retries   int
 	featured  struct{ name, id string }
@@ -297,6 +339,10 @@ var (
 	skillLineRE = regexp.MustCompile(`(?m)^\s*(?:[-*]|\d+\.)\s*([A-Za-z0-9_.\-]+): (.+)$`)
 	askedByRE   = regexp.MustCompile(`^\(asked by \d+ viewers: [^)]*\)\s*`)
 )
+
+// featuredInInstructionRE finds the item a strategy instruction names
+// ("… the featured item CO112 …", "主推商品CO112").
+var featuredInInstructionRE = regexp.MustCompile(`(?:featured item|主推商品)\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
 
 // narrationPrefix is how the runtime marks a strategy turn.
 const narrationPrefix = "(host strategy, no viewer asked)"
@@ -333,16 +379,28 @@ func readTurn(msgs []harness.Message) *turn {
 		t.narration, text = true, strings.TrimSpace(rest)
 	}
 	t.text = strings.TrimSpace(askedByRE.ReplaceAllString(text, ""))
-	t.intent = classify(t.text)
-	t.lang = langOf(t.text)
+	t.intent, t.second = classify(t.text)
+	if t.intent == intentChat && containsAny(strings.ToLower(t.text), questionMarks()) {
+		// A question in no words the host knows ("跳绳的绳长是？") may
+		// still be about an item: look it up and read its facts.
+		t.intent, t.probe = intentSpecs, true
+	}
+	t.lang = langOf(viewerWords(t.text))
 	if t.narration {
+		t.second = ""
+		if t.featured.id == "" {
+			// No stream context: the instruction names the item.
+			if m := featuredInInstructionRE.FindStringSubmatch(t.text); m != nil {
+				t.featured.id = m[1]
+			}
+		}
 		// A strategy instruction names its goal first and extras after
 		// ("announce the coupon … and pin its link").
 		if containsAny(strings.ToLower(t.text), []string{"coupon", "券"}) {
 			t.intent = intentCoupon
 		}
 		t.lang = LangEN
-		if hasHan(t.featured.name) {
+		if hasHan(t.featured.name) || (t.featured.name == "" && hasHan(t.text)) {
 			t.lang = LangZH
 		}
 		if t.intent == intentChat || t.intent == intentSpecs {
@@ -377,11 +435,40 @@ func isRetry(msgs []harness.Message, k int) bool {
 		(msgs[k-2].Role == harness.RoleTool || len(msgs[k-2].ToolCalls) > 0)
 }
 
-func langOf(s string) Lang {
-	if hasHan(s) {
-		return LangZH
+// viewerWords is the viewer's own part of a message: without the
+// paragraphs hooks inject (harness.FormatInjection: JSON, a tag, or "Note
+// from …"), which are in the harness's language, not the viewer's.
+func viewerWords(text string) string {
+	var own []string
+	for _, p := range strings.Split(text, "\n\n") {
+		p = strings.TrimSpace(p)
+		if !strings.HasPrefix(p, "{") && !strings.HasPrefix(p, "<") && !strings.HasPrefix(p, "Note from ") {
+			own = append(own, p)
+		}
 	}
-	return LangEN
+	if len(own) == 0 {
+		return text
+	}
+	return strings.Join(own, "\n\n")
+}
+
+// hostLatinWordRE finds the words of a message written in Latin letters.
+var hostLatinWordRE = regexp.MustCompile(`[A-Za-z]+`)
+
+// langOf is the language a message is written in: English when it has
+// no Chinese, or when it is mostly English words around a Chinese name
+// ("is there milk in 猫条").
+func langOf(s string) Lang {
+	han := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	if words := len(hostLatinWordRE.FindAllString(s, -1)); han == 0 || (words >= 3 && 2*words > han) {
+		return LangEN
+	}
+	return LangZH
 }
 
 func hasHan(s string) bool {
@@ -402,6 +489,8 @@ func (t *turn) skillFor(ids []string) string {
 		intentSize:     {"size"},
 		intentStock:    {"fact", "stock", "spec"},
 		intentSpecs:    {"fact", "spec", "attribute"},
+		intentAllergen: {"fact", "spec", "attribute"},
+		intentKeeps:    {"fact", "spec", "attribute"},
 		intentShipping: {"ship", "return", "deliver"},
 		intentLink:     {"link", "purchase"},
 		intentChat:     {"chit", "chat", "greet", "small talk"},
@@ -465,14 +554,20 @@ func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
 		return call{}, false
 	}
 	id, _ := item["item_id"].(string)
-	needs := map[intent][]toolRole{
+	roles := map[intent][]toolRole{
 		intentCoupon:   {roleCoupon},
 		intentStock:    {roleStock},
 		intentShipping: {roleShipping},
 		intentLink:     {roleLink},
-	}[t.intent]
-	if t.narration && t.intent == intentCoupon {
+	}
+	needs := slices.Concat(roles[t.intent], roles[t.second])
+	switch {
+	case t.narration && t.intent == intentCoupon:
 		needs = []toolRole{roleCoupon, roleLink}
+	case t.intent == intentPrice && quantityOf(t.text) > 1:
+		// The price of several: the coupon check totals them, with any
+		// multi-buy deal.
+		needs = append(needs, roleCoupon)
 	}
 	for _, role := range needs {
 		tool, ok := tools[role]
@@ -538,7 +633,7 @@ func (t *turn) failed() bool {
 }
 
 var (
-	quantityRE = regexp.MustCompile(`(?i)(?:买|buy|get|order)\s*(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces|of)?|(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces)`)
+	quantityRE = regexp.MustCompile(`(?i)(?:买|拍|buy|get|order|grab|take)\s*(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces|of)?|(\d{1,2}|[两二三四五六七八九十])\s*(?:件|个|支|瓶|盒|套|pcs|pieces|x |of )`)
 	heightRE   = regexp.MustCompile(`(?i)(1\d{2})\s*(?:cm|厘米|公分)|身高\s*(1\d{2})|1米(\d{2})`)
 	weightRE   = regexp.MustCompile(`(?i)(\d{2,3}(?:\.\d)?)\s*(kg|公斤|千克|斤)|体重\s*(\d{2,3}(?:\.\d)?)`)
 )
@@ -671,15 +766,32 @@ func (t *turn) reply() string {
 		}
 		return t.say("Which item do you mean? Tell me its name and I'll check right away.", "您问的是哪款商品呢？告诉我名字我马上查。")
 	}
+	if t.second != "" {
+		// The price, then what was asked beside it.
+		then := t.stockReply()
+		if t.second == intentShipping {
+			then = t.shippingReply()
+		}
+		price, cur := str(item, "price"), t.currency(item)
+		return t.say(fmt.Sprintf("%s is %s%s now. %s", t.name(item), price, cur, then), fmt.Sprintf("%s现在%s%s。%s", t.name(item), price, cur, then))
+	}
 	switch t.intent {
 	case intentCoupon:
 		return t.couponReply(item)
+	case intentPrice:
+		if _, ok := t.result("eligible"); ok {
+			return t.couponReply(item)
+		}
 	case intentSize:
 		return t.sizeReply(item)
 	case intentStock:
 		return t.stockReply()
 	case intentShipping:
 		return t.shippingReply()
+	case intentAllergen:
+		return t.allergenReply(item)
+	case intentKeeps:
+		return t.keepsReply(item)
 	case intentLink:
 		if r, ok := t.result("pinned"); ok && r["pinned"] == true {
 			return t.say("I've pinned the link at the top of the chat for you!", "链接已经帮您置顶啦！")
@@ -705,9 +817,10 @@ func (t *turn) priceReply(item map[string]any, short bool) string {
 		fmt.Sprintf("%s原价%s%s，直播间现在%s%s，喜欢就拍！", name, list, cur, price, cur))
 }
 
-// couponReply states the coupon result. Totals for several items are said
-// without the currency word: the compliance hook checks every "N元"
-// against the item's unit prices.
+// couponReply states the coupon result: the item's coupon, or a better
+// one the order reaches, and a multi-buy deal for the quantity. Totals
+// for several items are said without the currency word: the compliance
+// hook checks every "N元" against the item's unit prices.
 func (t *turn) couponReply(item map[string]any) string {
 	r, ok := t.result("eligible")
 	if !ok {
@@ -722,31 +835,67 @@ func (t *turn) couponReply(item map[string]any) string {
 		}
 		return v
 	}
+	deal := ""
+	if deals, _ := r["multi_buy"].([]any); len(deals) > 0 {
+		for _, d := range deals {
+			m, _ := d.(map[string]any)
+			if total := str(m, "total_with_deal"); total != "" {
+				deal = t.say(fmt.Sprintf("With the multi-buy deal, %d of them are %s in total.", int(qty), total),
+					fmt.Sprintf("参加多件优惠，%d件一共%s。", int(qty), total))
+				break
+			}
+		}
+	}
+	if deal != "" && t.intent == intentPrice {
+		return deal // "what do 3 cost": the deal answers it
+	}
+	and := func(s string) string {
+		if deal == "" {
+			return s
+		}
+		return s + t.say(" ", "") + deal
+	}
 	coupon, _ := r["coupon"].(map[string]any)
+	off := func(c map[string]any) string {
+		if d := str(c, "discount"); d != "" {
+			return d // a percent coupon: what it takes off this order
+		}
+		return str(c, "amount")
+	}
 	link := ""
 	if t.narration {
 		if p, ok := t.result("pinned"); ok && p["pinned"] == true {
 			link = t.say(" The link is pinned!", "链接已经置顶！")
 		}
 	}
+	if best, ok := r["best_coupon"].(map[string]any); ok && !t.narration {
+		return and(t.say(fmt.Sprintf("Yes! A coupon takes %s off, so you pay %s.", off(best), money(str(best, "total_after_coupon"))),
+			fmt.Sprintf("可以用券，减%s，券后到手%s！", off(best), money(str(best, "total_after_coupon")))))
+	}
 	switch {
 	case coupon == nil:
-		return t.say(fmt.Sprintf("There is no coupon for it right now; it is %s.", money(str(r, "total"))),
-			fmt.Sprintf("这款暂时没有优惠券，%s。", money(str(r, "total")))) + link
+		return and(t.say(fmt.Sprintf("There is no coupon for it right now; it is %s.", money(str(r, "total"))),
+			fmt.Sprintf("这款暂时没有优惠券，%s。", money(str(r, "total"))))) + link
 	case t.narration:
-		return t.say(fmt.Sprintf("Coupon time: %s off orders from %s!", str(coupon, "amount"), str(coupon, "min_spend")),
-			fmt.Sprintf("优惠券来啦：满%s减%s！", str(coupon, "min_spend"), str(coupon, "amount"))) + link
+		return t.say(fmt.Sprintf("Coupon time: %s off orders from %s!", off(coupon), str(coupon, "min_spend")),
+			fmt.Sprintf("优惠券来啦：满%s减%s！", str(coupon, "min_spend"), off(coupon))) + link
+	case r["eligible"] == true && str(coupon, "discount") != "":
+		return and(t.say(fmt.Sprintf("Yes! A coupon takes %s off, so you pay %s.", off(coupon), money(str(r, "total_after_coupon"))),
+			fmt.Sprintf("可以用券，减%s，券后到手%s！", off(coupon), money(str(r, "total_after_coupon")))))
 	case r["eligible"] == true:
-		return t.say(fmt.Sprintf("Yes! A coupon takes %s off orders from %s, so you pay %s.", str(coupon, "amount"), str(coupon, "min_spend"), money(str(r, "total_after_coupon"))),
-			fmt.Sprintf("可以用满%s减%s的券，券后到手%s！", str(coupon, "min_spend"), str(coupon, "amount"), money(str(r, "total_after_coupon"))))
+		return and(t.say(fmt.Sprintf("Yes! A coupon takes %s off orders from %s, so you pay %s.", str(coupon, "amount"), str(coupon, "min_spend"), money(str(r, "total_after_coupon"))),
+			fmt.Sprintf("可以用满%s减%s的券，券后到手%s！", str(coupon, "min_spend"), str(coupon, "amount"), money(str(r, "total_after_coupon")))))
 	}
-	return t.say(fmt.Sprintf("Not eligible yet: the coupon needs an order of %s, %s more.", str(coupon, "min_spend"), str(r, "missing_spend")),
-		fmt.Sprintf("还不满足用券条件，满%s才能用，还差%s。", str(coupon, "min_spend"), str(r, "missing_spend")))
+	return and(t.say(fmt.Sprintf("Not eligible yet: the coupon needs an order of %s, %s more.", str(coupon, "min_spend"), str(r, "missing_spend")),
+		fmt.Sprintf("还不满足用券条件，满%s才能用，还差%s。", str(coupon, "min_spend"), str(r, "missing_spend"))))
 }
 
 func (t *turn) sizeReply(item map[string]any) string {
 	chart, _ := item["size_chart"].([]any)
 	if len(chart) == 0 {
+		if said, ok := t.typedSpec(item); ok {
+			return said // "pearl size": a fact, not a size to choose
+		}
 		return t.say("This item has no sizes to choose from.", "这款不分尺码，放心拍。")
 	}
 	h, w := measures(t.text)
@@ -774,28 +923,102 @@ func (t *turn) stockReply() string {
 		return t.say("Let me check the stock and get back to you.", "库存我确认一下再告诉您。")
 	}
 	stock, _ := r["stock"].(map[string]any)
+	states, _ := r["stock_state"].(map[string]any)
 	total := 0.0
+	counted := true
 	names := make([]string, 0, len(stock))
 	for name, v := range stock {
-		n, _ := v.(float64)
+		n, isCount := v.(float64)
 		total += n
+		counted = counted && isCount
 		names = append(names, name)
 	}
+	sort.Strings(names)
 	variant := ""
 	if len(names) == 1 && names[0] != "standard" {
 		variant = names[0]
 	}
-	switch {
-	case total == 0 && variant != "":
-		return t.say(fmt.Sprintf("Sorry, %s is sold out right now.", variant), fmt.Sprintf("抱歉，%s已经售罄了。", variant))
-	case total == 0:
-		return t.say("Sorry, that one is sold out right now.", "抱歉，这款已经售罄了。")
-	case total < lowStock:
-		return t.say("Yes, it is in stock, but stock is limited, so be quick!", "还有货，但库存紧张，喜欢要抓紧！")
-	case variant != "":
-		return t.say(fmt.Sprintf("Yes, %s is in stock.", variant), fmt.Sprintf("%s有货的，放心拍！", variant))
+	dated := false
+	for _, k := range []string{"item_stock_state", "restock_date", "variant_restock_dates", "presale_ship_date"} {
+		_, has := r[k]
+		dated = dated || has
 	}
-	return t.say("Yes, it is in stock, plenty for everyone.", "有货的，库存充足，放心拍！")
+	if counted && states == nil && !dated && !(total == 0 && t.asksRestock()) {
+		// Counts only, as version 1 catalogs state stock.
+		what, whatZH := variantWords(variant)
+		switch {
+		case total == 0 && variant != "":
+			return t.say(fmt.Sprintf("Sorry, %s is sold out right now.", what), fmt.Sprintf("抱歉，%s已经售罄了。", whatZH))
+		case total == 0:
+			return t.say("Sorry, that one is sold out right now.", "抱歉，这款已经售罄了。")
+		case total < lowStock:
+			return t.say("Yes, it is in stock, but stock is limited, so be quick!", "还有货，但库存紧张，喜欢要抓紧！")
+		case variant != "":
+			return t.say(fmt.Sprintf("Yes, %s is in stock.", what), fmt.Sprintf("%s有货的，放心拍！", whatZH))
+		}
+		return t.say("Yes, it is in stock, plenty for everyone.", "有货的，库存充足，放心拍！")
+	}
+	// The state of each entry: stated, else read from its count.
+	stateOf := func(name string) string {
+		if st := str(states, name); st != "" {
+			return st
+		}
+		switch n, ok := stock[name].(float64); {
+		case !ok:
+			return NotStated
+		case n == 0:
+			return string(catalog.SoldOut)
+		case n < catalog.LowStockBelow:
+			return string(catalog.LowStock)
+		}
+		return string(catalog.InStock)
+	}
+	state := str(r, "item_stock_state")
+	if variant != "" || state == "" {
+		var all []string
+		for _, n := range names {
+			all = append(all, stateOf(n))
+		}
+		state = NotStated
+		for _, st := range []catalog.StockState{catalog.InStock, catalog.LowStock, catalog.Presale, catalog.SoldOut} {
+			if slices.Contains(all, string(st)) {
+				state = string(st)
+				break
+			}
+		}
+	}
+	what, whatZH := variantWords(variant)
+	switch catalog.StockState(state) {
+	case catalog.SoldOut:
+		restock := str(r, "restock_date")
+		if dates, ok := r["variant_restock_dates"].(map[string]any); ok && variant != "" && str(dates, variant) != "" {
+			restock = str(dates, variant)
+		}
+		if d, err := catalog.ParseDate(restock); err == nil {
+			return t.say(fmt.Sprintf("Sorry, %s is sold out right now; it is due back on %s.", what, enDate(d)),
+				fmt.Sprintf("抱歉，%s已经售罄了，预计%s补货。", whatZH, zhDate(d)))
+		}
+		if t.asksRestock() {
+			return t.say(fmt.Sprintf("Sorry, %s is sold out right now, and no restock date is stated; I'll check.", what),
+				fmt.Sprintf("抱歉，%s已经售罄了，补货时间没有标注，我帮您确认。", whatZH))
+		}
+		return t.say(fmt.Sprintf("Sorry, %s is sold out right now.", what), fmt.Sprintf("抱歉，%s已经售罄了。", whatZH))
+	case catalog.LowStock:
+		return t.say("Yes, it is in stock, but stock is limited, so be quick!", "还有货，但库存紧张，喜欢要抓紧！")
+	case catalog.InStock:
+		return t.say(fmt.Sprintf("Yes, %s is in stock.", what), fmt.Sprintf("%s有货的，放心拍！", whatZH))
+	case catalog.Presale:
+		if d, err := catalog.ParseDate(str(r, "presale_ship_date")); err == nil {
+			return t.say(fmt.Sprintf("It is on presale and ships on %s.", enDate(d)), fmt.Sprintf("这款是预售，%s发货。", zhDate(d)))
+		}
+		return t.say("It is on presale.", "这款是预售。")
+	}
+	return t.say("Its stock is not stated; I'll check and get back to you.", "库存商家没有标注，我确认一下再告诉您。")
+}
+
+// asksRestock reports whether the viewer asks when an item comes back.
+func (t *turn) asksRestock() bool {
+	return containsAny(strings.ToLower(t.text), []string{"补货", "再上", "几号补", "啥时候有货", "什么时候有货", "restock", "come back", "be back"})
 }
 
 func (t *turn) shippingReply() string {
@@ -805,16 +1028,106 @@ func (t *turn) shippingReply() string {
 			"这款的发货和退换政策我这边暂时查不到，下单前可以问问客服哦。")
 	}
 	days, fee, rd := str(r, "ships_within_days"), str(r, "shipping_fee"), str(r, "return_days")
-	shipping := t.say("free shipping", "包邮")
-	if r["free_shipping"] != true {
-		shipping = t.say("shipping costs "+fee, "运费"+fee)
+	_, rule := r["returns"]
+	_, hours := r["dispatch_hours"]
+	_, from := r["ship_from"]
+	if !rule && !hours && !from && days != NotStated && fee != NotStated && rd != NotStated {
+		// What version 1 catalogs state, answered as always.
+		shipping := t.say("free shipping", "包邮")
+		if r["free_shipping"] != true {
+			shipping = t.say("shipping costs "+fee, "运费"+fee)
+		}
+		if rd == "" || rd == "0" {
+			return t.say(fmt.Sprintf("It ships within %s days with %s; it cannot be returned.", days, shipping),
+				fmt.Sprintf("%s天内发货，%s，不支持无理由退货哦。", days, shipping))
+		}
+		return t.say(fmt.Sprintf("It ships within %s days with %s, and %s-day returns.", days, shipping, rd),
+			fmt.Sprintf("%s天内发货，%s，支持%s天无理由退货。", days, shipping, rd))
 	}
-	if rd == "" || rd == "0" {
-		return t.say(fmt.Sprintf("It ships within %s days with %s; it cannot be returned.", days, shipping),
-			fmt.Sprintf("%s天内发货，%s，不支持无理由退货哦。", days, shipping))
+	lower := strings.ToLower(t.text)
+	asks := func(words ...string) bool { return containsAny(lower, words) }
+	askFee := asks("运费", "邮费", "包邮", "postage", "shipping cost", "free shipping", "fee")
+	askFrom := asks("哪里发", "哪发", "从哪", "where", "ship from", "shipped from")
+	askReturns := asks("退", "return", "refund", "send it back", " back if")
+	askWhen := asks("多久", "几天", "几时", "什么时候", "啥时候", "发货", "发出", "多久发", "how fast", "how soon", "how long", "when", "dispatch", "ship out", "go out")
+	if !askWhen && !askFee && !askFrom && !askReturns {
+		askWhen, askReturns = true, true // "shipping?": dispatch and returns
 	}
-	return t.say(fmt.Sprintf("It ships within %s days with %s, and %s-day returns.", days, shipping, rd),
-		fmt.Sprintf("%s天内发货，%s，支持%s天无理由退货。", days, shipping, rd))
+	var parts []string
+	add := func(en, zh string) { parts = append(parts, t.say(en, zh)) }
+	if askWhen {
+		switch h := str(r, "dispatch_hours"); {
+		case h != "":
+			add("It ships within "+h+" hours.", h+"小时内发货")
+		case days != NotStated:
+			add("It ships within "+days+" days.", days+"天内发货")
+		default:
+			add("The dispatch time is not stated.", "发货时间商家没有标注")
+		}
+	}
+	if askFrom {
+		if from := str(r, "ship_from"); from != "" {
+			en := from
+			if placeEN(from) != "" {
+				en = placeEN(from)
+			}
+			add("It ships from "+en+".", "从"+from+"发货")
+		} else {
+			add("Where it ships from is not stated.", "发货地商家没有标注")
+		}
+	}
+	if askFee {
+		switch {
+		case fee == NotStated:
+			add("The listing doesn't state a shipping fee.", "运费商家没有标注")
+		case r["free_shipping"] == true:
+			add("Shipping is free.", "包邮")
+		default:
+			add("Shipping costs "+fee+t.currency(r)+".", "运费"+fee+t.currency(r))
+		}
+	}
+	if askReturns {
+		add(t.returnsSaid(r))
+	}
+	if said := strings.Join(parts, ""); strings.Contains(said, "not stated") || strings.Contains(said, "doesn't state") || strings.Contains(said, "没有标注") {
+		add("I'll check and get back to you.", "我确认一下再回复您")
+	}
+	if t.lang == LangZH {
+		return strings.Join(parts, "，") + "。"
+	}
+	return strings.Join(parts, " ")
+}
+
+// returnsSaid states the return rule of a shipping_policy result.
+func (t *turn) returnsSaid(r map[string]any) (en, zh string) {
+	rule, _ := r["returns"].(map[string]any)
+	rd := str(r, "return_days")
+	switch {
+	case rule == nil && rd == NotStated:
+		return "The return rule is not stated.", "退换规则商家没有标注"
+	case rd == "0" || (rule != nil && rule["accepted"] == false):
+		return "It cannot be returned.", "不支持退换"
+	case rule == nil:
+		return "Returns within " + rd + " days, no reason needed.", "支持" + rd + "天无理由退货"
+	}
+	en, zh = "It can be returned", "可以退"
+	if rd != NotStated && rd != "" {
+		en, zh = "It can be returned within "+rd+" days", rd+"天内可以退"
+		if rule["no_reason"] != NotStated {
+			en, zh = en+", no reason needed", "支持"+rd+"天无理由退货"
+		}
+	}
+	if conds, _ := rule["conditions"].([]any); len(conds) > 0 {
+		var zhConds []string
+		for _, c := range conds {
+			zhConds = append(zhConds, fmt.Sprint(c))
+		}
+		// The merchant's conditions are in the merchant's words; an
+		// English reply points to them rather than mix languages.
+		en += ", on the conditions the listing states"
+		zh += "，" + strings.Join(zhConds, "，")
+	}
+	return en + ".", zh
 }
 
 // specAliases maps attribute keys to the words viewers use for them.
@@ -829,9 +1142,70 @@ func specAliases() map[string][]string {
 	}
 }
 
+// questionMarks are the marks of a question, in zh and en.
+func questionMarks() []string {
+	return []string{"?", "？", "吗", "呢", "多少", "多久", "怎么", "啥", "想问", "请问", "能说下", "是不是", "what", "how", "which", "is ", "does ", "or not"}
+}
+
+// unstatedFacts are facts viewers ask about that catalogs often leave
+// out: asked and not in the item's facts, they are "not stated".
+func unstatedFacts() []string {
+	return []string{"保修", "warranty", "产地", "origin", "made in", "重量", "weight", "认证", "certif", "材质", "material", "尺寸", "dimension"}
+}
+
 func (t *turn) specsReply(item map[string]any) string {
-	attrs, _ := item["attributes"].(map[string]any)
+	if said, ok := t.typedSpec(item); ok {
+		return said
+	}
+	return t.attributeReply(item)
+}
+
+// typedSpec states the typed fact of the lookup the viewer names by its
+// label ("功率", "pearl size"), if any.
+func (t *turn) typedSpec(item map[string]any) (string, bool) {
 	lower := strings.ToLower(t.text)
+	specs, _ := item["specs"].([]any)
+	for _, sp := range specs {
+		m, _ := sp.(map[string]any)
+		label, labelZH, key := str(m, "label"), str(m, "label_zh"), str(m, "key")
+		names := []string{strings.ToLower(label), labelZH}
+		if label == "" && labelZH == "" {
+			names = []string{strings.ReplaceAll(strings.ToLower(key), "_", " ")}
+		}
+		if !containsAny(lower, names) {
+			continue
+		}
+		if label == "" {
+			label = key
+		}
+		if labelZH == "" {
+			labelZH = label
+		}
+		switch v := m["value"].(type) {
+		case bool:
+			if v {
+				return t.say(fmt.Sprintf("Yes, it is %s.", label), fmt.Sprintf("是的，%s。", labelZH)), true
+			}
+			return t.say(fmt.Sprintf("No, it is not %s.", label), fmt.Sprintf("不是的，这款不%s。", labelZH)), true
+		case float64:
+			n := strconv.FormatFloat(v, 'f', -1, 64)
+			ue, uz := unitWords(str(m, "unit"))
+			return t.say(fmt.Sprintf("%s: %s %s.", upperFirst(label), n, ue), fmt.Sprintf("%s是%s%s。", labelZH, n, uz)), true
+		}
+		value, valueZH := str(m, "value"), str(m, "value_zh")
+		if valueZH == "" {
+			valueZH = value
+		}
+		return t.say(fmt.Sprintf("%s: %s.", upperFirst(label), value), fmt.Sprintf("%s是%s。", labelZH, valueZH)), true
+	}
+	return "", false
+}
+
+// attributeReply states the attribute the viewer names, says a fact the
+// item does not state is not stated, or describes the item.
+func (t *turn) attributeReply(item map[string]any) string {
+	lower := strings.ToLower(t.text)
+	attrs, _ := item["attributes"].(map[string]any)
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
 		keys = append(keys, k)
@@ -844,6 +1218,9 @@ func (t *turn) specsReply(item map[string]any) string {
 			return t.say(fmt.Sprintf("The %s is %s.", k, v), fmt.Sprintf("%s的%s是%s。", str(item, "name"), words[len(words)-1], v))
 		}
 	}
+	if containsAny(lower, unstatedFacts()) || t.probe {
+		return t.say("The listing doesn't say; I'll check and get back to you.", "这个商家没有标注，我确认一下再回复您。")
+	}
 	if d := str(item, "description"); d != "" {
 		d = strings.TrimRight(d, ".。")
 		if utf8.RuneCountInString(d) > 90 {
@@ -852,6 +1229,50 @@ func (t *turn) specsReply(item map[string]any) string {
 		return t.say(fmt.Sprintf("%s: %s.", t.name(item), d), fmt.Sprintf("%s：%s。", str(item, "name"), d))
 	}
 	return t.say("I can't find that detail, so I won't guess.", "这个信息我这边查不到，不乱说哦。")
+}
+
+// allergenReply says whether the item contains the allergen the viewer
+// names, from the allergens the lookup states.
+func (t *turn) allergenReply(item map[string]any) string {
+	lower := strings.ToLower(t.text)
+	asked, word, wordZH := "", "", ""
+	for _, code := range []string{"peanut", "tree_nut", "milk", "egg", "soy", "wheat", "fish", "shellfish", "sesame"} {
+		en, zh := allergenWords(code)
+		if containsAny(lower, append(slices.Clone(en), zh...)) {
+			asked, word, wordZH = code, en[0], zh[0]
+			break
+		}
+	}
+	list, isList := item["allergens"].([]any)
+	switch {
+	case !isList && str(item, "allergens") == "none" && asked != "":
+		return t.say(fmt.Sprintf("It states no allergens, so it does not contain %s.", word), fmt.Sprintf("这款标注没有过敏原，不含%s。", wordZH))
+	case !isList && str(item, "allergens") == "none":
+		return t.say("It states no allergens.", "这款标注没有过敏原。")
+	case !isList:
+		return t.say("Its allergen information is not stated; I'll check for you.", "这款没有标注过敏原信息，我帮您确认一下。")
+	case asked == "":
+		var names []string
+		for _, a := range list {
+			en, zh := allergenWords(fmt.Sprint(a))
+			names = append(names, t.say(en[0], zh[0]))
+		}
+		return t.say("It contains "+strings.Join(names, ", ")+".", "这款含有"+strings.Join(names, "、")+"。")
+	case slices.ContainsFunc(list, func(a any) bool { return a == asked }):
+		return t.say(fmt.Sprintf("It contains %s, so please take care.", word), fmt.Sprintf("这款含有%s，介意的朋友请注意。", wordZH))
+	}
+	return t.say(fmt.Sprintf("It does not contain %s, going by its allergen list.", word), fmt.Sprintf("按标注的过敏原，这款不含%s。", wordZH))
+}
+
+// keepsReply says how long the item keeps, from the lookup.
+func (t *turn) keepsReply(item map[string]any) string {
+	if d, err := catalog.ParseDate(str(item, "best_before")); err == nil {
+		return t.say(fmt.Sprintf("It is best before %s.", enDate(d)), fmt.Sprintf("这批保质期到%s。", zhDate(d)))
+	}
+	if days := str(item, "shelf_life_days"); days != "" {
+		return t.say("It keeps for "+days+" days.", "保质期"+days+"天。")
+	}
+	return t.say("Its shelf life is not stated; I'll check for you.", "保质期商家没有标注，我帮您确认一下。")
 }
 
 func containsAny(s string, words []string) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,10 @@ func TestHostAnswersCommonQuestionsThroughTheRuntime(t *testing.T) {
 		{ask: "精华多少钱？", tools: []string{"price_answer", "product_lookup"}, want: []string{"199元", "299元"}},
 		{ask: "How much is the serum?", tools: []string{"price_answer", "product_lookup"}, want: []string{"199 yuan"}},
 		{ask: "多少钱呀", tools: []string{"price_answer", "product_lookup", "product_lookup"}, want: []string{"玻尿酸精华", "199元"}},
+		// The cream's own coupon needs 300; the 10%-off coupon for every
+		// item is reached and takes more off.
 		{ask: "面霜有优惠券吗？券后多少钱", tools: []string{"price_answer", "product_lookup", "coupon_check"},
-			want: []string{"不满足", "300"}, wantNot: []string{"209"}},
+			want: []string{"25.90", "233.10"}, wantNot: []string{"209", "不满足"}},
 		{ask: "Is there a coupon for the serum? What's the final price?", tools: []string{"price_answer", "product_lookup", "coupon_check"},
 			want: []string{"20", "179"}},
 		{ask: "口红买2支能用券吗", tools: []string{"price_answer", "product_lookup", "coupon_check"}, want: []string{"满99减20", "158"}},
@@ -214,6 +217,127 @@ func TestHostParsesMeasuresAndQuantities(t *testing.T) {
 	for text, want := range map[string]int{"买2件": 2, "买两件能用券吗": 2, "buy 3 of them": 3, "多少钱": 1, "口红买2支": 2} {
 		if got := quantityOf(text); got != want {
 			t.Errorf("quantityOf(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
+
+// playHost plays one viewer message with Host under h, running its tool
+// calls on the room's Go tools as the runtime would run the plugins, and
+// returns the transcript.
+func playHost(t *testing.T, h *harness.Harness, room *Room, text string) []harness.Message {
+	t.Helper()
+	msgs := []harness.Message{{Role: harness.RoleUser, Content: text}}
+	for range 8 {
+		prompt, err := harness.Render(h, harness.Conversation{Messages: msgs}, harness.RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := Host{}.Generate(context.Background(), runtime.Request{Messages: prompt.Messages, Tools: prompt.Tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			return append(msgs, harness.Message{Role: harness.RoleAssistant, Content: resp.Content})
+		}
+		c := resp.ToolCalls[0]
+		var args map[string]any
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			t.Fatal(err)
+		}
+		result := ""
+		if c.Name == ToolLoadSkill {
+			s, _ := h.Skill(args["skill_id"].(string))
+			result = harness.SkillContent(s)
+		} else if raw, err := room.CallTool(c.Name, args); err != nil {
+			result = `{"error":` + strconv.Quote(err.Error()) + `}`
+		} else {
+			result = string(raw)
+		}
+		msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, ToolCalls: resp.ToolCalls},
+			harness.Message{Role: harness.RoleTool, Name: c.Name, Content: result})
+	}
+	t.Fatalf("%q: no reply after 8 steps", text)
+	return nil
+}
+
+// TestHostAnswersCatalogFacts checks the host on the facts only version 2
+// catalogs state, through the room's tools: what it calls and says.
+func TestHostAnswersCatalogFacts(t *testing.T) {
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := goldRoom(t)
+	for _, tc := range []struct {
+		ask       string
+		calls     []string
+		want, not []string
+	}{
+		{"3号链接多少钱", []string{"product_lookup"}, []string{"59.90元"}, []string{"置顶"}},
+		{"link 4 price?", []string{"product_lookup"}, []string{"299 yuan"}, nil},
+		{"蛋白棒里有花生吗", []string{"product_lookup"}, []string{"含有花生"}, []string{"不含"}},
+		{"is there egg in the protein bar", []string{"product_lookup"}, []string{"does not contain egg"}, nil},
+		{"中性笔含不含牛奶", []string{"product_lookup"}, []string{"没有标注过敏原"}, []string{"不含牛奶"}},
+		{"蛋白棒什么时候补货", []string{"product_lookup", "check_stock"}, []string{"售罄", "2026年12月20日"}, nil},
+		{"空气炸锅曜黑还有货吗", []string{"product_lookup", "check_stock"}, []string{"曜黑有货"}, []string{"售罄"}},
+		{"any 曜黑 left for the air fryer", []string{"product_lookup", "check_stock"}, []string{"that one is in stock"}, []string{"曜黑"}},
+		{"空气炸锅可进洗碗机吗", []string{"product_lookup"}, []string{"不是的"}, nil},
+		{"空气炸锅的容量是？", []string{"product_lookup"}, []string{"5.5升"}, nil},
+		{"空气炸锅保修多久", []string{"product_lookup"}, []string{"没有标注"}, []string{"年"}},
+		{"蛋白棒拍2件一共多少", []string{"product_lookup", "coupon_check"}, []string{"89.85"}, nil},
+		{"空气炸锅能用券吗", []string{"product_lookup", "coupon_check"}, []string{"29.90", "269.10"}, nil},
+		{"空气炸锅拆了还能退吗", []string{"product_lookup", "shipping_policy"}, []string{"15天内可以退", "包装完好"}, nil},
+		{"蛋白棒能退吗", []string{"product_lookup", "shipping_policy"}, []string{"不支持退"}, nil},
+		{"where does the protein bar ship from and how fast", []string{"product_lookup", "shipping_policy"}, []string{"36 hours", "Yiwu"}, []string{"浙江"}},
+		{"蛋白棒要运费吗", []string{"product_lookup", "shipping_policy"}, []string{"运费商家没有标注"}, []string{"包邮"}},
+		{"蛋白棒保质期到什么时候", []string{"product_lookup"}, []string{"2027年5月12日"}, nil},
+		{"空气炸锅多少钱？还有货吗", []string{"product_lookup", "check_stock"}, []string{"299元", "有货"}, nil},
+		{"空气炸锅多少钱，拍了多久发", []string{"product_lookup", "shipping_policy"}, []string{"299元", "2天内发货"}, nil},
+	} {
+		t.Run(tc.ask, func(t *testing.T) {
+			msgs := playHost(t, h, room, tc.ask)
+			var calls []string
+			for _, m := range msgs {
+				for _, c := range m.ToolCalls {
+					if c.Name != ToolLoadSkill {
+						calls = append(calls, c.Name)
+					}
+				}
+			}
+			reply := lastReply(msgs)
+			if strings.Join(calls, ",") != strings.Join(tc.calls, ",") {
+				t.Errorf("calls %v, want %v (reply %q)", calls, tc.calls, reply)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(reply, w) {
+					t.Errorf("reply %q lacks %q", reply, w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(reply, w) {
+					t.Errorf("reply %q says %q", reply, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHostLanguageIsTheViewers(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Lang
+	}{
+		{"蛋白棒多少钱", LangZH},
+		{"how much is it", LangEN},
+		{"yoga mat要雾紫，有吗", LangZH},
+		{"can I send 珍珠耳环 back if I don't like it", LangEN},
+		{"卫衣M码还有货吗", LangZH},
+		// Hook context in the harness's language is not the viewer's.
+		{`{"source": "spam_filter", "context": "The viewer's message is abusive. Answer calmly in one sentence."}` + "\n\n骗子直播间", LangZH},
+		{"Note from moderation: the viewer may be a reseller, answer as usual.\n\n口红有货吗", LangZH},
+	} {
+		if got := langOf(viewerWords(tc.text)); got != tc.want {
+			t.Errorf("language of %q = %s, want %s", tc.text, got, tc.want)
 		}
 	}
 }

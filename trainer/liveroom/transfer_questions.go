@@ -95,7 +95,7 @@ func transferTemplates(t QuestionType, topic string, l Lang) []string {
 	}
 	switch t {
 	case QPrice:
-		return pickLang([]string{"{item}卖多少一个", "问下{item}啥价", "{item}咋卖的", "{item}现在到手几块", "主播{item}多少米"},
+		return pickLang([]string{"{item}卖多少一个", "问下{item}啥价", "{item}咋卖的", "{item}现在几块能拿下", "主播{item}多少米"},
 			[]string{"what does {item} run for", "{item}, what's the damage", "price check on {item} please", "how much we paying for {item}"})
 	case QLinkPrice:
 		return pickLang([]string{"{item}多少钱来着", "{item}啥价格", "{item}几块钱一个", "请问{item}是多少钱的", "{item}价格报一下"},
