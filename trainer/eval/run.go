@@ -223,6 +223,9 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		// slow first call of a WASM tool into an item the model failed.
 		ToolTimeout: evalTimeoutFloor,
 		Queue:       runtime.QueueConfig{StaleAfter: time.Hour},
+		// The stream context a live session shows (the featured item and
+		// the items on sale): what the model and the hooks see when served.
+		Context: room.StreamContext,
 	}
 	if r.BindCatalog {
 		cfg.CatalogItems = room.ItemIDs
