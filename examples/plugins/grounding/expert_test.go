@@ -309,7 +309,7 @@ func mutate(reply string, q liveroom.Question, it liveroom.Item, r *liveroom.Roo
 // hostTurn is the turn the hook would see for the rule-based host's
 // answer to q in room r: the host model (liveroom.Host) driven step by
 // step as the runtime drives it, its calls run on the room's tools.
-func hostTurn(t *testing.T, r *liveroom.Room, h *harness.Harness, q liveroom.Question) (Turn, bool) {
+func hostTurn(t *testing.T, r *liveroom.Room, h *harness.Harness, q liveroom.Question) (Turn, []harness.Message, bool) {
 	t.Helper()
 	turn := Turn{Message: q.Text, Viewer: q.Viewer, Lang: runtimeLang(q.Text), Attempt: 1, Attempts: 2, Config: Config{LowStock: defaultLowStock}}
 	stream := r.StreamContext()
@@ -325,6 +325,7 @@ func hostTurn(t *testing.T, r *liveroom.Room, h *harness.Harness, q liveroom.Que
 		}
 		if len(resp.ToolCalls) == 0 {
 			turn.Reply = resp.Content
+			msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: resp.Content})
 			break
 		}
 		msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, ToolCalls: resp.ToolCalls})
@@ -351,43 +352,61 @@ func hostTurn(t *testing.T, r *liveroom.Room, h *harness.Harness, q liveroom.Que
 		}
 	}
 	if turn.Reply == "" {
-		return turn, false
+		return turn, nil, false
 	}
 	for _, c := range stream {
 		turn.Context = append(turn.Context, ContextItem{Title: c.Title, Text: c.Text})
 	}
 	turn.Items = catalogFor(r, turn)
-	return turn, true
+	return turn, msgs, true
 }
 
-// hostFaults are the host's replies the check rightly stops, by
-// question: the host reads a stock it is not told the count of as 0 and
-// calls it limited (liveroom/host.go stockReply; see the report of #18).
-var hostFaults = map[string]Kind{"t43-q1": KindStock}
+// calledLowWhenInStock reports whether every finding is a low-stock
+// claim of a stock the tools state "in_stock" without a count.
+func calledLowWhenInStock(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Kind != KindStock || !strings.Contains(f.Why, "in_stock") || !containsAny(strings.ToLower(f.Phrase), []string{"limited", "紧张", "few"}) {
+			return false
+		}
+	}
+	return true
+}
 
 // TestHostRepliesPass runs the rule-based host (`serve --model host`)
-// over the suites' rooms and the transfer family: it states only what
-// its tools return, so its replies must pass too; each finding printed
-// here is a false positive of the check or a fault of the host.
+// over the suites' rooms and the transfer family. The host states what
+// its tools return, but it is rule-based and has faults; the room's own
+// grader (GradeTranscript and its unbacked finder, written apart from
+// this check) is the referee: a reply the check stops must be one the
+// grader scores as inaccurate or unbacked, else the finding is a false
+// positive of the check.
 func TestHostRepliesPass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives the host over 1300 questions; skipped with -short")
 	}
 	h := demoHarness(t)
-	checked := 0
+	checked, stopped := 0, 0
 	check := func(r *liveroom.Room, q liveroom.Question) {
-		turn, ok := hostTurn(t, r, h, q)
+		turn, msgs, ok := hostTurn(t, r, h, q)
 		if !ok {
 			return
 		}
 		checked++
 		fs := Check(turn)
-		fault, known := hostFaults[q.ID]
+		if len(fs) == 0 {
+			return
+		}
+		stopped++
+		g := r.GradeTranscript(q, msgs, liveroom.GradeOptions{})
 		switch {
-		case known && (len(fs) != 1 || fs[0].Kind != fault):
-			t.Errorf("%s %q → %q: want the host's known %s fault, got %v", q.ID, turn.Message, turn.Reply, fault, fs)
-		case !known && len(fs) > 0:
-			t.Errorf("%s room %d %s %s %q → %q: %v", q.ID, r.Seed, q.Type, q.Lang, turn.Message, turn.Reply, fs)
+		case g.Accuracy == 1 && len(g.Unbacked) == 0 && calledLowWhenInStock(fs):
+			// The grader's blind spot: the host calls a stock the tools
+			// state "in_stock" without a count "limited" (the tools state
+			// "low" when it is); see the report of #18.
+			t.Logf("%s %q → %q: stopped; the grader misses it: %v", q.ID, turn.Message, turn.Reply, fs)
+		case g.Accuracy == 1 && len(g.Unbacked) == 0:
+			t.Errorf("%s room %d %s %q → %q: the grader finds it right, the check stops it: %v", q.ID, r.Seed, q.Type, turn.Message, turn.Reply, fs)
+		default:
+			t.Logf("%s %q → %q: stopped, as the grader agrees (%v): %v", q.ID, turn.Message, turn.Reply, g.Deductions, fs)
 		}
 	}
 	for seed := uint64(1); seed <= 30; seed++ {
@@ -405,5 +424,5 @@ func TestHostRepliesPass(t *testing.T) {
 			check(r, q)
 		}
 	}
-	t.Logf("%d host replies checked", checked)
+	t.Logf("%d host replies checked, %d stopped", checked, stopped)
 }

@@ -99,6 +99,9 @@ var (
 		`"quantity":2,"title":"第二件半价","total_with_deal":"59.85"}],"quantity":2,"total":"79.8","total_after_coupon":"71.82"}`)
 	teaLookup = call("product_lookup", `{"query":"茶"}`, `{"allergens":"none","currency":"CNY","found":true,"item_id":"FD-2","name":"高山乌龙茶",`+
 		`"price":"88","variants":[]}`)
+	barLookup = call("product_lookup", `{"query":"蛋白棒"}`, `{"allergens":["milk","soy"],"currency":"CNY","found":true,`+
+		`"ingredients":["乳清蛋白","大豆蛋白","可可粉"],"item_id":"SPT-2304","name":"青柠低脂蛋白棒","price":"66.90",`+
+		`"variant_details":[{"axis":"flavour","name":"可可"},{"axis":"colour","name":"雾紫"}],"variants":["可可","雾紫"]}`)
 	jamLookup = call("product_lookup", `{"query":"果酱"}`, `{"allergens":"not stated","currency":"CNY","found":true,"ingredients":["草莓","白砂糖"],`+
 		`"item_id":"FD-3","name":"草莓果酱","price":"25","variants":[]}`)
 )

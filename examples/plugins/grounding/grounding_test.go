@@ -333,6 +333,9 @@ func TestResultsOfVersion2(t *testing.T) {
 		{"multi-buy", "zh", "曲奇买两件多少钱", "黄油曲奇第二件半价，两件59.85元。", []Call{cookiesLookup, cookiesCoupon}, "", "", ""},
 		{"percent coupon", "zh", "曲奇两件能用券吗", "可以用9折券，两件券后71.82元。", []Call{cookiesLookup, cookiesCoupon}, "", "", ""},
 		{"shelf life in days", "zh", "曲奇保质期多久", "保质期180天，到2027年5月1日。", []Call{cookiesLookup}, "", "", ""},
+		{"protein is no egg", "zh", "蛋白棒含鸡蛋吗", "青柠低脂蛋白棒不含鸡蛋，含牛奶和大豆。", []Call{barLookup}, "", "", ""},
+		{"shade of a variant", "zh", "蛋白棒有紫色吗", "有紫色的。", []Call{barLookup}, "", "", ""},
+		{"cocoa powder is no pink", "zh", "蛋白棒有粉色吗", "有粉色的。", []Call{barLookup}, KindFact, "粉色", "no tool result says so"},
 
 		{"count of a state", "zh", "3号链接M码有现货没", "M码还剩5件", bracelet, KindStock, "还剩5件", "M: low"},
 		{"plenty of a state", "en", "Is the bracelet in M in stock?", "Size M: plenty in stock!", bracelet, KindStock, "plenty", "M: low"},

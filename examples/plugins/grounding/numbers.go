@@ -180,6 +180,21 @@ var scanPatterns = []pattern{
 	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), anyOf("piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"), readFirst},
 }
 
+// anchored holds, for each scan pattern that starts with a number, the
+// pattern anchored at its start (nil for the others): scan tries it only
+// where a number starts, not at every byte of the text.
+var anchored = func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(scanPatterns))
+	for i, p := range scanPatterns {
+		src := p.re.String()
+		rest := strings.TrimLeft(strings.TrimPrefix(src, "(?i)"), "(")
+		if strings.HasPrefix(rest, `\d`) || (rest != "" && isDigit(rest[0])) {
+			out[i] = regexp.MustCompile(`^(?:` + src + `)`)
+		}
+	}
+	return out
+}()
+
 // needsDigit marks the scan patterns that only match text holding an
 // ASCII digit (a \d and no Chinese numeral or size letters to match
 // instead), so that scan skips them on text without one.
@@ -195,7 +210,6 @@ var needsDigit = func() []bool {
 var (
 	months        = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 	quantityWords = []string{"件", "个", "份", "瓶", "支", "盒", "套", "台", "双", "条", "包", "袋", "罐", "只", "款", "色", "种", "次", "位", "人"}
-	bareRE        = regexp.MustCompile(arNum + `|` + cnNum)
 	// priceCueRE ends where a bare number stating a price would start.
 	priceCueRE = regexp.MustCompile(`(?i)(?:只要|仅需|仅要|仅|才|现在|价格是|价格|价|到手|券后|原价|售价|卖|only|just|price is|costs?|priced at|pay)\s*[:：]?\s*$`)
 )
@@ -274,44 +288,65 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 	var out []token
 	lower := asciiLower(text)
 	hasDigit := strings.ContainsAny(text, "0123456789")
+	runs := numberRuns(text)
 	for i := range scanPatterns {
 		p := &scanPatterns[i]
 		if kinds&(1<<p.kind) == 0 || (needsDigit[i] && !hasDigit) || (p.need != nil && !p.need(lower)) {
 			continue
 		}
-		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
+		try := func(m []int) {
 			if overlaps(used, m[0], m[1]) || !numberBounded(text, m[0], m[1]) {
-				continue
+				return
 			}
 			t := token{kind: p.kind, start: m[0], end: m[1]}
 			if !p.read(text, m, &t) {
-				continue
+				return
 			}
 			claim(used, t.start, t.end)
 			out = append(out, t)
+		}
+		if re := anchored[i]; re != nil {
+			// The pattern starts with a number: try it where one does.
+			for _, r := range runs {
+				if used[r[0]] {
+					continue
+				}
+				if m := re.FindStringSubmatchIndex(text[r[0]:]); m != nil {
+					for j := range m {
+						if m[j] >= 0 {
+							m[j] += r[0]
+						}
+					}
+					try(m)
+				}
+			}
+			continue
+		}
+		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
+			try(m)
 		}
 	}
 	if kinds&(1<<tokNumber) == 0 {
 		return out
 	}
-	for _, m := range bareRE.FindAllStringIndex(text, -1) {
-		if overlaps(used, m[0], m[1]) {
+	for _, r := range runs {
+		if overlaps(used, r[0], r[1]) {
 			continue
 		}
-		s := text[m[0]:m[1]]
+		s := text[r[0]:r[1]]
 		if isCNNumeral(s[0]) && !plausibleCN(s) {
 			continue
 		}
-		claim(used, m[0], m[1])
-		if glued(text, m[0], m[1]) {
+		claim(used, r[0], r[1])
+		if glued(text, r[0], r[1]) {
 			continue // part of a word or an id: "SE107", "5G", "No.1"
 		}
 		v, ok := parseNumber(s)
 		if !ok {
 			continue
 		}
-		t := token{kind: tokNumber, start: m[0], end: m[1], v: v}
-		if priceCueRE.MatchString(text[max(0, m[0]-15):m[0]]) {
+		t := token{kind: tokNumber, start: r[0], end: r[1], v: v}
+		if priceCueRE.MatchString(text[max(0, r[0]-15):r[0]]) {
 			t.kind = tokPriced
 		} else if isCNNumeral(s[0]) {
 			continue // Chinese numerals outside a price are words ("一起", "十分")
@@ -320,6 +355,70 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 	}
 	return out
 }
+
+// numberRuns returns the numbers of text as arNum and cnNum read them:
+// "1,299.00", "19.9", "一百九十九", "九点九".
+func numberRuns(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		switch c := text[i]; {
+		case isDigit(c):
+			j := i
+			for j < len(text) && isDigit(text[j]) {
+				j++
+			}
+			for j+3 < len(text) && text[j] == ',' && isDigit(text[j+1]) && isDigit(text[j+2]) && isDigit(text[j+3]) &&
+				(j+4 == len(text) || !isDigit(text[j+4])) {
+				j += 4
+			}
+			if j+1 < len(text) && text[j] == '.' && isDigit(text[j+1]) {
+				j++
+				for j < len(text) && isDigit(text[j]) {
+					j++
+				}
+			}
+			out = append(out, [2]int{i, j})
+			i = j
+		case c >= 0x80:
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !strings.ContainsRune(cnNumerals, r) {
+				i += size
+				continue
+			}
+			j := i
+			for j < len(text) {
+				r, size := utf8.DecodeRuneInString(text[j:])
+				if !strings.ContainsRune(cnNumerals, r) {
+					break
+				}
+				j += size
+			}
+			if strings.HasPrefix(text[j:], "点") {
+				k := j + len("点")
+				for k < len(text) {
+					r, size := utf8.DecodeRuneInString(text[k:])
+					if !strings.ContainsRune(cnDigitRunes, r) {
+						break
+					}
+					k += size
+				}
+				if k > j+len("点") {
+					j = k
+				}
+			}
+			out = append(out, [2]int{i, j})
+			i = j
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+const (
+	cnNumerals   = "零〇一二两三四五六七八九十百千万"
+	cnDigitRunes = "零〇一二三四五六七八九"
+)
 
 // mayHoldNumber is a cheap test that text holds a digit, a Chinese
 // numeral, a duration word or a size; most result strings hold none.

@@ -400,19 +400,19 @@ var concepts = []concept{
 	{"allergen", []string{"花生", "peanut", "peanuts"}, nil},
 	{"allergen", []string{"坚果", "tree nut", "tree nuts", "nuts", "nut"}, []string{"杏仁", "腰果", "核桃", "榛子", "almond", "cashew", "walnut", "hazelnut"}},
 	{"allergen", []string{"麸质", "小麦", "gluten", "wheat"}, nil},
-	{"allergen", []string{"牛奶", "乳制品", "乳糖", "dairy", "milk", "lactose"}, []string{"奶"}},
-	{"allergen", []string{"鸡蛋", "蛋类", "egg", "eggs"}, []string{"蛋"}},
+	{"allergen", []string{"牛奶", "乳制品", "乳糖", "dairy", "milk", "lactose"}, []string{"奶粉", "乳清", "黄油", "奶油", "奶酪", "芝士", "whey", "butter", "cheese", "cream"}},
+	{"allergen", []string{"鸡蛋", "蛋类", "egg", "eggs"}, []string{"蛋黄", "蛋清", "全蛋", "蛋液"}},
 	{"allergen", []string{"大豆", "黄豆", "soy", "soya", "soybean"}, nil},
 	{"allergen", []string{"芝麻", "sesame"}, nil},
 	{"allergen", []string{"虾", "蟹", "贝类", "海鲜", "shellfish", "shrimp", "seafood"}, nil},
 	{"allergen", []string{"酒精", "alcohol"}, []string{"乙醇", "ethanol"}},
 	{"allergen", []string{"香精", "fragrance"}, []string{"香料", "parfum"}},
 	{"allergen", []string{"防腐剂", "preservative", "preservatives", "paraben", "parabens"}, []string{"尼泊金"}},
-	{"material", []string{"纯棉", "全棉", "棉质", "cotton"}, []string{"棉"}},
+	{"material", []string{"纯棉", "全棉", "棉质", "cotton"}, []string{"100%棉", "棉100%", "含棉", "棉布", "棉麻"}},
 	{"material", []string{"涤纶", "聚酯纤维", "polyester"}, nil},
 	{"material", []string{"羊毛", "wool"}, nil},
 	{"material", []string{"羊绒", "cashmere"}, nil},
-	{"material", []string{"真丝", "桑蚕丝", "silk"}, []string{"丝"}},
+	{"material", []string{"真丝", "桑蚕丝", "silk"}, nil},
 	{"material", []string{"真皮", "皮革", "leather"}, nil},
 	{"material", []string{"不锈钢", "stainless steel"}, nil},
 	{"material", []string{"记忆棉", "memory foam"}, nil},
@@ -424,17 +424,17 @@ var concepts = []concept{
 	{"material", []string{"陶瓷", "ceramic"}, nil},
 	{"material", []string{"玻璃", "glass"}, nil},
 	{"material", []string{"塑料", "plastic"}, []string{"pp", "abs"}},
-	{"colour", []string{"黑色", "black"}, []string{"黑"}},
-	{"colour", []string{"白色", "white"}, []string{"白"}},
+	{"colour", []string{"黑色", "black"}, nil},
+	{"colour", []string{"白色", "white"}, nil},
 	{"colour", []string{"红色", "red"}, nil},
-	{"colour", []string{"蓝色", "blue"}, []string{"蓝"}},
-	{"colour", []string{"粉色", "pink"}, []string{"粉"}},
-	{"colour", []string{"灰色", "grey", "gray"}, []string{"灰"}},
+	{"colour", []string{"蓝色", "blue"}, nil},
+	{"colour", []string{"粉色", "pink"}, nil},
+	{"colour", []string{"灰色", "grey", "gray"}, nil},
 	{"colour", []string{"绿色", "green"}, nil},
 	{"colour", []string{"黄色", "yellow"}, nil},
-	{"colour", []string{"紫色", "purple"}, []string{"紫"}},
+	{"colour", []string{"紫色", "purple"}, nil},
 	{"colour", []string{"橙色", "orange"}, nil},
-	{"colour", []string{"棕色", "咖啡色", "brown"}, []string{"棕", "咖"}},
+	{"colour", []string{"棕色", "咖啡色", "brown"}, nil},
 	{"colour", []string{"米色", "beige"}, nil},
 	{"colour", []string{"卡其色", "khaki"}, []string{"卡其"}},
 	{"colour", []string{"金色", "gold"}, nil},
@@ -538,7 +538,7 @@ func trimRunes(s string, n int) string {
 func (c *checker) concept(k *concept, yes bool, start, end int) {
 	scope := c.scope(c.owner(start))
 	words := append(slices.Clone(k.words), k.evidence...)
-	stated := c.affirmed(scope, words)
+	stated := c.affirmed(scope, words) || (k.kind == "colour" && colourVariant(scope, k.words[0]))
 	if yes {
 		if !stated {
 			c.flag(KindFact, start, end, "no tool result says so")
@@ -568,6 +568,24 @@ func (c *checker) concept(k *concept, yes bool, start, end int) {
 		return
 	}
 	c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
+}
+
+// colourVariant reports whether a variant of the scope is a shade of the
+// colour zh ("黑色"): "雾紫" is purple, "曜石黑" black. Only variant names
+// are read so: "粉" in "可可粉" is no pink.
+func colourVariant(scope []*itemFacts, zh string) bool {
+	hue := strings.TrimSuffix(zh, "色")
+	if hue == "" || !hasHan(hue) {
+		return false
+	}
+	for _, f := range scope {
+		for _, v := range f.variants {
+			if strings.Contains(v, hue) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // affirmed reports whether the scope's results state one of words other
