@@ -174,7 +174,8 @@ LiveHAT.page(async () => {
       try {
         const type = form.format.value === 'yaml' ? 'application/yaml' : 'application/json';
         const s = await api('POST', '/api/harness/validate', form.document.value, {type});
-        side.replaceChildren(el('h3', {}, 'Valid'), el('p', {}, s.name + ' · ' + s.skills + ' skills · ' + s.tools + ' tools · ' + s.hooks + ' hooks · ' + s.short));
+        side.replaceChildren(el('h3', {}, 'Valid'), el('p', {}, s.name + ' · ' + s.skills + ' skills · ' + s.tools + ' tools · ' + s.hooks + ' hooks · ' + s.short),
+          (s.warnings || []).map((w) => el('p', {class: 'badge warn'}, w)));
       } catch (err) { side.replaceChildren(problems(err)); }
     }
     async function diff() {
