@@ -236,3 +236,28 @@ func TestLocate(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCheckPlugins compares arbitrary parameter schemas with arbitrary
+// declared ones: the check never panics, and a schema always fits itself.
+func FuzzCheckPlugins(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"q":{"type":"string","enum":["a"]}},"required":["q"],"additionalProperties":false}`),
+		[]byte(`{"type":"object","properties":{"query":{"type":["string","null"],"maxLength":5}},"required":["query"]}`))
+	f.Add([]byte(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}}}}`),
+		[]byte(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"n":{"type":"number","minimum":2}}}}}}`))
+	f.Add([]byte(`{"type":"object","anyOf":[{}]}`), []byte(`{"type":"object","properties":{"x":{"$ref":"#"}}}`))
+	f.Fuzz(func(t *testing.T, params, declared []byte) {
+		if !json.Valid(params) {
+			return
+		}
+		tool := Tool{Name: "t", Description: "d", Plugin: "p", Export: "e", Parameters: params}
+		h := &Harness{Tools: []Tool{tool}}
+		_ = CheckPlugins(h, map[string]PluginExports{"p": {Label: "p@1.0.0", Tools: map[string]json.RawMessage{"e": declared}}})
+		var obj map[string]any
+		if json.Unmarshal(params, &obj) != nil {
+			return
+		}
+		if err := CheckPlugins(h, map[string]PluginExports{"p": {Label: "p@1.0.0", Tools: map[string]json.RawMessage{"e": params}}}); err != nil {
+			t.Fatalf("a schema does not fit itself: %s\n%v", params, err)
+		}
+	})
+}

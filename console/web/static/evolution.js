@@ -21,7 +21,7 @@ LiveHAT.page(async () => {
       v.short + ' · ' + v.name + (v.streams ? ' (' + v.streams + ' streams)' : ''))));
   sel.addEventListener('change', () => { history.replaceState(null, '', '?version=' + encodeURIComponent(sel.value)); loadFailures(); });
   picker.replaceChildren(el('h2', {}, 'Diagnose'),
-    el('p', {class: 'muted'}, 'Failed turns from release-gate evaluations of a version, newest result per item, grouped by the cause the grader’s deductions point to.'),
+    el('p', {class: 'muted'}, 'Failed turns of a version, grouped by cause: from its live turn log (what the trace shows: a hook that sent a reply back or denied it, a tool that failed) and from its release gates (the graders’ deductions, the replayed questions), newest result per item.'),
     el('div', {class: 'row'}, el('label', {for: 'evo-version'}, 'Version'), sel));
 
   async function loadFailures() {
