@@ -145,7 +145,6 @@ func New(cfg Config) (*Server, error) {
 		BodyLimit:                    cfg.BodyLimit,
 		ReadTimeout:                  cfg.ReadTimeout,
 		WriteTimeout:                 60 * time.Second,
-		IdleTimeout:                  90 * time.Second,
 		ErrorHandler:                 s.handleError,
 	})
 	// Security headers first, so that every answer has them, refusals of
