@@ -30,9 +30,9 @@ type checker struct {
 	mentions    []mention
 	quantities  []float64
 	findings    []Finding
-	// latin and nonASCII report whether the reply holds ASCII letters and
-	// bytes beyond ASCII: the phrases of a script it lacks are skipped.
-	latin, nonASCII bool
+	// runes are the runes the reply holds: a phrase whose first rune it
+	// lacks is skipped without a search.
+	runes *runeSet
 }
 
 // analyze gathers the turn's facts and checks the reply against them.
@@ -40,10 +40,7 @@ func analyze(t *Turn) (*turnFacts, []Finding) {
 	tf := newTurnFacts(t)
 	text := normalize(t.Reply)
 	c := &checker{t: t, tf: tf, text: text, lower: asciiLower(text), used: make([]bool, len(text)), named: make([]bool, len(text))}
-	for i := 0; i < len(text); i++ {
-		c.latin = c.latin || isASCIILetter(text[i])
-		c.nonASCII = c.nonASCII || text[i] >= 0x80
-	}
+	c.runes = newRuneSet(c.lower)
 	if c.on(KindResidue) {
 		c.residue()
 	}
@@ -164,7 +161,7 @@ func (c *checker) findMentions() {
 // markViewer marks where the reply names the viewer, whose name may hold
 // digits ("小2024") and another script.
 func (c *checker) markViewer() {
-	v := strings.ToLower(strings.TrimSpace(normalize(c.t.Viewer)))
+	v := asciiLower(strings.TrimSpace(normalize(c.t.Viewer)))
 	if len(v) < 2 {
 		return
 	}
@@ -386,7 +383,7 @@ func (c *checker) amount(t token) {
 
 func (c *checker) foreign(t token) {
 	cur := map[string]string{"$": "USD", "US$": "USD", "美元": "USD", "美金": "USD", "dollar": "USD", "dollars": "USD", "usd": "USD",
-		"€": "EUR", "欧元": "EUR", "euro": "EUR", "euros": "EUR", "eur": "EUR", "£": "GBP", "英镑": "GBP", "gbp": "GBP"}[strings.ToLower(t.unit)]
+		"€": "EUR", "欧元": "EUR", "euro": "EUR", "euros": "EUR", "eur": "EUR", "£": "GBP", "英镑": "GBP", "gbp": "GBP"}[asciiLower(t.unit)]
 	if cur != "" && cur == c.tf.currency {
 		c.amount(t)
 		return
@@ -601,12 +598,12 @@ func (s variantStock) stateNow() string {
 // namedVariants returns the variants of stock that text names.
 func namedVariants(text string, stock []variantStock) []variantStock {
 	var out []variantStock
-	lower := strings.ToLower(text)
+	lower := asciiLower(text)
 	for _, s := range stock {
 		if s.name == "" || strings.EqualFold(s.name, "standard") {
 			continue
 		}
-		hay, needle := lower, strings.ToLower(s.name)
+		hay, needle := lower, asciiLower(s.name)
 		if len(s.name) <= 4 && strings.ToUpper(s.name) == s.name {
 			hay, needle = text, s.name // "M" must not match the m of "I'm"
 		}
@@ -733,7 +730,7 @@ func (c *checker) link(t token) {
 		}
 	}
 	for _, call := range c.t.Calls {
-		if strings.Contains(string(call.Arguments), strconv.Itoa(n)) && strings.Contains(strings.ToLower(string(call.Arguments)), "link") ||
+		if strings.Contains(string(call.Arguments), strconv.Itoa(n)) && strings.Contains(asciiLower(string(call.Arguments)), "link") ||
 			strings.Contains(string(call.Arguments), strconv.Itoa(n)+"号") {
 			return // the viewer's own link number, which the lookup resolved
 		}

@@ -151,10 +151,10 @@ func newTurnFacts(t *Turn) *turnFacts {
 	for _, c := range t.Context {
 		text := c.Title + ": " + c.Text
 		tf.addText(tf.global, "context", text)
-		tf.kindSourcesLower = append(tf.kindSourcesLower, strings.ToLower(text))
+		tf.kindSourcesLower = append(tf.kindSourcesLower, asciiLower(text))
 	}
 	msg := normalize(t.Message)
-	tf.kindSourcesLower = append(tf.kindSourcesLower, strings.ToLower(msg))
+	tf.kindSourcesLower = append(tf.kindSourcesLower, asciiLower(msg))
 	for _, tok := range scan(msg, make([]bool, len(msg))) {
 		tf.msgNumbers = append(tf.msgNumbers, tok.v)
 		if tok.v2 != 0 {
@@ -208,7 +208,7 @@ func (f *itemFacts) addName(n string) {
 	if !hasHan(n) && len(n) > len(f.latin) && !looksLikeLinkAlias(n) {
 		f.latin = n
 	}
-	l := strings.ToLower(n)
+	l := asciiLower(n)
 	for _, x := range f.names {
 		if x == l {
 			return
@@ -230,7 +230,7 @@ func (f *itemFacts) display() string {
 
 // aliasLink reads the link number of an alias "3号链接" or "link 3".
 func aliasLink(a string) (int, bool) {
-	a = strings.ToLower(strings.TrimSpace(a))
+	a = asciiLower(strings.TrimSpace(a))
 	for _, form := range [][2]string{{"", "号链接"}, {"link ", ""}, {"", "号"}} {
 		if strings.HasPrefix(a, form[0]) && strings.HasSuffix(a, form[1]) {
 			n, err := strconv.Atoi(strings.TrimSpace(a[len(form[0]) : len(a)-len(form[1])]))
@@ -349,7 +349,7 @@ func (tf *turnFacts) walk(n *jnode, it *itemFacts, path string) {
 			return
 		}
 		for i, k := range n.keys {
-			tf.member(target, path, strings.ToLower(k), n.vals[i], n)
+			tf.member(target, path, asciiLower(k), n.vals[i], n)
 		}
 	case 'a':
 		for _, v := range n.vals {
@@ -456,7 +456,7 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jnode, parent *jno
 		it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
 		if v.kind == 'o' {
 			for i, ck := range v.keys {
-				tf.member(it, full, strings.ToLower(ck), v.vals[i], v)
+				tf.member(it, full, asciiLower(ck), v.vals[i], v)
 			}
 			return
 		}
@@ -475,8 +475,8 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jnode, parent *jno
 // as a fact or its absence (unit is appended to a value that is a
 // number).
 func (tf *turnFacts) addAttribute(it *itemFacts, key, value, unit string) {
-	words := strings.ReplaceAll(strings.ToLower(key), "_", " ")
-	switch strings.ToLower(strings.TrimSpace(value)) {
+	words := strings.ReplaceAll(asciiLower(key), "_", " ")
+	switch asciiLower(strings.TrimSpace(value)) {
 	case "":
 		return
 	case notStated:
@@ -495,7 +495,7 @@ func (tf *turnFacts) addAttribute(it *itemFacts, key, value, unit string) {
 		value += unit
 	}
 	it.attrs = append(it.attrs, [2]string{key, value})
-	tf.addString(it, "attributes."+strings.ToLower(key), false, value)
+	tf.addString(it, "attributes."+asciiLower(key), false, value)
 }
 
 // addSpec adds a typed spec: {"key": "battery_life", "value": 30,
@@ -516,7 +516,7 @@ func (tf *turnFacts) addSpec(it *itemFacts, n *jnode) {
 		zhValue := n.str("value_zh")
 		switch {
 		case v.kind == 'b' && v.b:
-			it.texts = append(it.texts, strings.ToLower(zh))
+			it.texts = append(it.texts, asciiLower(zh))
 			zhValue = "是"
 		case v.kind == 'b':
 			it.texts = append(it.texts, "不"+zh, "无"+zh, "没有"+zh)
@@ -528,7 +528,7 @@ func (tf *turnFacts) addSpec(it *itemFacts, n *jnode) {
 			}
 		}
 		it.attrs = append(it.attrs, [2]string{zh, zhValue})
-		it.texts = append(it.texts, strings.ToLower(zhValue))
+		it.texts = append(it.texts, asciiLower(zhValue))
 	}
 }
 
@@ -593,7 +593,7 @@ func (tf *turnFacts) addString(it *itemFacts, k string, top bool, s string) {
 	if s == "" {
 		return
 	}
-	it.texts = append(it.texts, strings.ToLower(s))
+	it.texts = append(it.texts, asciiLower(s))
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
 		tf.addNumber(it, k, top, v)
 		return
@@ -609,7 +609,7 @@ func (tf *turnFacts) addString(it *itemFacts, k string, top bool, s string) {
 func (tf *turnFacts) addText(it *itemFacts, k, s string) {
 	s = normalize(s)
 	if k == "context" {
-		it.texts = append(it.texts, strings.ToLower(s))
+		it.texts = append(it.texts, asciiLower(s))
 	}
 	for _, tok := range scanFacts(s) {
 		it.numbers = append(it.numbers, tok.v)
@@ -743,7 +743,7 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jnode) {
 // {"M": "sold_out", "L": "low"} (per variant).
 func addStockState(it *itemFacts, v *jnode) {
 	set := func(variant, state string) {
-		switch state = strings.ToLower(strings.TrimSpace(state)); state {
+		switch state = asciiLower(strings.TrimSpace(state)); state {
 		case stateInStock, stateLow, stateSoldOut, "presale":
 			it.hasStock = true
 			it.stockEntry(variant).state = state
@@ -769,7 +769,7 @@ func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jnode) {
 		switch e.kind {
 		case 's':
 			it.variants = appendVariant(it.variants, e.s)
-			it.texts = append(it.texts, strings.ToLower(e.s))
+			it.texts = append(it.texts, asciiLower(e.s))
 			tf.addText(it, "variant", e.s)
 		case 'o':
 			name := ""
@@ -782,10 +782,10 @@ func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jnode) {
 				continue
 			}
 			it.variants = appendVariant(it.variants, name)
-			it.texts = append(it.texts, strings.ToLower(name))
+			it.texts = append(it.texts, asciiLower(name))
 			tf.addText(it, "variant", name)
 			for i, k := range e.keys {
-				switch k = strings.ToLower(k); k {
+				switch k = asciiLower(k); k {
 				case "name":
 				case "stock":
 					tf.addStock(it, name, e.vals[i])
@@ -824,7 +824,7 @@ func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
 	}
 	it.sizes = appendSize(it.sizes, row.size)
 	for i, k := range n.keys {
-		k = strings.ToLower(k)
+		k = asciiLower(k)
 		v := n.vals[i]
 		height := strings.Contains(k, "height")
 		weight := strings.Contains(k, "weight")
@@ -887,7 +887,7 @@ func (tf *turnFacts) addCoupons(it *itemFacts, v *jnode) {
 		var c coupon
 		for i, k := range v.keys {
 			x := v.vals[i].number()
-			switch k := strings.ToLower(k); {
+			switch k := asciiLower(k); {
 			case k == "amount" || k == "value" || k == "off":
 				c.amount = toFen(x)
 			case strings.Contains(k, "spend") || strings.Contains(k, "threshold") || k == "min_order":

@@ -36,7 +36,7 @@ var intentWords = [...][]string{
 // asked returns what the message asks, or, when it asks nothing a word
 // gives away, what the turn's calls looked up.
 func asked(t *Turn) []intent {
-	msg := strings.ToLower(normalize(t.Message))
+	msg := asciiLower(normalize(t.Message))
 	var out []intent
 	for i, words := range intentWords {
 		if containsAny(msg, words) {
@@ -380,10 +380,10 @@ func formatNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // specs answers an attribute the message names ("材质", "battery life").
 func (s speaker) specs(tf *turnFacts, t *Turn) string {
-	msg := strings.ToLower(normalize(t.Message))
+	msg := asciiLower(normalize(t.Message))
 	for _, f := range tf.inPlay() {
 		for _, a := range f.attrs {
-			key := strings.ToLower(a[0])
+			key := asciiLower(a[0])
 			if key == "" || !strings.Contains(msg, key) || hasHan(a[1]) != s.zh {
 				continue
 			}

@@ -67,7 +67,7 @@ const (
 type pattern struct {
 	kind tokenKind
 	re   *regexp.Regexp
-	need func(lower string) bool
+	need func(lower string, runes *runeSet) bool
 	// read turns a match (submatch indexes into text) into the token's
 	// values; false drops the match.
 	read func(text string, m []int, t *token) bool
@@ -226,15 +226,45 @@ const (
 		1<<tokDuration | 1<<tokSize | 1<<tokQuantity
 )
 
+// runeSet records the runes a text holds, each by its low 8 bits: a
+// literal whose first rune is not in the set is not in the text, which
+// costs one lookup to learn instead of a search (the searches a WASM
+// guest makes add up, each paying the host's deadline checks).
+type runeSet [256]bool
+
+func newRuneSet(s string) *runeSet {
+	var set runeSet
+	for _, r := range s {
+		set[r&0xFF] = true
+	}
+	return &set
+}
+
+// mayHold reports whether the text of the set may hold literal.
+func (set *runeSet) mayHold(literal string) bool {
+	r, _ := utf8.DecodeRuneInString(literal)
+	return set[r&0xFF]
+}
+
+// holdsAny reports whether lower (the text of set) holds one of literals.
+func (set *runeSet) holdsAny(lower string, literals []string) bool {
+	for _, l := range literals {
+		if set.mayHold(l) && strings.Contains(lower, l) {
+			return true
+		}
+	}
+	return false
+}
+
 // anyOf is a need: the text holds one of the literals.
-func anyOf(literals ...string) func(string) bool {
-	return func(lower string) bool { return containsAny(lower, literals) }
+func anyOf(literals ...string) func(string, *runeSet) bool {
+	return func(lower string, set *runeSet) bool { return set.holdsAny(lower, literals) }
 }
 
 // digitThen is a need: a digit is followed, after spaces or a hyphen, by
 // one of the letters (the first letters of the units a pattern reads).
-func digitThen(letters string) func(string) bool {
-	return func(lower string) bool {
+func digitThen(letters string) func(string, *runeSet) bool {
+	return func(lower string, _ *runeSet) bool {
 		for i := 0; i < len(lower); i++ {
 			if !isDigit(lower[i]) {
 				continue
@@ -289,9 +319,10 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 	lower := asciiLower(text)
 	hasDigit := strings.ContainsAny(text, "0123456789")
 	runs := numberRuns(text)
+	set := newRuneSet(lower)
 	for i := range scanPatterns {
 		p := &scanPatterns[i]
-		if kinds&(1<<p.kind) == 0 || (needsDigit[i] && !hasDigit) || (p.need != nil && !p.need(lower)) {
+		if kinds&(1<<p.kind) == 0 || (needsDigit[i] && !hasDigit) || (p.need != nil && !p.need(lower, set)) {
 			continue
 		}
 		try := func(m []int) {
@@ -565,7 +596,7 @@ func setDate(t *token, y, mo, d int) bool {
 }
 
 func monthNumber(s string) int {
-	s = strings.ToLower(s)
+	s = asciiLower(s)
 	for i, m := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
 		if strings.HasPrefix(s, m) {
 			return i + 1
@@ -578,7 +609,7 @@ func monthNumber(s string) int {
 // unit is "ship" (dispatch), "arrive" (delivery) or "date" (restock,
 // promotion start or end).
 func readRelDate(s string, m []int, t *token) bool {
-	day, verb := strings.ToLower(sub(s, m, 1)), strings.ToLower(sub(s, m, 2))
+	day, verb := asciiLower(sub(s, m, 1)), asciiLower(sub(s, m, 2))
 	if !hasDay(day) {
 		day, verb = verb, day // the English order: "ships tomorrow"
 	}
@@ -714,11 +745,11 @@ func readPercent(s string, m []int, t *token) bool {
 }
 
 func discountCue(before string) bool {
-	return containsAny(strings.ToLower(before), []string{"优惠", "折扣", "便宜", "降", "减", "off", "discount"})
+	return containsAny(asciiLower(before), []string{"优惠", "折扣", "便宜", "降", "减", "off", "discount"})
 }
 
 func readDuration(s string, m []int, t *token) bool {
-	n, unit := sub(s, m, 1), strings.ToLower(sub(s, m, 2))
+	n, unit := sub(s, m, 1), asciiLower(sub(s, m, 2))
 	v, ok := parseNumber(n)
 	if !ok {
 		return false
@@ -748,7 +779,7 @@ func readWeight(s string, m []int, t *token) bool {
 	if !readNumber(sub(s, m, 1), &t.v) {
 		return false
 	}
-	switch unit := strings.ToLower(sub(s, m, 2)); {
+	switch unit := asciiLower(sub(s, m, 2)); {
 	case unit == "斤" || (unit == "" && t.v > 100):
 		t.v /= 2
 	case strings.HasPrefix(unit, "lb") || unit == "pounds":
@@ -758,7 +789,7 @@ func readWeight(s string, m []int, t *token) bool {
 }
 
 func readSpec(s string, m []int, t *token) bool {
-	t.unit = strings.ToLower(sub(s, m, 2))
+	t.unit = asciiLower(sub(s, m, 2))
 	return readNumber(sub(s, m, 1), &t.v)
 }
 

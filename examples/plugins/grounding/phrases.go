@@ -34,7 +34,7 @@ func (c *checker) residue() {
 			if re == placeholderRE && c.text[m[0]] == '%' && m[0] > 0 && isDigit(c.text[m[0]-1]) {
 				continue // "20%s" is no placeholder
 			}
-			if re == urlRE && c.inTexts(strings.ToLower(c.text[m[0]:m[1]])) {
+			if re == urlRE && c.inTexts(asciiLower(c.text[m[0]:m[1]])) {
 				continue
 			}
 			claim(c.named, m[0], m[1])
@@ -48,10 +48,10 @@ func (c *checker) residue() {
 	flagAll(urlRE, "a URL no tool result gives; links are pinned, never read out")
 	flagAll(fieldRE, "a field name of a tool result, not words for viewers")
 	for _, id := range c.tf.ids {
-		if !idLike(id) || c.isName(strings.ToLower(id)) {
+		if !idLike(id) || c.isName(asciiLower(id)) {
 			continue
 		}
-		lid := strings.ToLower(id)
+		lid := asciiLower(id)
 		for from := 0; from < len(c.lower); {
 			i := strings.Index(c.lower[from:], lid)
 			if i < 0 {
@@ -108,15 +108,9 @@ func (c *checker) inTexts(l string) bool {
 	return false
 }
 
-// mayHold is a cheap test that the reply may hold needle: a Latin needle
-// needs Latin letters in the reply, a Chinese one bytes beyond ASCII (a
-// Chinese reply skips every English phrase at once, and the other way).
-func (c *checker) mayHold(needle string) bool {
-	if needle[0] < 0x80 {
-		return c.latin
-	}
-	return c.nonASCII
-}
+// mayHold is a cheap test that the reply may hold needle: its first rune
+// is among the reply's.
+func (c *checker) mayHold(needle string) bool { return c.runes.mayHold(needle) }
 
 // phraseKind is what a fixed phrase of a reply claims.
 type phraseKind uint8
@@ -617,12 +611,17 @@ func negations(words []string) []string {
 // ingredients, materials or colours, so that what they do not list is
 // absent.
 func (c *checker) lists(scope []*itemFacts, kind string) bool {
-	keys := map[string][]string{
-		"allergen": {"allergen", "ingredient", "过敏", "成分", "配料"},
-		"material": {"material", "材质", "面料", "fabric"},
-		"colour":   {"variant", "colour", "color", "颜色"},
-		"feature":  {"feature", "功能"},
-	}[kind]
+	var keys []string
+	switch kind {
+	case "allergen":
+		keys = []string{"allergen", "ingredient", "过敏", "成分", "配料"}
+	case "material":
+		keys = []string{"material", "材质", "面料", "fabric"}
+	case "colour":
+		keys = []string{"variant", "colour", "color", "颜色"}
+	default:
+		keys = []string{"feature", "功能"}
+	}
 	for _, f := range scope {
 		if kind == "allergen" && slices.ContainsFunc(f.unstated, func(k string) bool { return strings.HasSuffix(k, "allergens") }) {
 			// Ingredients listed with allergens "not stated": an absent
@@ -635,7 +634,7 @@ func (c *checker) lists(scope []*itemFacts, kind string) bool {
 			}
 		}
 		for _, a := range f.attrs {
-			if containsAny(strings.ToLower(a[0]), keys) {
+			if containsAny(asciiLower(a[0]), keys) {
 				return true
 			}
 		}
@@ -701,13 +700,13 @@ func (c *checker) itemKinds() {
 		if !slices.Contains(kindNouns, c.lower[m.start:m.end]) && !slices.Contains(kindNouns, c.text[m.start:m.end]) {
 			continue
 		}
-		if brand, at := c.brandBefore(m.start); brand != "" && !in(nameSources, strings.ToLower(brand)+c.lower[m.start:m.end]) &&
-			!in(nameSources, strings.ToLower(brand)+" "+c.lower[m.start:m.end]) {
+		if brand, at := c.brandBefore(m.start); brand != "" && !in(nameSources, asciiLower(brand)+c.lower[m.start:m.end]) &&
+			!in(nameSources, asciiLower(brand)+" "+c.lower[m.start:m.end]) {
 			c.flag(KindItem, at, m.end, "no item of this stream is called that")
 		}
 	}
 	for _, k := range kindNounsByLength {
-		lk := strings.ToLower(k)
+		lk := asciiLower(k)
 		if !c.mayHold(lk) {
 			continue
 		}
@@ -726,7 +725,7 @@ func (c *checker) itemKinds() {
 				c.flag(KindItem, start, end, "no item of this stream is a %s", k)
 				continue
 			}
-			if brand, at := c.brandBefore(start); brand != "" && !in(nameSources, strings.ToLower(brand)+lk) && !in(nameSources, strings.ToLower(brand)+" "+lk) {
+			if brand, at := c.brandBefore(start); brand != "" && !in(nameSources, asciiLower(brand)+lk) && !in(nameSources, asciiLower(brand)+" "+lk) {
 				c.flag(KindItem, at, end, "no item of this stream is called that")
 			}
 		}
@@ -814,7 +813,7 @@ func (c *checker) language() {
 		names = append(names, f.names...)
 		values = append(values, f.texts...)
 	}
-	names = append(names, strings.ToLower(c.t.Viewer), strings.ToLower(normalize(c.t.Message)))
+	names = append(names, asciiLower(c.t.Viewer), asciiLower(normalize(c.t.Message)))
 	values = append(values, names...)
 	among := func(list []string) func(string) bool {
 		return func(s string) bool {
@@ -887,7 +886,7 @@ func (c *checker) messageLang() string {
 	for _, f := range c.tf.items {
 		for _, n := range f.names {
 			for from := 0; from < len(lower); {
-				i := strings.Index(strings.ToLower(lower[from:]), n)
+				i := strings.Index(lower[from:], n)
 				if i < 0 {
 					break
 				}
