@@ -129,3 +129,36 @@ func TestASlowBodyIsCutOff(t *testing.T) {
 		})
 	}
 }
+
+// TestExpectContinueBodiesAreRead: clients such as curl ask before sending
+// a large body (Expect: 100-continue); the server says continue and reads
+// it under the same limits.
+func TestExpectContinueBodiesAreRead(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, nil)
+	base := serveOnLoopback(t, e)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	body := `{"name":"` + strings.Repeat("n", 20000) + `"}`
+	fmt.Fprintf(conn, "POST /api/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
+		e.admin, len(body))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("before the body: %v %v, want 100 Continue", resp, err)
+	}
+	io.WriteString(conn, body)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 201 {
+		msg, _ := io.ReadAll(resp.Body)
+		t.Errorf("after the body: %d %s, want 201", resp.StatusCode, msg)
+	}
+}
