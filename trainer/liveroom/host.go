@@ -115,6 +115,10 @@ const (
 	intentSpecs    intent = "specs"
 	intentChat     intent = "chitchat"
 	intentAbuse    intent = "abuse"
+	// intentSpam solicits contact off the platform: no reply.
+	intentSpam intent = "spam"
+	// intentCompare asks which of two items is cheaper.
+	intentCompare intent = "compare"
 	// intentAllergen and intentKeeps are answered from the lookup, like
 	// specs: whether the item contains an allergen, how long it keeps.
 	intentAllergen intent = "allergen"
@@ -132,6 +136,7 @@ func intentWords() []struct {
 		intent intent
 		words  []string
 	}{
+		{intentSpam, []string{"wechat", "whatsapp", "telegram", "dm me", "add me", "加微信", "加v", "vx", "私聊", "+q", "代购", "代拍", "followers"}},
 		{intentAbuse, []string{"傻逼", "垃圾主播", "骗子", "笨蛋", "智障", "脑残", "滚", "idiot", "stupid", "scam", "garbage", "moron", "shut up"}},
 		{intentLink, []string{"link", "链接", "连接", "怎么买", "在哪买", "哪里买", "在哪拍", "小黄车", "where to buy", "how to buy", "how do i buy", "how can i buy", "where do i buy", "pin "}},
 		{intentAllergen, []string{"过敏", "allerg", "含不含", "含有", "里有", "contain", "in it", "peanut", "dairy", "gluten", "sesame", "shellfish",
@@ -162,6 +167,26 @@ func priceWords() []string {
 		"多少钱", "价格", "几块", "什么价", "啥价", "卖多少", "咋卖", "多少米", "价位", "一共多少", "便宜", "贵", "元"}
 }
 
+// compareRE finds two items weighed against each other by price: "A和B
+// 哪个便宜", "Which is cheaper, A or B?", "A or B, which costs less?".
+var compareRE = []*regexp.Regexp{
+	regexp.MustCompile(`^(.+?)(?:和|跟|还是)(.+?)哪个(?:更)?(?:便宜|贵|划算)`),
+	regexp.MustCompile(`(?i)^which (?:is|one is) (?:cheaper|more expensive), (.+?) or (.+?)\??$`),
+	regexp.MustCompile(`(?i)^(.+?) or (.+?), which (?:costs less|is cheaper|costs more)\??$`),
+}
+
+// compared returns the two items a message compares by price.
+func compared(text string) (a, b string, ok bool) {
+	t := strings.TrimSpace(text)
+	for _, re := range compareRE {
+		if m := re.FindStringSubmatch(t); m != nil {
+			trim := func(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "the ") }
+			return trim(m[1]), trim(m[2]), true
+		}
+	}
+	return "", "", false
+}
+
 // classify reads the intent of a message, and a second one it asks in
 // the same breath: its price beside its stock or its shipping ("多少钱？
 // 还有货吗"). A link number ("3号链接") names an item, not a wish for its
@@ -169,6 +194,9 @@ func priceWords() []string {
 func classify(text string) (first, second intent) {
 	t := strings.ToLower(partLink.ReplaceAllString(wholeLink.ReplaceAllString(strings.TrimSpace(text), " "), " "))
 	first = intentChat
+	if _, _, ok := compared(text); ok {
+		return intentCompare, ""
+	}
 	for _, iw := range intentWords() {
 		if containsAny(t, iw.words) {
 			first = iw.intent
@@ -399,9 +427,15 @@ func readTurn(msgs []harness.Message) *turn {
 		if containsAny(strings.ToLower(t.text), []string{"coupon", "券"}) {
 			t.intent = intentCoupon
 		}
-		t.lang = LangEN
-		if hasHan(t.featured.name) || (t.featured.name == "" && hasHan(t.text)) {
+		// The audience's language: that of the latest viewer message,
+		// else of a Chinese instruction, else of the items' names.
+		switch last := lastViewerText(msgs[:start]); {
+		case last != "":
+			t.lang = langOf(viewerWords(last))
+		case hasHan(t.text) || hasHan(t.featured.name):
 			t.lang = LangZH
+		default:
+			t.lang = LangEN
 		}
 		if t.intent == intentChat || t.intent == intentSpecs {
 			t.intent = intentPrice // "introduce the featured item": name and live price
@@ -425,6 +459,17 @@ func readTurn(msgs []harness.Message) *turn {
 		}
 	}
 	return t
+}
+
+// lastViewerText is the latest viewer message of a conversation, not a
+// strategy instruction or a retry request; "" when there is none.
+func lastViewerText(msgs []harness.Message) string {
+	for k := len(msgs) - 1; k > 0; k-- {
+		if msgs[k].Role == harness.RoleUser && !isRetry(msgs, k) && !strings.HasPrefix(strings.TrimSpace(msgs[k].Content), narrationPrefix) {
+			return msgs[k].Content
+		}
+	}
+	return ""
 }
 
 // isRetry reports whether the user message at k asks to answer again: it
@@ -465,7 +510,7 @@ func langOf(s string) Lang {
 			han++
 		}
 	}
-	if words := len(hostLatinWordRE.FindAllString(s, -1)); han == 0 || (words >= 3 && 2*words > han) {
+	if words := len(hostLatinWordRE.FindAllString(s, -1)); han == 0 || (words >= 3 && 2*words > han) || (words >= 2 && han <= 2) {
 		return LangEN
 	}
 	return LangZH
@@ -485,6 +530,7 @@ func hasHan(s string) bool {
 func (t *turn) skillFor(ids []string) string {
 	want := map[intent][]string{
 		intentPrice:    {"pric"},
+		intentCompare:  {"pric"},
 		intentCoupon:   {"pric", "coupon"},
 		intentSize:     {"size"},
 		intentStock:    {"fact", "stock", "spec"},
@@ -495,6 +541,7 @@ func (t *turn) skillFor(ids []string) string {
 		intentLink:     {"link", "purchase"},
 		intentChat:     {"chit", "chat", "greet", "small talk"},
 		intentAbuse:    {"chit", "chat", "greet", "small talk"},
+		intentSpam:     {"chit", "chat", "greet", "small talk"},
 	}[t.intent]
 	for _, w := range want {
 		for _, id := range ids {
@@ -531,7 +578,7 @@ func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
 			return call{name: sk.name, args: map[string]any{sk.text: id}}, true
 		}
 	}
-	if t.intent == intentChat || t.intent == intentAbuse {
+	if t.intent == intentChat || t.intent == intentAbuse || t.intent == intentSpam {
 		return call{}, false
 	}
 	lk, ok := tools[roleLookup]
@@ -539,6 +586,13 @@ func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
 		return call{}, false
 	}
 	lookups := t.made(lk.name)
+	if t.intent == intentCompare {
+		a, b, _ := compared(t.text)
+		if len(lookups) < 2 {
+			return call{name: lk.name, args: map[string]any{lk.text: []string{a, b}[len(lookups)]}}, true
+		}
+		return call{}, false
+	}
 	item, _ := t.item(lk.name)
 	switch {
 	case len(lookups) == 0:
@@ -547,7 +601,10 @@ func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
 			q = t.featured.id
 		}
 		return call{name: lk.name, args: map[string]any{lk.text: q}}, true
-	case item == nil && len(lookups) == 1 && t.featured.id != "":
+	case item == nil && len(lookups) == 1 && resultFailed(lookups[0].result):
+		// A failed call is tried once more; it is not a "no such item".
+		return call{name: lk.name, args: lookups[0].args}, true
+	case item == nil && len(lookups) == 1 && t.featured.id != "" && !t.failed():
 		// No item named: a live host answers about the featured item.
 		return call{name: lk.name, args: map[string]any{lk.text: t.featured.id}}, true
 	case item == nil:
@@ -571,7 +628,12 @@ func (t *turn) next(tools map[toolRole]toolInfo) (call, bool) {
 	}
 	for _, role := range needs {
 		tool, ok := tools[role]
-		if !ok || len(t.made(tool.name)) > 0 {
+		if !ok {
+			continue
+		}
+		if made := t.made(tool.name); len(made) == 1 && resultFailed(made[0].result) {
+			return call{name: tool.name, args: made[0].args}, true // once more
+		} else if len(made) > 0 {
 			continue
 		}
 		args := map[string]any{tool.item: id}
@@ -619,17 +681,27 @@ func (t *turn) result(key string) (map[string]any, bool) {
 	return nil, false
 }
 
-// failed reports whether a tool call of the turn returned an error.
+// failed reports whether a tool call of the turn failed.
 func (t *turn) failed() bool {
-	for _, c := range t.calls {
-		var r map[string]any
-		if json.Unmarshal([]byte(c.result), &r) == nil {
-			if _, bad := r["error"]; bad {
-				return true
-			}
-		}
+	return slices.ContainsFunc(t.calls, func(c call) bool { return c.done && resultFailed(c.result) })
+}
+
+// resultFailed reports whether a tool result is an error, broken JSON or
+// empty: nothing to answer from. Plain text (a loaded skill) is a result.
+func resultFailed(content string) bool {
+	c := strings.TrimSpace(content)
+	if c == "" {
+		return true
 	}
-	return false
+	if !strings.HasPrefix(c, "{") {
+		return false
+	}
+	var r map[string]any
+	if json.Unmarshal([]byte(c), &r) != nil {
+		return true
+	}
+	_, bad := r["error"]
+	return bad || len(r) == 0
 }
 
 var (
@@ -741,6 +813,8 @@ func (t *turn) name(item map[string]any) string {
 func (t *turn) reply() string {
 	short := t.retries > 0 // a rejected reply is answered again more plainly
 	switch t.intent {
+	case intentSpam:
+		return "" // nothing to say to a spammer on air
 	case intentAbuse:
 		return t.say("Sorry you feel that way. Let's keep the chat friendly.", "抱歉让您不开心，我们友好聊天哦。")
 	case intentChat:
@@ -762,9 +836,12 @@ func (t *turn) reply() string {
 	}
 	if item == nil {
 		if t.failed() {
-			return t.say("One moment, let me check that and get back to you.", "稍等，我确认一下再回复您。")
+			return UnavailableReply(t.lang)
 		}
 		return t.say("Which item do you mean? Tell me its name and I'll check right away.", "您问的是哪款商品呢？告诉我名字我马上查。")
+	}
+	if t.intent == intentCompare {
+		return t.compareReply()
 	}
 	if t.second != "" {
 		// The price, then what was asked beside it.
@@ -823,6 +900,9 @@ func (t *turn) priceReply(item map[string]any, short bool) string {
 // hook checks every "N元" against the item's unit prices.
 func (t *turn) couponReply(item map[string]any) string {
 	r, ok := t.result("eligible")
+	if !ok && t.failed() {
+		return UnavailableReply(t.lang)
+	}
 	if !ok {
 		return t.priceReply(item, true)
 	}
@@ -920,7 +1000,7 @@ func (t *turn) sizeReply(item map[string]any) string {
 func (t *turn) stockReply() string {
 	r, ok := t.result("stock")
 	if !ok {
-		return t.say("Let me check the stock and get back to you.", "库存我确认一下再告诉您。")
+		return UnavailableReply(t.lang)
 	}
 	stock, _ := r["stock"].(map[string]any)
 	states, _ := r["stock_state"].(map[string]any)
@@ -1016,6 +1096,31 @@ func (t *turn) stockReply() string {
 	return t.say("Its stock is not stated; I'll check and get back to you.", "库存商家没有标注，我确认一下再告诉您。")
 }
 
+// compareReply states the prices of the two items compared and which is
+// cheaper.
+func (t *turn) compareReply() string {
+	var items []map[string]any
+	for _, c := range t.calls {
+		var r map[string]any
+		if json.Unmarshal([]byte(c.result), &r) == nil && r["found"] == true {
+			items = append(items, r)
+		}
+	}
+	if len(items) < 2 {
+		return t.say("Which two items do you mean? Tell me their names and I'll compare them.", "您想比较哪两款呢？告诉我名字我马上查。")
+	}
+	a, b := items[0], items[1]
+	pa, _ := strconv.ParseFloat(str(a, "price"), 64)
+	pb, _ := strconv.ParseFloat(str(b, "price"), 64)
+	cheaper := a
+	if pb < pa {
+		cheaper = b
+	}
+	cur := t.currency(a)
+	return t.say(fmt.Sprintf("%s is %s%s and %s is %s%s, so %s is cheaper.", t.name(a), str(a, "price"), cur, t.name(b), str(b, "price"), cur, t.name(cheaper)),
+		fmt.Sprintf("%s%s%s，%s%s%s，%s更便宜。", str(a, "name"), str(a, "price"), cur, str(b, "name"), str(b, "price"), cur, str(cheaper, "name")))
+}
+
 // asksRestock reports whether the viewer asks when an item comes back.
 func (t *turn) asksRestock() bool {
 	return containsAny(strings.ToLower(t.text), []string{"补货", "再上", "几号补", "啥时候有货", "什么时候有货", "restock", "come back", "be back"})
@@ -1024,8 +1129,7 @@ func (t *turn) asksRestock() bool {
 func (t *turn) shippingReply() string {
 	r, ok := t.result("ships_within_days")
 	if !ok {
-		return t.say("I can't see the shipping and return policy of this item right now; please check with customer service before ordering.",
-			"这款的发货和退换政策我这边暂时查不到，下单前可以问问客服哦。")
+		return UnavailableReply(t.lang)
 	}
 	days, fee, rd := str(r, "ships_within_days"), str(r, "shipping_fee"), str(r, "return_days")
 	_, rule := r["returns"]
@@ -1118,13 +1222,21 @@ func (t *turn) returnsSaid(r map[string]any) (en, zh string) {
 		}
 	}
 	if conds, _ := rule["conditions"].([]any); len(conds) > 0 {
-		var zhConds []string
+		var zhConds, enConds []string
 		for _, c := range conds {
 			zhConds = append(zhConds, fmt.Sprint(c))
+			if e := conditionEN(fmt.Sprint(c)); e != "" {
+				enConds = append(enConds, e)
+			}
 		}
 		// The merchant's conditions are in the merchant's words; an
-		// English reply points to them rather than mix languages.
-		en += ", on the conditions the listing states"
+		// English reply says the common ones in English and points to
+		// the others rather than mix languages.
+		if len(enConds) == len(conds) {
+			en += ", " + strings.Join(enConds, ", ")
+		} else {
+			en += ", on the conditions the listing states"
+		}
 		zh += "，" + strings.Join(zhConds, "，")
 	}
 	return en + ".", zh
@@ -1206,6 +1318,9 @@ func (t *turn) typedSpec(item map[string]any) (string, bool) {
 func (t *turn) attributeReply(item map[string]any) string {
 	lower := strings.ToLower(t.text)
 	attrs, _ := item["attributes"].(map[string]any)
+	if _, typed := item["specs"]; typed {
+		attrs = nil // the same facts, already read by their labels
+	}
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
 		keys = append(keys, k)

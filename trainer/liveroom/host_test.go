@@ -287,6 +287,8 @@ func TestHostAnswersCatalogFacts(t *testing.T) {
 		{"蛋白棒拍2件一共多少", []string{"product_lookup", "coupon_check"}, []string{"89.85"}, nil},
 		{"空气炸锅能用券吗", []string{"product_lookup", "coupon_check"}, []string{"29.90", "269.10"}, nil},
 		{"空气炸锅拆了还能退吗", []string{"product_lookup", "shipping_policy"}, []string{"15天内可以退", "包装完好"}, nil},
+		{"can I send the air fryer back if it is not for me", []string{"product_lookup", "shipping_policy"}, []string{"15 days", "packaging and all parts"}, []string{"包装"}},
+		{"what's the weight of the air fryer", []string{"product_lookup"}, []string{"doesn't say"}, []string{"5.5"}},
 		{"蛋白棒能退吗", []string{"product_lookup", "shipping_policy"}, []string{"不支持退"}, nil},
 		{"where does the protein bar ship from and how fast", []string{"product_lookup", "shipping_policy"}, []string{"36 hours", "Yiwu"}, []string{"浙江"}},
 		{"蛋白棒要运费吗", []string{"product_lookup", "shipping_policy"}, []string{"运费商家没有标注"}, []string{"包邮"}},
@@ -332,6 +334,8 @@ func TestHostLanguageIsTheViewers(t *testing.T) {
 		{"yoga mat要雾紫，有吗", LangZH},
 		{"can I send 珍珠耳环 back if I don't like it", LangEN},
 		{"卫衣M码还有货吗", LangZH},
+		{"跳绳 restock date", LangEN},
+		{"air fryer咋卖的", LangZH},
 		// Hook context in the harness's language is not the viewer's.
 		{`{"source": "spam_filter", "context": "The viewer's message is abusive. Answer calmly in one sentence."}` + "\n\n骗子直播间", LangZH},
 		{"Note from moderation: the viewer may be a reseller, answer as usual.\n\n口红有货吗", LangZH},
