@@ -224,7 +224,7 @@ func TestHostParsesMeasuresAndQuantities(t *testing.T) {
 // playHost plays one viewer message with Host under h, running its tool
 // calls on the room's Go tools as the runtime would run the plugins, and
 // returns the transcript.
-func playHost(t *testing.T, h *harness.Harness, room *Room, text string) []harness.Message {
+func playHost(t *testing.T, h *harness.Harness, room ToolRunner, text string) []harness.Message {
 	t.Helper()
 	msgs := []harness.Message{{Role: harness.RoleUser, Content: text}}
 	for range 8 {
@@ -295,6 +295,9 @@ func TestHostAnswersCatalogFacts(t *testing.T) {
 		{"蛋白棒保质期到什么时候", []string{"product_lookup"}, []string{"2027年5月12日"}, nil},
 		{"空气炸锅多少钱？还有货吗", []string{"product_lookup", "check_stock"}, []string{"299元", "有货"}, nil},
 		{"空气炸锅多少钱，拍了多久发", []string{"product_lookup", "shipping_policy"}, []string{"299元", "2天内发货"}, nil},
+		{"蛋白棒和空气炸锅哪个便宜？", []string{"product_lookup", "product_lookup"}, []string{"59.90元", "299元", "麦穗蛋白棒更便宜"}, nil},
+		{"Which is cheaper, the protein bar or the air fryer?", []string{"product_lookup", "product_lookup"}, []string{"59.90 yuan", "299 yuan"}, nil},
+		{"加V：hz8866 内部价拿货", nil, nil, []string{"元", "拿货"}},
 	} {
 		t.Run(tc.ask, func(t *testing.T) {
 			msgs := playHost(t, h, room, tc.ask)
@@ -342,6 +345,43 @@ func TestHostLanguageIsTheViewers(t *testing.T) {
 	} {
 		if got := langOf(viewerWords(tc.text)); got != tc.want {
 			t.Errorf("language of %q = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestHostRetriesAFailedCall checks that a failed call is made once more
+// and that a call that keeps failing is said to be unavailable, never
+// answered with another item's facts.
+func TestHostRetriesAFailedCall(t *testing.T) {
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := goldRoom(t)
+	for _, tc := range []struct {
+		fault Fault
+		want  string
+	}{
+		{Fault{Tool: ToolProductLookup, Kind: FaultEmpty, Times: 1}, "59.90元"},
+		{Fault{Tool: ToolProductLookup, Kind: FaultMalformed}, UnavailableReply(LangZH)},
+		{Fault{Tool: ToolCheckStock, Kind: FaultDenied}, UnavailableReply(LangZH)},
+	} {
+		tools := &FaultInjector{Tools: room, Faults: []Fault{tc.fault}}
+		ask := "蛋白棒多少钱"
+		if tc.fault.Tool == ToolCheckStock {
+			ask = "蛋白棒还有货吗"
+		}
+		msgs := playHost(t, h, tools, ask)
+		calls := 0
+		for _, m := range msgs {
+			for _, c := range m.ToolCalls {
+				if c.Name == tc.fault.Tool {
+					calls++
+				}
+			}
+		}
+		if reply := lastReply(msgs); calls != 2 || !strings.Contains(reply, tc.want) {
+			t.Errorf("%s fault on %s: %d calls, reply %q; want 2 calls and %q", tc.fault.Kind, tc.fault.Tool, calls, reply, tc.want)
 		}
 	}
 }
