@@ -338,7 +338,7 @@ func (s *Server) planShip(ctx context.Context, sc store.Scope, experimentID, arm
 		if len(streams) == 0 {
 			return nil, fiber.NewError(fiber.StatusConflict, "every stream of the experiment was deleted: publish the version from the Harnesses page")
 		}
-		p.publish = &publishRequest{Version: version, Streams: streams, GateID: gate.ID, Override: override}
+		p.publish = &publishRequest{Version: version, Streams: streams, GateID: gate.ID, Override: override, Checkpoint: checkpoint}
 	}
 	if checkpoint == "" {
 		return p, nil

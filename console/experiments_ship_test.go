@@ -222,6 +222,7 @@ func TestShipCheckpointWinner(t *testing.T) {
 // configured one, in one ship the history records with its release.
 func TestShipHarnessAndCheckpointWinner(t *testing.T) {
 	e := newShipEnv(t)
+	withHookPlugins(t, e.testEnv) // a release needs the plugins the version names
 	ctx := context.Background()
 	v2 := putShorterVersion(t, e.testEnv)
 	serving := e.promoteFixture(t, "run-b", 2)
@@ -239,7 +240,8 @@ func TestShipHarnessAndCheckpointWinner(t *testing.T) {
 	if code != 409 || m["field"] != "gate" || !strings.Contains(m["error"].(string), "release gate") {
 		t.Fatalf("ship without a release gate: %d %s", code, raw)
 	}
-	g, err := e.store.CreateHarnessGate(ctx, e.adminScope, store.HarnessGate{Candidate: v2.Version(), Baseline: e.demo.Version(), Model: "expert", Suites: []string{"lsqa"}, N: 1, Total: 2})
+	// A gate of the checkpoint that ships with the version.
+	g, err := e.store.CreateHarnessGate(ctx, e.adminScope, store.HarnessGate{Candidate: v2.Version(), Baseline: e.demo.Version(), Model: liveroom.HostModelName, Suites: []string{"lsqa"}, N: 1, Total: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

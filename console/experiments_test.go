@@ -243,6 +243,7 @@ func liveTurn(id, session, viewer string) *runtime.Turn {
 
 func TestExperimentLifecycleReportAndShip(t *testing.T) {
 	f := newExperimentFixture(t, 29)
+	withHookPlugins(t, f.testEnv) // a release needs the plugins the version names
 	ctx := context.Background()
 	m := f.create(t, "stream", 5)
 	id := m["id"].(string)
@@ -374,7 +375,9 @@ func TestExperimentLifecycleReportAndShip(t *testing.T) {
 	}
 	// With a passed gate the winner is published to the experiment's streams.
 	sc := f.adminUser.Scope()
-	g, err := f.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: f.candidate, Baseline: f.demo.Version(), Model: "expert", Suites: []string{"live"}, N: 1, Total: 2})
+	// A gate of the model that serves the streams.
+	g, err := f.store.CreateHarnessGate(ctx, sc, store.HarnessGate{Candidate: f.candidate, Baseline: f.demo.Version(),
+		Model: f.srv.servingModelName(ctx, sc.OrgID), Suites: []string{"live"}, N: 1, Total: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

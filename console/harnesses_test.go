@@ -583,7 +583,7 @@ func TestEvolutionLoop(t *testing.T) {
 	g2 := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": newVer, "n": 3, "suites": []string{"lsqa"},
 		"loop_id": loop["id"]})
 	if g2 = waitGate(t, e, g2["id"].(string)); g2["state"] != store.GatePassed {
-		t.Fatalf("gate of the fix: %v", g2)
+		t.Fatalf("gate of the fix: %v %v: %s", g2["state"], g2["error"], body(t, g2["report"]))
 	}
 	e.expect(t, 201, e.admin, "POST", "/api/releases", map[string]any{"version": newVer, "canary_percent": 100, "loop_id": loop["id"]})
 	got := e.expect(t, 200, e.admin, "GET", "/api/evolution/loops/"+loop["id"].(string), nil)

@@ -60,6 +60,10 @@ type publishRequest struct {
 	GateID        string   `json:"gate_id"`
 	Override      string   `json:"override"`
 	LoopID        string   `json:"loop_id"`
+	// Checkpoint is the model that serves the streams with this version
+	// when it is not the serving model now (an experiment's ship changes
+	// both): the gate must have measured it.
+	Checkpoint string `json:"checkpoint"`
 }
 
 // canaryStreams picks ceil(percent % of ids) streams for a canary of
@@ -126,6 +130,13 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 		return err
 	}
 	serving := s.servingModelName(ctx, sc.OrgID)
+	if req.Checkpoint != "" {
+		_, name, err := s.checkpointModel(ctx, sc.OrgID, req.Checkpoint)
+		if err != nil {
+			return fieldError(fiber.StatusNotFound, "checkpoint", err.Error())
+		}
+		serving = name
+	}
 	switch {
 	case gate == nil && req.Override == "":
 		return fieldError(fiber.StatusConflict, "gate_id", "no finished release gate of the serving model for "+v.Version[:19]+
