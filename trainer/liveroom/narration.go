@@ -55,9 +55,14 @@ func (r *Room) Narration(t QuestionType, l Lang) (Question, error) {
 		q.Text = say("Remind viewers of the stock of the featured item "+it.ID+".", "提醒观众主推商品"+it.ID+"的库存情况。")
 		q.Gold = Gold{Skill: SkillFacts, Calls: []hsa.Call{loadSkill(SkillFacts), lookup, {Name: ToolCheckStock, Arguments: map[string]any{"item_id": it.ID}}}}
 		urgent := phrase("urgency", "limited", "almost gone", "only a few", "库存紧张", "仅剩", "快抢")
-		if it.TotalStock() < lowStock {
+		switch {
+		case it.TotalStock() == 0:
+			// Nothing left is no reason to hurry: it is sold out.
+			q.Gold.MustState = []Fact{soldOutFact()}
+			q.Gold.MustNotState = []Fact{urgent, availableClaim()}
+		case it.TotalStock() < lowStock:
 			q.Gold.MustState = []Fact{urgent}
-		} else {
+		default:
 			q.Gold.MustState = []Fact{phrase("plenty in stock", "plenty", "in stock", "库存充足", "有货")}
 			q.Gold.MustNotState = []Fact{urgent}
 		}
@@ -84,9 +89,12 @@ func (r *Room) narrationReply(q Question, add func(en, zh string)) {
 			add("There is no coupon for it today, but the live price is already low.", "这款今天没有优惠券，直播间价格已经很实惠。")
 		}
 	case QNarrateStock:
-		if it.TotalStock() < lowStock {
+		switch {
+		case it.TotalStock() == 0:
+			add("It is sold out right now; stay tuned for the next items!", "这款已经售罄了，大家看看其他宝贝哦。")
+		case it.TotalStock() < lowStock:
 			add("Stock is limited, only a few left!", "库存紧张，仅剩几件！")
-		} else {
+		default:
 			add("It is in stock, plenty for everyone.", "库存充足，大家放心拍。")
 		}
 	}
