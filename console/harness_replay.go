@@ -140,20 +140,17 @@ func questionCategory(text string) string {
 var replayMarkup = []string{"<tool_call>", "</tool_call>", "<think>", "</think>", `"arguments":`}
 
 // gradeReplay grades a replayed turn by what its trace shows, as the
-// evolution page reads live turns (liveTurnFailure): a hook that rejected
-// or denied the reply (the grounding check among them), a tool call that
-// failed, a skill that did not load; and markup spoken on air. A viewer
-// message the moderation hooks refused is not a failure.
+// evolution page reads live turns (liveTurnFailure): a hook that denied
+// the turn or sent the reply back (the grounding check among them), a
+// tool call that failed, a skill that did not load; and markup spoken on
+// air. A question both versions refuse fails under both, so it moves no
+// difference.
 func gradeReplay(t *runtime.Turn) liveroom.Grade {
 	steps, err := json.Marshal(t.Steps)
 	if err != nil {
 		return liveroom.Grade{Deductions: []string{"not run: " + err.Error()}}
 	}
-	outcome := string(t.Outcome)
-	if t.Outcome == runtime.OutcomeDenied {
-		outcome = ""
-	}
-	_, deductions, _ := liveTurnFailure(outcome, t.Reason, steps)
+	_, deductions, _ := liveTurnFailure(string(t.Outcome), t.Reason, steps)
 	for _, m := range replayMarkup {
 		if strings.Contains(t.Reply, m) {
 			deductions = append(deductions, fmt.Sprintf("speaks markup: %q", m))
@@ -172,6 +169,8 @@ func gradeReplay(t *runtime.Turn) liveroom.Grade {
 // stream's persona, banned claims, catalog and plugins), with the gate's
 // model, and grades the turns.
 func (s *Server) runReplay(ctx context.Context, orgID, version string, items []replayItem, model gateModel, progress func(done int)) (*eval.SuiteReport, error) {
+	// setupPinned reads only the server: a hub of its own gives the replay
+	// exactly the setup a live session of the stream gets.
 	hub := &liveHub{s: s, log: s.log}
 	results := make([]eval.ItemResult, len(items))
 	var mu sync.Mutex
