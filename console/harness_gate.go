@@ -82,6 +82,10 @@ type gateScores struct {
 	SkillSelection  float64    `json:"skill_selection"`
 	N               int        `json:"n"`
 	Errors          int        `json:"errors"`
+	// OnAir counts the replies that reached the audience, OnAirUnbacked
+	// those with a statement the tools did not back (the grader's check).
+	OnAir         int `json:"on_air"`
+	OnAirUnbacked int `json:"on_air_unbacked"`
 }
 
 // categoryDelta compares one category of a suite. DeltaCI95 is the 95%
@@ -144,11 +148,19 @@ type gateReport struct {
 // deduction: the gate ran without a plugin its harness names.
 var missingPlugin = regexp.MustCompile(`plugin "([^"]+)" is not installed`)
 
+// regression is a suite, or a category of one, that got worse: Delta is
+// in points of score, except for the unbackedOnAir category, where it is
+// the change in replies on air with a statement the tools did not back.
 type regression struct {
 	Suite    string  `json:"suite"`
 	Category string  `json:"category,omitempty"`
 	Delta    float64 `json:"delta"`
 }
+
+// unbackedOnAir is the regression category of a suite whose candidate put
+// more unbacked statements on air than the baseline (the grader's count,
+// issue #18): no tolerance applies.
+const unbackedOnAir = "unbacked_on_air"
 
 // gateProgress is what a gate's SSE stream sends while it runs.
 type gateProgress struct {
@@ -565,6 +577,10 @@ func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *ga
 		if sd.Regressed {
 			rep.Regressions = append(rep.Regressions, regression{Suite: name, Delta: sd.Delta})
 		}
+		if c.OnAirUnbacked > b.OnAirUnbacked {
+			sd.Regressed = true
+			rep.Regressions = append(rep.Regressions, regression{Suite: name, Category: unbackedOnAir, Delta: float64(b.OnAirUnbacked - c.OnAirUnbacked)})
+		}
 		cats := map[string]bool{}
 		for k := range b.Categories {
 			cats[k] = true
@@ -639,7 +655,7 @@ func pairedInterval(base, cand *eval.SuiteReport, category *string) [2]float64 {
 func scoresOf(r *eval.SuiteReport) gateScores {
 	return gateScores{Score: round1(r.Score), CI95: [2]float64{round1(r.CI95[0]), round1(r.CI95[1])}, Accuracy: round1(r.Accuracy),
 		Effectiveness: round1(r.Effectiveness), ToolRationality: round1(r.ToolRationality), SkillSelection: round1(r.SkillSelection),
-		N: r.N, Errors: r.Errors}
+		N: r.N, Errors: r.Errors, OnAir: r.OnAir, OnAirUnbacked: r.OnAirUnbacked}
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

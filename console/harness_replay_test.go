@@ -97,3 +97,36 @@ func TestPairedInterval(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareGateCountsUnbackedOnAir: a candidate that puts more unbacked
+// statements on air regresses, whatever its score.
+func TestCompareGateCountsUnbackedOnAir(t *testing.T) {
+	suite := func(score float64, unbacked int) map[string]*eval.SuiteReport {
+		return map[string]*eval.SuiteReport{"lsqa": {Name: "lsqa", Score: score, N: 4, OnAir: 4, OnAirUnbacked: unbacked, Categories: map[string]eval.Summary{}}}
+	}
+	for _, c := range []struct {
+		name       string
+		base, cand map[string]*eval.SuiteReport
+		want       []regression
+	}{
+		{"the same", suite(80, 1), suite(80, 1), []regression{}},
+		{"fewer unbacked", suite(80, 2), suite(80, 0), []regression{}},
+		{"more unbacked at the same score", suite(80, 0), suite(80, 2), []regression{{Suite: "lsqa", Category: unbackedOnAir, Delta: -2}}},
+		{"a lower score", suite(80, 0), suite(70, 0), []regression{{Suite: "lsqa", Delta: -10}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := compareGate(c.base, c.cand, 1)
+			if len(rep.Regressions) != len(c.want) {
+				t.Fatalf("regressions %v, want %v", rep.Regressions, c.want)
+			}
+			for i := range c.want {
+				if rep.Regressions[i] != c.want[i] {
+					t.Errorf("regression %d = %v, want %v", i, rep.Regressions[i], c.want[i])
+				}
+			}
+			if s := rep.Suites[0]; s.Candidate.OnAirUnbacked != c.cand["lsqa"].OnAirUnbacked || s.Regressed != (len(c.want) > 0) {
+				t.Errorf("suite %+v", s)
+			}
+		})
+	}
+}
