@@ -18,7 +18,7 @@ const DemoHarness = "harness/demo.json"
 // implement the demo harness's tools and hooks, in the order they are
 // built and installed.
 func DemoPlugins() []string {
-	return []string{"storefront", "moderation", "compliance", "speech"}
+	return []string{"storefront", "moderation", "compliance", "grounding", "speech"}
 }
 
 // Catalog is the demo stream's product catalog (a harness/catalog document):

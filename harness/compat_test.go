@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/livehat/livehat/examples"
 )
 
 // demoPlugins reads what the example plugins of the demo harness declare
@@ -13,7 +15,7 @@ import (
 func demoPlugins(t *testing.T) map[string]PluginExports {
 	t.Helper()
 	out := map[string]PluginExports{}
-	for _, dir := range []string{"storefront", "compliance", "moderation", "speech"} {
+	for _, dir := range examples.DemoPlugins() {
 		raw, err := os.ReadFile("../examples/plugins/" + dir + "/plugin.json")
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,6 @@
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, login, shot, ADMIN_PASSWORD} from './lib.mjs';
+import {launch, login, shot, ADMIN_PASSWORD, MERCHANT_PASSWORD} from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -14,6 +14,10 @@ const QUESTIONS = ['防晒霜多少钱', 'How much is the serum?'];
 
 // mentionsBanned reports whether a text names one of the banned words.
 const mentionsBanned = (text) => BANNED.some((w) => String(text).includes(w));
+// bannedFeedback reports whether a text is the compliance hook sending a
+// reply back for a banned word (the grounding hook's feedback may quote a
+// reply that says one, for another reason).
+const bannedFeedback = (text) => String(text).includes('forbidden claim') && mentionsBanned(text);
 
 test('the evolution loop: live failures by cause, a draft that fixes one, the gate with the serving model, publish, gone on replay', async () => {
   const page = await login(browser, 'admin', ADMIN_PASSWORD);
@@ -48,7 +52,7 @@ test('the evolution loop: live failures by cause, a draft that fixes one, the ga
     }
     throw new Error('no live turn for ' + text);
   };
-  const rejectedForBan = (turn) => (turn.retries || []).some(mentionsBanned) || mentionsBanned(turn.reason || '');
+  const rejectedForBan = (turn) => (turn.retries || []).some(bannedFeedback) || bannedFeedback(turn.reason || '');
   for (const q of QUESTIONS) {
     const turn = await ask(q);
     assert.equal(turn.harness_version, badVersion);
@@ -105,7 +109,7 @@ test('the evolution loop: live failures by cause, a draft that fixes one, the ga
   assert.ok(replay.candidate.score > replay.baseline.score, 'replay: ' + replay.baseline.score + ' → ' + replay.candidate.score);
   // On replay the fixed version never sends an answer back for a banned word.
   const fails = await api('GET', '/api/evolution/failures?version=' + encodeURIComponent(good) + '&gate=' + gate.id);
-  for (const c of fails.causes) for (const it of c.items) assert.ok(!(it.deductions || []).some(mentionsBanned), 'replayed under the fix: ' + it.deductions);
+  for (const c of fails.causes) for (const it of c.items) assert.ok(!(it.deductions || []).some(bannedFeedback), 'replayed under the fix: ' + it.deductions);
 
   // Ship through the gate, on the loop.
   await page.click('#gate-publish');
@@ -131,6 +135,35 @@ test('the evolution loop: live failures by cause, a draft that fixes one, the ga
   const kinds = await loop.locator('ol.timeline li strong').allTextContents();
   assert.deepEqual(kinds, ['diagnosis', 'edit', 'evaluation', 'decision']);
   await shot(page, 'evolution-loop');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
+test('a merchant sees the stream\'s harness version and asks for another; only a release binds it', async () => {
+  const page = await login(browser, 'merchant', MERCHANT_PASSWORD);
+  await page.goto('/streams');
+  await page.locator('#streams-table').waitFor();
+  await page.click('#streams-table a >> text=Demo beauty stream');
+  const card = page.locator('#harness-card');
+  await card.waitFor();
+  const api = (method, path, body) => page.evaluate(([m, p, b]) => LiveHAT.api(m, p, b), [method, path, body]);
+  const stream = (await api('GET', '/api/streams')).find((s) => s.name === 'Demo beauty stream');
+  const form = card.locator('#harness-request-form');
+  if (await form.count() === 0) return; // one version only: nothing to ask for
+  const asked = await form.locator('select[name=version]').inputValue();
+  await form.locator('input[name=note]').fill('for the holiday sale <b>now</b>');
+  await form.locator('button[type=submit]').click();
+  await page.locator('.toast >> text=Asked').waitFor();
+  await page.locator('#harness-requests tbody tr').first().waitFor();
+  assert.match(await page.locator('#harness-requests tbody tr').first().textContent(), /open/);
+  await shot(page, 'streams-harness-request');
+  // Asking binds nothing, and an edit cannot bind either.
+  const after = await api('GET', '/api/streams/' + stream.id);
+  assert.equal(after.harness_version, stream.harness_version);
+  const status = await page.evaluate(async ([id, body]) => {
+    try { await LiveHAT.api('PUT', '/api/streams/' + id, body); return 200; } catch (err) { return err.status; }
+  }, [stream.id, {name: after.name, harness_version: asked, revision: after.revision}]);
+  assert.equal(status, 409, 'a merchant\'s edit that binds a version');
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
