@@ -83,7 +83,40 @@ LiveHAT.page(async (me) => {
         await load(); await edit(s.id);
       } catch (err) { showError(err, form); }
     });
-    editor.replaceChildren(form, catalogCard(s));
+    const harness = await harnessCard(s).catch((err) => { showError(err); return null; });
+    editor.replaceChildren(...[form, catalogCard(s), harness].filter(Boolean));
+  }
+
+  // harnessCard shows the version the stream runs and lets its merchant
+  // ask for another: a request binds nothing, an operator's release does.
+  async function harnessCard(s) {
+    const [versions, requests] = await Promise.all([api('GET', '/api/harnesses'),
+      api('GET', '/api/streams/' + encodeURIComponent(s.id) + '/harness-requests')]);
+    const form = el('form', {class: 'row', id: 'harness-request-form'},
+      el('select', {name: 'version', 'aria-label': 'Version to ask for'}, versions.filter((v) => v.version !== s.harness_version)
+        .map((v) => el('option', {value: v.version}, v.short + ' · ' + v.name + (v.notes ? ' — ' + v.notes : '')))),
+      el('input', {name: 'note', class: 'wide', placeholder: 'why (for the operator)'}),
+      el('button', {type: 'submit'}, 'Ask for this version'));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      form.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
+      try {
+        await api('POST', '/api/streams/' + encodeURIComponent(s.id) + '/harness-requests', {version: form.version.value, note: form.note.value});
+        toast('Asked; an operator publishes it through the release gate');
+        await edit(s.id);
+      } catch (err) { showError(err, form); }
+    });
+    return el('section', {class: 'card', id: 'harness-card'},
+      el('h2', {}, 'Harness version'),
+      el('p', {}, 'This stream runs ', el('span', {class: 'mono', title: s.harness_version}, fmt.short(s.harness_version) || 'none'),
+        '. Only a release by an operator changes it.'),
+      versions.length > 1 ? form : null,
+      requests.length ? el('table', {id: 'harness-requests'},
+        el('thead', {}, el('tr', {}, ['Asked', 'Version', 'By', 'Note', 'State'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, requests.map((r) => el('tr', {},
+          el('td', {}, fmt.time(r.created_at)), el('td', {class: 'mono'}, fmt.short(r.version)), el('td', {}, r.requested_by),
+          el('td', {}, r.note), el('td', {}, el('span', {class: 'badge ' + (r.state === 'granted' ? 'good' : 'warn')}, r.state))))))
+        : null);
   }
 
   // catalogCard imports a catalog file (CSV or JSON) into the stream: a
