@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchModel builds a preset with random weights; layers > 0 overrides the
@@ -99,26 +101,41 @@ func BenchmarkQwen25Layers(b *testing.B) {
 	ctx := context.Background()
 	toks := randomTokens(rand.New(rand.NewPCG(1, 1)), 128, m.Config.VocabSize)
 	b.Run("prefill128", func(b *testing.B) {
+		var times []time.Duration
 		for b.Loop() {
+			t0 := time.Now()
 			if _, err := m.Prefill(ctx, m.NewSequence(), toks, nil); err != nil {
 				b.Fatal(err)
 			}
+			times = append(times, time.Since(t0))
 		}
 		b.ReportMetric(float64(b.N*len(toks))/b.Elapsed().Seconds(), "tokens/s")
+		b.ReportMetric(float64(len(toks))/p10(times).Seconds(), "p10-tokens/s")
 	})
 	b.Run("decode", func(b *testing.B) {
 		seq := m.NewSequence()
 		if _, err := m.Prefill(ctx, seq, toks, nil); err != nil {
 			b.Fatal(err)
 		}
+		var times []time.Duration
 		for b.Loop() {
+			t0 := time.Now()
 			if _, err := m.Decode(ctx, seq, 7); err != nil {
 				b.Fatal(err)
 			}
+			times = append(times, time.Since(t0))
 			seq.Truncate(len(toks))
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		b.ReportMetric(1/p10(times).Seconds(), "p10-tokens/s")
 	})
+}
+
+// p10 returns the tenth percentile of times (sorting them): on a shared
+// machine, the time of a run that was hardly disturbed.
+func p10(times []time.Duration) time.Duration {
+	slices.Sort(times)
+	return times[len(times)/10]
 }
 
 func TestBenchModelMain(t *testing.T) {
@@ -194,4 +211,81 @@ func BenchmarkDecodeAttention(b *testing.B) {
 			})
 		}
 	}
+}
+
+// bundledShape is the shape of the bundled model in examples/model (1.5 M
+// parameters: hidden 128, 4 layers, 4 query / 2 KV heads of 32, SwiGLU 384,
+// tied 5,724-token vocabulary).
+func bundledShape() Config {
+	return Config{
+		Architecture: Qwen2, HiddenSize: 128, IntermediateSize: 384, NumLayers: 4,
+		NumHeads: 4, NumKVHeads: 2, HeadDim: 32, RopeTheta: 10000, RMSNormEps: 1e-6,
+		VocabSize: 5724, TieWordEmbeddings: true, MaxPositionEmbeddings: 1024,
+		TorchDType: "bfloat16", AttentionBias: true, BOSTokenID: -1, EOSTokenID: 2,
+	}
+}
+
+// BenchmarkBundledDecode decodes with the bundled model's shape (bf16,
+// random weights) on one thread and on two, alternating between the two
+// every 32 tokens so that both see the same load, 256 tokens after a
+// 64-token prompt per op and thread count (as `livehat bench model
+// --checkpoint examples/model --gen 256`). It reports, per thread count,
+// the rate of the tenth percentile of per-token times (p10-tokens/s): on a
+// shared, oversubscribed machine most tokens wait for a CPU at some point,
+// while the fastest tenth ran undisturbed, which is what a quiet machine
+// shows; and the ratios of two threads over one at the tenth percentile,
+// the median and the mean.
+func BenchmarkBundledDecode(b *testing.B) {
+	const gen, block = 256, 32
+	type run struct {
+		m     *Model
+		seq   *Sequence
+		times []time.Duration
+	}
+	ctx := context.Background()
+	toks := randomTokens(rand.New(rand.NewPCG(1, 1)), 64, bundledShape().VocabSize)
+	var runs [2]*run
+	for i, threads := range []int{1, 2} {
+		cpu := NewCPU(threads)
+		b.Cleanup(cpu.Close)
+		m, err := NewRandom(bundledShape(), 1, Options{DType: BF16, Backend: cpu})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq := m.NewSequence()
+		if _, err := m.Prefill(ctx, seq, toks, nil); err != nil {
+			b.Fatal(err)
+		}
+		runs[i] = &run{m: m, seq: seq}
+	}
+	for b.Loop() {
+		for i0 := 0; i0 < gen; i0 += block {
+			for _, r := range runs {
+				for i := i0; i < i0+block; i++ {
+					t0 := time.Now()
+					if _, err := r.m.Decode(ctx, r.seq, (7*i)%r.m.Config.VocabSize); err != nil {
+						b.Fatal(err)
+					}
+					r.times = append(r.times, time.Since(t0))
+				}
+			}
+		}
+		for _, r := range runs {
+			r.seq.Truncate(len(toks))
+		}
+	}
+	var q10, p50, mean [2]float64
+	for i, r := range runs {
+		var sum time.Duration
+		for _, t := range r.times {
+			sum += t
+		}
+		mean[i] = float64(len(r.times)) / sum.Seconds()
+		q10[i] = 1 / p10(r.times).Seconds()
+		p50[i] = 1 / r.times[len(r.times)/2].Seconds()
+		b.ReportMetric(q10[i], fmt.Sprintf("p10-tokens/s-%dthread", i+1))
+	}
+	b.ReportMetric(q10[1]/q10[0], "p10-2thread/1thread")
+	b.ReportMetric(p50[1]/p50[0], "p50-2thread/1thread")
+	b.ReportMetric(mean[1]/mean[0], "mean-2thread/1thread")
 }

@@ -448,6 +448,39 @@ func TestPoolDoesNotWaitForABusyWorker(t *testing.T) {
 	}
 }
 
+// TestRunClaimsEveryTaskOnce checks the pool's task claiming: every task
+// runs exactly once, whatever the thread count, the number of tasks
+// (fewer than threads, not a multiple of them) and which thread gets to
+// its share first.
+func TestRunClaimsEveryTaskOnce(t *testing.T) {
+	for _, threads := range []int{2, 3, 4} {
+		p := NewPool(threads)
+		for tasks := range 20 {
+			for nt := 1; nt <= threads; nt++ {
+				counts := make([]atomic.Int32, tasks)
+				var badTid atomic.Bool
+				p.acquire()
+				p.run(nt, tasks, func(tid, task int) {
+					if tid < 0 || tid >= max(1, min(nt, tasks)) {
+						badTid.Store(true)
+					}
+					counts[task].Add(1)
+				})
+				p.release()
+				for i := range counts {
+					if n := counts[i].Load(); n != 1 {
+						t.Fatalf("pool of %d, %d threads, %d tasks: task %d ran %d times", threads, nt, tasks, i, n)
+					}
+				}
+				if badTid.Load() {
+					t.Fatalf("pool of %d, %d threads, %d tasks: a thread id out of range", threads, nt, tasks)
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
 func TestPhysicalCores(t *testing.T) {
 	if n := PhysicalCores(); n < 1 {
 		t.Fatalf("PhysicalCores() = %d", n)

@@ -122,9 +122,16 @@ func (p *Pool) linearHeld(nt int, src weightRows, y []float32, ldy, rows, cols i
 	if work := 2 * rows * cols * batch; work < nt*minParallelFlops/4 {
 		nt = max(1, min(nt, work/(minParallelFlops/4)))
 	}
-	step := roundUp(ceilDiv(rows, nt), 4)
-	nt = ceilDiv(rows, step)
-	p.run(nt, nt, func(_, task int) {
+	// Four tasks per thread: a thread that starts late, or is descheduled
+	// by another process, holds up the call by one small task at most,
+	// while the others claim the rest.
+	tasks := nt
+	if nt > 1 {
+		tasks = 4 * nt
+	}
+	step := roundUp(ceilDiv(rows, tasks), 4)
+	tasks = ceilDiv(rows, step)
+	p.run(nt, tasks, func(_, task int) {
 		r0 := task * step
 		linearRows(src, y, ldy, r0, min(r0+step, rows), cols, x, ldx, batch, alpha, beta)
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool runs kernels on a fixed set of worker goroutines, one per thread.
@@ -55,7 +56,13 @@ func NewPool(threads int) *Pool {
 		p.workers[i] = ch
 		go func() {
 			for f := range ch {
-				f()
+				// Run what comes within poolSpin without parking in
+				// between: the calls of a decode step come microseconds
+				// apart, and a parked worker takes far longer to wake.
+				for f != nil {
+					f()
+					f = pollFor(ch, poolSpin)
+				}
 			}
 		}()
 	}
@@ -117,14 +124,16 @@ func (p *Pool) scratchFor(tid int) *threadScratch {
 
 // run calls f(tid, task) for every task in [0, tasks) on at most nt
 // threads, the calling goroutine being thread 0, and returns when every
-// task has finished. The threads claim tasks in order as they come free,
-// and the call waits for the tasks, not for the workers: a worker whose
-// core is busy with other goroutines (a live server's hooks and rendering)
-// and starts late leaves its share to the threads that are running,
-// instead of holding up the call, and a worker still behind on an earlier
-// call is not handed the next. Thread tid only ever runs on one goroutine,
-// so it may use p.scratchFor(tid). The pool must be held with at least nt
-// threads.
+// task has finished. The tasks are split into nt contiguous shares; each
+// thread claims the tasks of its own share first, in order, so that a
+// thread meets the same data call after call (in its own caches), and then
+// those the others have not claimed yet. The call waits for the tasks, not
+// for the workers: a worker whose core is busy with other goroutines (a
+// live server's hooks and rendering) or other processes and starts late
+// leaves its share to the threads that are running, instead of holding up
+// the call, and a worker still behind on an earlier call is not handed the
+// next. Thread tid only ever runs on one goroutine, so it may use
+// p.scratchFor(tid). The pool must be held with at least nt threads.
 func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
 	if nt <= 1 || tasks <= 1 {
 		for t := range tasks {
@@ -132,27 +141,83 @@ func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
 		}
 		return
 	}
-	var next atomic.Int64
+	nt = min(nt, tasks)
+	// next[s] is the next unclaimed task of share s, which ends where
+	// share s+1 begins.
+	next := make([]atomic.Int64, nt)
+	for s := range next {
+		next[s].Store(int64(s * tasks / nt))
+	}
+	var left atomic.Int64
+	left.Store(int64(tasks))
 	var done sync.WaitGroup
 	done.Add(tasks)
 	work := func(tid int) {
-		for {
-			t := int(next.Add(1)) - 1
-			if t >= tasks {
-				return
+		for i := range nt {
+			s := (tid + i) % nt
+			end := int64((s + 1) * tasks / nt)
+			for {
+				t := next[s].Add(1) - 1
+				if t >= end {
+					break
+				}
+				f(tid, int(t))
+				left.Add(-1)
+				done.Done()
 			}
-			f(tid, t)
-			done.Done()
 		}
 	}
-	for i := 1; i < min(nt, tasks); i++ {
+	for i := 1; i < nt; i++ {
 		select {
 		case p.workers[i-1] <- func() { work(i) }:
 		default:
 		}
 	}
 	work(0)
+	// The last tasks are usually a few microseconds from done: poll
+	// before parking, which would cost a wake-up. Unlike an idle
+	// worker's polling, this does not yield the CPU: on a busy machine
+	// another process would take it for a whole time slice.
+	for start, i := time.Now(), 0; left.Load() > 0; i++ {
+		if i%64 == 63 && time.Since(start) > poolSpin {
+			break
+		}
+	}
 	done.Wait()
+}
+
+// poolSpin is how long a worker keeps polling for the next call, and a
+// caller for the last tasks of its call, before parking. Waking a parked
+// goroutine's thread takes 5–50 µs (longer for an idle vCPU, whose wake-up
+// goes through the hypervisor), which is more than the gaps between the
+// parallel calls of a decode step and more than many of those calls take:
+// on the bundled model's decode, two threads that parked between calls
+// were slower than one (BenchmarkBundledDecode, model/BENCHMARKS.md).
+const poolSpin = 300 * time.Microsecond
+
+// pollFor returns the next function sent on ch within d, or nil when none
+// came or ch is closed. It yields the CPU now and then (osYield), so that
+// the polling holds up neither other goroutines nor, on a machine with
+// more runnable threads than CPUs, the pool's own thread that the OS put
+// on the same CPU.
+func pollFor(ch chan func(), d time.Duration) func() {
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case f, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			return f
+		default:
+		}
+		if i%64 == 63 {
+			if time.Since(start) > d {
+				return nil
+			}
+			osYield()
+		}
+	}
 }
 
 // Parallel calls fn(i) for every i in [0, n) on the pool's threads, in
