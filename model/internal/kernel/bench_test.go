@@ -37,7 +37,10 @@ func benchThreads() []int {
 	return []int{1, all}
 }
 
+// BenchmarkSgemm runs square Sgemm with the kernel set in use (it logs
+// which; KernelsEnv chooses another).
 func BenchmarkSgemm(b *testing.B) {
+	b.Logf("kernel set: %s", Kernels())
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{256, 1024} {
 		a, bb, c := randSlice(rng, n*n), randSlice(rng, n*n), make([]float32, n*n)
