@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -386,11 +387,26 @@ func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *strea
 	sp.set(ps)
 	cfg.Stream, cfg.Harness, cfg.Model, cfg.Plugins, cfg.Metrics = st.ID, setup.harness, model, sp, h.metrics
 	cfg.Logger = h.log
+	cfg.Lang = streamLang(setup.context)
 	sess, err := runtime.NewSession(ctx, cfg)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	return sess, sp, modelName, nil
+}
+
+// streamLang is the language a stream's host speaks on its own initiative
+// before any viewer spoke: Chinese when the items it sells (the stream
+// context) are named in Chinese, else English.
+func streamLang(context []harness.ContextItem) string {
+	for _, c := range context {
+		for _, r := range c.Text {
+			if unicode.Is(unicode.Han, r) {
+				return "zh"
+			}
+		}
+	}
+	return "en"
 }
 
 // liveRoom is one stream in the live view: its event feed (with a backlog

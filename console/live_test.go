@@ -500,3 +500,19 @@ func TestLiveSessionHoldsItemIDsToTheCatalog(t *testing.T) {
 		t.Errorf("after the import item_id is held to %v, want [p-hoodie]", got)
 	}
 }
+
+func TestStreamLang(t *testing.T) {
+	for _, c := range []struct {
+		context []harness.ContextItem
+		want    string
+	}{
+		{[]harness.ContextItem{{Title: "Featured item", Text: "修护面霜 (p-cream)"}}, "zh"},
+		{[]harness.ContextItem{{Title: "Featured item", Text: "Repair Cream (p-cream)"}, {Title: "Items on sale", Text: "口红 (p-1)"}}, "zh"},
+		{[]harness.ContextItem{{Title: "Featured item", Text: "Repair Cream (p-cream)"}}, "en"},
+		{nil, "en"},
+	} {
+		if got := streamLang(c.context); got != c.want {
+			t.Errorf("streamLang(%v) = %q, want %q", c.context, got, c.want)
+		}
+	}
+}

@@ -30,7 +30,7 @@ type HookInput struct {
 	// Message is the viewer's message of the turn as the model read it.
 	Message string `json:"message,omitempty"`
 	// Lang is the language the reply must be in: "zh" or "en", the
-	// viewer's.
+	// viewer's (for a narration, the last viewer's or the stream's).
 	Lang string `json:"lang,omitempty"`
 	// Calls are the turn's tool calls in order, each with its result
 	// (an {"error": …} object when the call failed).

@@ -34,6 +34,11 @@ type Config struct {
 	// backend naming another is refused with the ids listed, before the
 	// plugin runs.
 	CatalogItems func() []string
+	// Lang is the stream's language, "zh" or "en": what a turn no viewer
+	// asked (a strategy narration) is spoken in before any viewer spoke.
+	// Empty: the language of the strategy's instruction. Viewers' turns
+	// are answered in the viewer's language.
+	Lang string
 	// Signals reports stream signals for strategy rules (e.g. "stock_low":
 	// 1 when the featured item runs low); nil for none.
 	Signals func() map[string]float64

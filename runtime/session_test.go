@@ -811,18 +811,21 @@ func TestReplyLang(t *testing.T) {
 	for _, c := range []struct {
 		message string
 		history []harness.Message
+		stream  string
 		want    string
 	}{
-		{"面霜多少钱", nil, "zh"},
-		{"3号链接 how much", nil, "zh"},
-		{"how much is the cream?", nil, "en"},
-		{"", nil, "en"},
-		{narrationPrefix + "Announce the coupon.", history, "zh"},
-		{narrationPrefix + "Announce the coupon.", history[:2], "en"},
-		{narrationPrefix + "Announce the coupon.", nil, ""},
+		{"面霜多少钱", nil, "en", "zh"},
+		{"3号链接 how much", nil, "", "zh"},
+		{"how much is the cream?", nil, "zh", "en"},
+		{"", nil, "", "en"},
+		{narrationPrefix + "Announce the coupon.", history, "en", "zh"},
+		{narrationPrefix + "Announce the coupon.", history[:2], "zh", "en"},
+		{narrationPrefix + "Announce the coupon.", nil, "zh", "zh"},
+		{narrationPrefix + "Announce the coupon.", nil, "", "en"},
+		{narrationPrefix + "介绍主推商品。", nil, "", "zh"},
 	} {
-		if got := replyLang(c.message, c.history); got != c.want {
-			t.Errorf("replyLang(%q, %d messages) = %q, want %q", c.message, len(c.history), got, c.want)
+		if got := replyLang(c.message, c.history, c.stream); got != c.want {
+			t.Errorf("replyLang(%q, %d messages, stream %q) = %q, want %q", c.message, len(c.history), c.stream, got, c.want)
 		}
 	}
 }

@@ -266,17 +266,22 @@ const narrationPrefix = "(host strategy, no viewer asked) "
 
 // replyLang is the language a reply to message must be in: "zh" when the
 // viewer wrote any Chinese, else "en". A narration turn speaks the
-// language of the session's last viewer (history), "" when none spoke yet.
-func replyLang(message string, history []harness.Message) string {
-	if strings.HasPrefix(message, narrationPrefix) {
+// language of the session's last viewer (history), else the stream's
+// (streamLang), else that of the strategy's instruction.
+func replyLang(message string, history []harness.Message, streamLang string) string {
+	if instruction, ok := strings.CutPrefix(message, narrationPrefix); ok {
 		message = ""
 		for i := len(history) - 1; i >= 0 && message == ""; i-- {
 			if m := history[i]; m.Role == harness.RoleUser && !strings.HasPrefix(m.Content, narrationPrefix) {
 				message = m.Content
 			}
 		}
-		if message == "" {
-			return ""
+		switch {
+		case message != "":
+		case streamLang != "":
+			return streamLang
+		default:
+			message = instruction
 		}
 	}
 	for _, c := range message {
@@ -307,7 +312,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 	limits := r.h.Pipeline
 	rounds, retries := 0, 0
 	skillLoaded := false
-	lang := replyLang(userText, history)
+	lang := replyLang(userText, history, r.s.cfg.Lang)
 	var streamCtx []harness.ContextItem // what the model saw, for the hooks
 	for {
 		if err := ctx.Err(); err != nil {

@@ -200,8 +200,8 @@ type HookInput struct {
 
 	// Message is the viewer's message of the turn as the model read it.
 	Message string
-	// Lang is the language the reply must be in: "zh" or "en"; empty
-	// when unknown (a narration turn before any viewer spoke).
+	// Lang is the language the reply must be in: "zh" or "en" (the
+	// viewer's; for a narration the last viewer's or the stream's).
 	Lang string
 	// Calls are the turn's tool calls in order, with their results.
 	Calls []ToolCall
