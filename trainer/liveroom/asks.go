@@ -638,12 +638,15 @@ func (r *Room) catalogReply(q Question, it Item, add func(en, zh string)) {
 	case QCoupon:
 		r.couponReply(it, qty, add)
 	case QMultiBuy:
+		var totals []string
 		for _, pr := range r.promotionsFor(it.ID) {
 			if total, ok := MultiBuyTotal(pr, yuanOf(it.Price()), qty); ok {
-				add(fmt.Sprintf("With the multi-buy deal, %d of them are %s yuan in total.", qty, yuanText(total)),
-					fmt.Sprintf("参加多件优惠，买%d件一共%s元。", qty, yuanText(total)))
+				totals = append(totals, yuanText(total))
 			}
 		}
+		// Every deal that applies, as the gold asks for each.
+		add(fmt.Sprintf("With the multi-buy deal, %d of them are %s yuan in total.", qty, strings.Join(totals, " or ")),
+			fmt.Sprintf("参加多件优惠，买%d件一共%s元。", qty, strings.Join(totals, "元或")))
 	case QStock:
 		r.stockReply(it, variant, add)
 	case QRestock:

@@ -916,15 +916,17 @@ func (t *turn) couponReply(item map[string]any) string {
 		return v
 	}
 	deal := ""
-	if deals, _ := r["multi_buy"].([]any); len(deals) > 0 {
-		for _, d := range deals {
-			m, _ := d.(map[string]any)
-			if total := str(m, "total_with_deal"); total != "" {
-				deal = t.say(fmt.Sprintf("With the multi-buy deal, %d of them are %s in total.", int(qty), total),
-					fmt.Sprintf("参加多件优惠，%d件一共%s。", int(qty), total))
-				break
-			}
+	var totals []string
+	deals, _ := r["multi_buy"].([]any)
+	for _, d := range deals {
+		m, _ := d.(map[string]any)
+		if total := str(m, "total_with_deal"); total != "" {
+			totals = append(totals, total)
 		}
+	}
+	if len(totals) > 0 {
+		deal = t.say(fmt.Sprintf("With the multi-buy deal, %d of them are %s in total.", int(qty), strings.Join(totals, " or ")),
+			fmt.Sprintf("参加多件优惠，%d件一共%s。", int(qty), strings.Join(totals, "或")))
 	}
 	if deal != "" && t.intent == intentPrice {
 		return deal // "what do 3 cost": the deal answers it

@@ -59,15 +59,31 @@ func transferViewer(rng *rand.Rand) string {
 // it: its name, its kind, its link number, or (mixed language) the kind
 // in the other language.
 func transferMention(rng *rand.Rand, it Item, l Lang, mixed bool) (text, query string) {
-	kindZH, kindEN := it.Aliases[0], it.Aliases[1]
-	if mixed {
-		if l == LangZH {
-			return strings.ToLower(kindEN), strings.ToLower(kindEN)
+	// The item's names in each language: its name, and its aliases in
+	// Chinese and in Latin letters (a catalog may have few or none).
+	zh, en := []string{it.NameZH}, []string{}
+	for _, a := range it.Aliases {
+		if _, isLink := LinkNumber(a); isLink {
+			continue
 		}
-		return kindZH, kindZH
+		if hasHan(a) {
+			zh = append(zh, a)
+		} else {
+			en = append(en, a)
+		}
 	}
-	if l == LangZH {
-		opts := []string{it.NameZH, kindZH, it.Aliases[2]}
+	if !hasHan(it.NameZH) {
+		en = append(en, it.NameZH)
+	}
+	if mixed && l == LangZH && len(en) > 0 {
+		m := strings.ToLower(en[0])
+		return m, m
+	}
+	if mixed && l == LangEN && len(zh) > 1 {
+		return zh[1], zh[1]
+	}
+	if l == LangZH || len(en) == 0 {
+		opts := zh
 		if it.Link > 0 {
 			opts = append(opts, fmt.Sprintf("%d号链接", it.Link))
 		}
@@ -78,7 +94,7 @@ func transferMention(rng *rand.Rand, it Item, l Lang, mixed bool) (text, query s
 		m := fmt.Sprintf("link %d", it.Link)
 		return m, m
 	}
-	k := strings.ToLower(kindEN)
+	k := strings.ToLower(en[0])
 	return "the " + k, k
 }
 

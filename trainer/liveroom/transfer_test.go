@@ -406,3 +406,33 @@ func TestCatalogGold(t *testing.T) {
 		})
 	}
 }
+
+// TestTransferQuestionsOnAnyCatalog asks the family's questions of
+// catalogs it did not generate — the every-field example and one without
+// aliases — and checks the expert answers them as the gold says.
+func TestTransferQuestionsOnAnyCatalog(t *testing.T) {
+	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := catalog.Parse([]byte(`{"schema":"livehat.catalog/2","currency":"CNY","products":[
+		{"id":"a","name":"猫抓板","price":39,"shipping":{"dispatch_hours":24}},{"id":"b","name":"逗猫棒","price":9.9,"returns":{"accepted":true,"days":7}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*catalog.Catalog{everyField(t), bare} {
+		room, err := RoomFromCatalog(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range room.TransferQuestions(5, 40) {
+			msgs, err := room.Expert(h, nil, q)
+			if err != nil {
+				t.Fatalf("%s %s %q: %v", q.ID, q.Type, q.Text, err)
+			}
+			if g := room.GradeTranscript(q, msgs, GradeOptions{}); g.Effectiveness != 1 || g.ToolRationality != 1 {
+				t.Errorf("%s %s %q → %q: %v", q.ID, q.Type, q.Text, lastReply(msgs), g.Deductions)
+			}
+		}
+	}
+}
