@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
 )
 
 // TestGroundingBeforeSpeech runs the demo harness's grounding hook (the
@@ -109,6 +111,64 @@ func TestGroundingBeforeSpeech(t *testing.T) {
 			}
 			if retried != c.retried {
 				t.Errorf("retried %v, want %v; steps %+v", retried, c.retried, turn.Steps)
+			}
+		})
+	}
+}
+
+// BenchmarkGroundingHook is the grounding hook's cost per call through
+// the plugin host, as a turn pays it: a price answer with its product
+// lookup and coupon check, backed (allow) and unbacked (retry with
+// feedback, or on the last attempt the rewrite to backed facts).
+func BenchmarkGroundingHook(b *testing.B) {
+	ctx := context.Background()
+	sb, err := OpenSandbox(ctx, testCacheDir(), quietLogger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close(ctx)
+	if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", "grounding")); err != nil {
+		b.Fatal(err)
+	}
+	catalog, err := os.ReadFile("../examples/plugins/catalog.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps, err := sb.Plugins(catalog, func() time.Time { return time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := func(reply string, attempt int) json.RawMessage {
+		in := plugins.HookInput{Event: harness.EventAfterResponse, Stream: "demo", Session: "s1", Viewer: &plugins.Viewer{ID: "v1"},
+			Text: reply, Message: "面霜多少钱，有券吗", Lang: "zh", Attempt: attempt, Attempts: 2,
+			Context: []harness.ContextItem{{Title: "Featured item", Text: "玻尿酸精华 (id p-serum)"}},
+			Calls: []plugins.ToolCall{
+				{Name: "product_lookup", Plugin: "storefront", Export: "product_lookup", Arguments: json.RawMessage(`{"query":"面霜"}`),
+					Result: json.RawMessage(`{"found":true,"item_id":"p-cream","name":"修护面霜","price":"259","currency":"CNY","variants":[],"attributes":{"volume":"50g"},"description":"50g barrier repair cream with ceramides","list_price":"359","promotion":"28% off during the live stream"}`)},
+				{Name: "coupon_check", Plugin: "storefront", Export: "coupon_check", Arguments: json.RawMessage(`{"item_id":"p-cream"}`),
+					Result: json.RawMessage(`{"item_id":"p-cream","quantity":1,"total":"259","coupon":{"id":"c-cream50","amount":"50","min_spend":"300"},"eligible":false,"total_after_coupon":"259","missing_spend":"41"}`)},
+			}}
+		raw, err := json.Marshal(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return raw
+	}
+	for _, c := range []struct {
+		name  string
+		input json.RawMessage
+		want  harness.Action
+	}{
+		{"backed", input("修护面霜现在259元，满300减50的券还差41元。", 1), harness.ActionAllow},
+		{"unbacked-retry", input("可以用30元券，券后128元！", 1), harness.ActionRetry},
+		{"unbacked-rewrite", input("可以用30元券，券后128元！", 2), harness.ActionRewrite},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				d, err := ps.Hook(ctx, "grounding", "check_grounding", c.input)
+				if err != nil || d.Action != c.want {
+					b.Fatalf("decision %+v, %v; want %s", d, err, c.want)
+				}
 			}
 		})
 	}
