@@ -293,6 +293,9 @@ func (tf *turnFacts) addCall(c Call) {
 	if err != nil || (root.kind != 'o' && root.kind != 'a') {
 		return // not JSON: a skill's text, nothing to back a fact with
 	}
+	if len(root.vals) == 0 {
+		return // an empty result ({} of a tool that failed quietly) states nothing, not even that a link was pinned
+	}
 	args, _ := parseJSON(c.Arguments)
 	argID := ""
 	if args != nil {

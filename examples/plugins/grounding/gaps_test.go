@@ -1,0 +1,27 @@
+package main
+
+import "testing"
+
+// Replies the bundled model put on air past the check, which the room's
+// independent grader flags (issue #18), each beside the correct reply that
+// must still pass.
+var (
+	// A cosmetics item laid out as the storefront writes a room's item:
+	// attributes by their English and Chinese keys.
+	creamCoLookup = call("product_lookup", `{"query":"雅诗轻盈面霜"}`, `{"attributes":{"main ingredient":"vitamin C","skin type":"oily skin",`+
+		`"主要成分":"维生素C","适合肤质":"油性肌肤"},"currency":"CNY","found":true,"item_id":"CO111","list_price":"299",`+
+		`"name":"雅诗轻盈面霜","price":"199","variants":["30ml"]}`)
+	honeyLookup = call("product_lookup", `{"query":"蜂蜜"}`, `{"attributes":{"origin":"Xinjiang","shelf life":"6 months","产地":"新疆",`+
+		`"保质期":"6个月"},"currency":"CNY","found":true,"item_id":"FO120","list_price":"99","name":"初漾丝绒蜂蜜","price":"79",`+
+		`"variants":["250g","500g"]}`)
+	noCoupon = call("coupon_check", `{"item_id":"CO111"}`, `{"coupon":null,"eligible":false,"item_id":"CO111","quantity":1,`+
+		`"total":"199","total_after_coupon":"199"}`)
+	emptyLink = call("send_link", `{"item_id":"p-serum"}`, `{}`)
+)
+
+func TestActionsNeedAResult(t *testing.T) {
+	runCases(t, []checkCase{
+		{"pinned on an empty result", "en", "Link please", "The serum link is pinned at the top!", []Call{serumLookup, emptyLink}, KindAction, "pinned", "no send_link"},
+		{"置顶 on an empty result", "zh", "链接呢", "链接已置顶，快去拍！", []Call{serumLookup, emptyLink}, KindAction, "置顶", "no send_link"},
+	})
+}
