@@ -90,6 +90,9 @@ type itemFacts struct {
 	flags            []flag
 	attrs            [][2]string
 	pinned           bool
+	// couponChecked is set when a coupon_check of this turn answered for
+	// the item: then coupons are all the coupons it has.
+	couponChecked bool
 	// unstated are the keys the results say "not stated" of.
 	unstated []string
 	// allergenFree is set when the results say the item has no allergens.
@@ -325,6 +328,9 @@ func (tf *turnFacts) addCall(c Call) {
 		if owner != nil {
 			owner.pinned = true
 		}
+	}
+	if exportOf(c) == "coupon_check" && owner != nil {
+		owner.couponChecked = true
 	}
 	if owner != nil {
 		owner.inPlay = true

@@ -126,6 +126,8 @@ const (
 	phReturns
 	phNoReturns
 	phPromo
+	phCoupon
+	phNoCoupon
 )
 
 // phrase is a fixed phrase and what it claims.
@@ -167,6 +169,9 @@ var phrases = func() []phrase {
 	add(phNoReturns, 0, "不支持退货", "不能退", "不可退", "不支持无理由", "不退不换", "no returns", "no return", "cannot be returned",
 		"can't be returned", "not returnable", "non-returnable")
 	add(phPromo, 0, "半价", "第二件半价", "第二支半价", "买一送一", "half price", "half-price", "buy one get one", "bogo")
+	add(phCoupon, 0, "有优惠券", "有券", "优惠券来啦", "领券", "coupon applies", "there is a coupon", "there's a coupon", "has a coupon", "coupon time")
+	add(phNoCoupon, 0, "没有优惠券", "没有券", "暂无优惠券", "无优惠券", "没有可用的券", "没券", "no coupon", "no coupons", "isn't a coupon",
+		"is not a coupon", "aren't any coupons", "are no coupons")
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].text) > len(out[j].text) })
 	return out
 }()
@@ -215,6 +220,8 @@ func (c *checker) phrase(p phrase, start, end int) {
 		}
 	case phOtherAction:
 		c.flag(KindAction, start, end, "no tool this turn did that")
+	case phCoupon, phNoCoupon:
+		c.couponClaim(p.kind == phCoupon, start, end)
 	case phCheaper:
 		c.cheaper(start, end)
 	case phFreeShipping, phNoFreeShipping:
@@ -242,6 +249,35 @@ func (c *checker) anyPinnedOtherThan(f *itemFacts) bool {
 		}
 	}
 	return false
+}
+
+// couponClaim checks that an item has a coupon, or has none: only a
+// coupon_check of this turn says which, for the item the claim is about
+// (else for any item the turn checked).
+func (c *checker) couponClaim(yes bool, start, end int) {
+	var checked []*itemFacts
+	for _, f := range c.tf.inPlay() {
+		if f.couponChecked {
+			checked = append(checked, f)
+		}
+	}
+	if owner := c.owner(start); owner != nil && owner.couponChecked {
+		checked = []*itemFacts{owner}
+	}
+	if len(checked) == 0 {
+		c.flag(KindFact, start, end, "no coupon_check of this turn says whether there is a coupon")
+		return
+	}
+	for _, f := range checked {
+		if (len(f.coupons) > 0) == yes {
+			return
+		}
+	}
+	if yes {
+		c.flag(KindFact, start, end, "the coupon_check of this turn found no coupon for %s", checked[0].display())
+		return
+	}
+	c.flag(KindFact, start, end, "the coupon_check of this turn found a coupon for %s", checked[0].display())
 }
 
 // cheaper checks "A更便宜": the item named last before the phrase has the

@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+func TestCouponClaims(t *testing.T) {
+	runCases(t, []checkCase{
+		{"no coupon checked", "zh", "面霜有券吗", "这款暂时没有优惠券，直接拍就是199元。", []Call{creamCoLookup, noCoupon}, "", "", ""},
+		{"no coupon checked en", "en", "Any coupon?", "There is no coupon for it right now; it is 199 yuan.", []Call{creamCoLookup, noCoupon}, "", "", ""},
+		{"coupon found", "zh", "精华有券吗", "有优惠券，满99减20，券后179元。", []Call{serumLookup, serumCoupon}, "", "", ""},
+		{"coupon applies", "en", "Coupon for the serum?", "A 20 yuan coupon applies, so it is 179 yuan.", []Call{serumLookup, serumCoupon}, "", "", ""},
+		{"coupon not yet reached", "zh", "面霜能用券吗", "有优惠券，满300元才能用，还差41元。", []Call{creamLookup, creamCoupon}, "", "", ""},
+
+		{"no coupon unchecked", "zh", "面霜多少钱", "雅诗轻盈面霜199元，这款暂时没有优惠券。", []Call{creamCoLookup}, KindFact, "没有优惠券", "no coupon_check"},
+		{"no coupon unchecked en", "en", "How much is it?", "It is 199 yuan; no coupon today.", []Call{creamCoLookup}, KindFact, "no coupon", "no coupon_check"},
+		{"no coupon when there is one", "zh", "精华有券吗", "精华没有优惠券哦。", []Call{serumLookup, serumCoupon}, KindFact, "没有优惠券", "found a coupon"},
+		{"coupon applies unchecked", "en", "How much is the serum?", "The serum is 199 yuan and a coupon applies.", []Call{serumLookup}, KindFact, "coupon applies", "no coupon_check"},
+		{"coupon when there is none", "zh", "面霜有券吗", "有优惠券，快领！", []Call{creamCoLookup, noCoupon}, KindFact, "有优惠券", "found no coupon"},
+	})
+}
