@@ -427,15 +427,11 @@ func readTurn(msgs []harness.Message) *turn {
 		if containsAny(strings.ToLower(t.text), []string{"coupon", "券"}) {
 			t.intent = intentCoupon
 		}
-		// The audience's language: that of the latest viewer message,
-		// else of a Chinese instruction, else of the items' names.
-		switch last := lastViewerText(msgs[:start]); {
-		case last != "":
+		// The audience's language, as the runtime holds replies to it
+		// (runtime.replyLang): that of the latest viewer message, else
+		// that of the instruction.
+		if last := lastViewerText(msgs[:start]); last != "" {
 			t.lang = langOf(viewerWords(last))
-		case hasHan(t.text) || hasHan(t.featured.name):
-			t.lang = LangZH
-		default:
-			t.lang = LangEN
 		}
 		if t.intent == intentChat || t.intent == intentSpecs {
 			t.intent = intentPrice // "introduce the featured item": name and live price
