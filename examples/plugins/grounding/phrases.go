@@ -470,6 +470,41 @@ var concepts = []concept{
 	{"colour", []string{"金色", "gold"}, nil},
 	{"colour", []string{"银色", "silver"}, nil},
 	{"colour", []string{"藏青色", "navy"}, []string{"藏青"}},
+	// Attribute values: what an item is made with, whom it suits, where
+	// it comes from, how it fits. A value is backed only when the results
+	// state it; naming another is unbacked.
+	{"ingredient", []string{"烟酰胺", "niacinamide"}, nil},
+	{"ingredient", []string{"玻尿酸", "透明质酸", "hyaluronic acid"}, []string{"hyaluronic"}},
+	{"ingredient", []string{"维生素c", "维c", "vitamin c", "vc"}, nil},
+	{"ingredient", []string{"神经酰胺", "ceramide", "ceramides"}, nil},
+	{"ingredient", []string{"视黄醇", "a醇", "retinol"}, nil},
+	{"ingredient", []string{"水杨酸", "salicylic acid"}, nil},
+	{"ingredient", []string{"果酸", "glycolic acid"}, nil},
+	{"ingredient", []string{"胶原蛋白", "collagen"}, nil},
+	{"ingredient", []string{"角鲨烷", "squalane"}, nil},
+	{"ingredient", []string{"积雪草", "centella"}, nil},
+	{"skin", []string{"干性肌肤", "干性皮肤", "干皮", "干性", "dry skin"}, nil},
+	{"skin", []string{"油性肌肤", "油性皮肤", "油皮", "油性", "oily skin"}, nil},
+	{"skin", []string{"敏感肌肤", "敏感皮肤", "敏感肌", "sensitive skin"}, nil},
+	{"skin", []string{"混合性肌肤", "混合肌", "混合皮", "混油", "混干", "combination skin"}, nil},
+	{"skin", []string{"所有肤质", "任何肤质", "各种肤质", "全肤质", "所有肌肤", "all skin types", "every skin type", "any skin type"}, nil},
+	{"origin", []string{"云南", "yunnan"}, nil},
+	{"origin", []string{"新疆", "xinjiang"}, nil},
+	{"origin", []string{"浙江", "zhejiang"}, nil},
+	{"origin", []string{"内蒙古", "inner mongolia"}, nil},
+	{"origin", []string{"四川", "sichuan"}, nil},
+	{"origin", []string{"福建", "fujian"}, nil},
+	{"origin", []string{"东北", "northeast china"}, nil},
+	{"origin", []string{"日本", "japan"}, nil},
+	{"origin", []string{"韩国", "korea"}, nil},
+	{"origin", []string{"法国", "france"}, nil},
+	{"origin", []string{"澳洲", "澳大利亚", "australia"}, nil},
+	{"origin", []string{"新西兰", "new zealand"}, nil},
+	{"origin", []string{"进口", "imported"}, nil},
+	{"fit", []string{"宽松版", "宽松", "loose fit", "oversized", "relaxed fit"}, nil},
+	{"fit", []string{"修身版", "修身", "slim fit"}, nil},
+	{"fit", []string{"标准版", "常规版", "regular fit"}, nil},
+	{"material", []string{"羊毛混纺", "wool blend"}, nil},
 	{"feature", []string{"降噪", "主动降噪", "noise cancelling", "noise canceling", "noise-cancelling", "noise-canceling", "anc"}, []string{"noise cancel"}},
 	{"feature", []string{"防水", "waterproof", "water-resistant", "water resistant"}, []string{"ipx", "ip6", "ip5"}},
 	{"feature", []string{"快充", "fast charging", "fast charge", "quick charge"}, nil},
@@ -569,9 +604,12 @@ func (c *checker) concept(k *concept, yes bool, start, end int) {
 	scope := c.scope(c.owner(start))
 	words := append(slices.Clone(k.words), k.evidence...)
 	stated := c.affirmed(scope, words) || (k.kind == "colour" && colourVariant(scope, k.words[0]))
+	if k.kind == "skin" && c.affirmed(scope, allSkinTypes) {
+		stated = true // what suits every skin type suits each
+	}
 	if yes {
 		if !stated {
-			c.flag(KindFact, start, end, "no tool result says so")
+			c.flag(KindFact, start, end, "%s", c.notSaid(scope, k.kind))
 		}
 		return
 	}
@@ -598,6 +636,36 @@ func (c *checker) concept(k *concept, yes bool, start, end int) {
 		return
 	}
 	c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
+}
+
+// allSkinTypes are the ways results say an item suits every skin type.
+var allSkinTypes = []string{"all skin types", "所有肤质", "全肤质", "各种肤质"}
+
+// attributeKeys are the words of result keys that hold a kind of
+// attribute value ("main ingredient", "适合肤质").
+var attributeKeys = map[string][]string{
+	"ingredient": {"ingredient", "成分", "配料"},
+	"skin":       {"skin", "肤质"},
+	"origin":     {"origin", "产地", "made in"},
+	"fit":        {"fit", "版型"},
+	"material":   {"material", "材质", "面料", "fabric"},
+}
+
+// notSaid says why an asserted value is unbacked: what the results give
+// for its kind of attribute instead, when they give it.
+func (c *checker) notSaid(scope []*itemFacts, kind string) string {
+	var given []string
+	for _, f := range scope {
+		for _, a := range f.attrs {
+			if containsAny(asciiLower(a[0]), attributeKeys[kind]) {
+				given = append(given, a[0]+": "+a[1])
+			}
+		}
+	}
+	if len(given) == 0 {
+		return "no tool result says so"
+	}
+	return "no tool result says so; the results give " + strings.Join(given, ", ")
 }
 
 // colourVariant reports whether a variant of the scope is a shade of the
@@ -655,6 +723,8 @@ func (c *checker) lists(scope []*itemFacts, kind string) bool {
 		keys = []string{"material", "材质", "面料", "fabric"}
 	case "colour":
 		keys = []string{"variant", "colour", "color", "颜色"}
+	case "ingredient", "skin", "origin", "fit":
+		keys = attributeKeys[kind]
 	default:
 		keys = []string{"feature", "功能"}
 	}
