@@ -13,10 +13,6 @@ import (
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
-// narrationPrefix starts the message of a turn no viewer asked, as the
-// runtime writes it.
-const narrationPrefix = "(host strategy, no viewer asked) "
-
 // roomTurn is the turn the hook would see for the expert's answer to q in
 // room r: the expert's tool calls and results, its reply, the stream
 // context, and the catalog items a host lookup would return (those the

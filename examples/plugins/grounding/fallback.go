@@ -94,10 +94,10 @@ func (s speaker) name(f *itemFacts) string {
 	return "It"
 }
 
-// replyLang is the language the fallback speaks: the turn's, else the
-// message's.
-func replyLang(t *Turn) bool {
-	switch t.Lang {
+// replyLang reports whether the fallback and the feedback speak Chinese:
+// the viewer's language (viewerLang), else the message's.
+func replyLang(t *Turn, tf *turnFacts) bool {
+	switch viewerLang(t, tf) {
 	case "zh":
 		return true
 	case "en":
@@ -110,7 +110,7 @@ func replyLang(t *Turn) bool {
 // the backed facts of what the viewer asked, in short spoken sentences,
 // or an honest "let me check". It must pass the check itself.
 func fallback(t *Turn, tf *turnFacts) string {
-	s := speaker{zh: replyLang(t)}
+	s := speaker{zh: replyLang(t, tf)}
 	intents := asked(t)
 	var parts []string
 	missing := false
@@ -439,7 +439,7 @@ func feedback(t *Turn, tf *turnFacts, findings []Finding) string {
 		b.WriteString(" Backed facts: " + facts + ".")
 	}
 	lang := "English"
-	if replyLang(t) {
+	if replyLang(t, tf) {
 		lang = "Chinese"
 	}
 	b.WriteString(" Answer again in " + lang + " with only these facts, in plain spoken words; if they do not answer the viewer, say you will check.")

@@ -25,3 +25,28 @@ func TestActionsNeedAResult(t *testing.T) {
 		{"置顶 on an empty result", "zh", "链接呢", "链接已置顶，快去拍！", []Call{serumLookup, emptyLink}, KindAction, "置顶", "no send_link"},
 	})
 }
+
+// The runtime calls a message with any Han character zh; a viewer who
+// writes English around a Chinese item name is answered in English.
+func TestViewerLanguage(t *testing.T) {
+	price := []Call{serumLookup}
+	runCases(t, []checkCase{
+		{"English around a Chinese name", "zh", "how much is 玻尿酸精华 rn", "The serum is 199 yuan in the live room.", price, "", "", ""},
+		{"Chinese around a Latin name", "zh", "serum多少钱", "玻尿酸精华199元。", price, "", "", ""},
+		{"narration keeps the turn's language", "zh", narrationPrefix + "Introduce the featured item.", "玻尿酸精华199元。", price, "", "", ""},
+
+		{"Chinese to English around a Chinese name", "zh", "how much is 玻尿酸精华 rn", "玻尿酸精华直播间199元。", price, KindLanguage, "直播间", "Chinese"},
+		{"English narration to a Chinese stream", "zh", narrationPrefix + "Introduce the featured item.", "Today's pick is 玻尿酸精华, only 199 yuan!", price,
+			KindLanguage, "Today's pick", "English"},
+	})
+	t.Run("fallback", func(t *testing.T) {
+		tt := turn("zh", "does 玻尿酸精华 contain alcohol?", "<tool_call>", price...)
+		tt.Attempt = 2
+		d := Decide(tt)
+		if d.Text != "Let me check that for you." {
+			t.Fatalf("rewrite %q, want the honest line in English", d.Text)
+		}
+		tt.Reply = d.Text
+		mustPass(t, tt)
+	})
+}

@@ -932,7 +932,7 @@ func (c *checker) language() {
 		}
 	}
 	knownHan, knownWord := among(values), among(names)
-	han, words, first := c.scripts(c.text, c.lower, c.named, knownWord)
+	han, words, first := scripts(c.text, c.lower, c.named, knownWord)
 	// wrong returns the finding of a reply that is not in lang.
 	wrong := func(lang string) *Finding {
 		switch lang {
@@ -950,20 +950,33 @@ func (c *checker) language() {
 		}
 		return nil
 	}
-	f := wrong(c.t.Lang)
-	if f == nil {
-		return
+	if f := wrong(viewerLang(c.t, c.tf)); f != nil {
+		c.findings = append(c.findings, *f)
 	}
-	if msgLang := c.messageLang(); msgLang != "" && msgLang != c.t.Lang && wrong(msgLang) == nil {
-		return // the viewer wrote mostly in the other language, and the reply is in it
-	}
-	c.findings = append(c.findings, *f)
 }
+
+// viewerLang is the language a reply must be in: the language the
+// viewer's message is mostly in, names of the catalog left out ("is
+// 青柠手链 in stock?" is English, which the runtime calls zh for its Han
+// characters), else the turn's Lang. A narration's instruction says
+// nothing of the audience's language: the turn's Lang rules.
+func viewerLang(t *Turn, tf *turnFacts) string {
+	if t.Lang == "" || strings.HasPrefix(normalize(t.Message), narrationPrefix) {
+		return t.Lang
+	}
+	if l := messageLang(t, tf); l != "" {
+		return l
+	}
+	return t.Lang
+}
+
+// narrationPrefix starts the message of a turn no viewer asked.
+const narrationPrefix = "(host strategy, no viewer asked) "
 
 // scripts counts the Han characters and the Latin words of a text outside
 // the marked bytes, leaving out units and what known reports as known
 // (names, result values); first is where the first counted word starts.
-func (c *checker) scripts(text, lower string, marked []bool, known func(string) bool) (han, words, first int) {
+func scripts(text, lower string, marked []bool, known func(string) bool) (han, words, first int) {
 	first = -1
 	for i, r := range text {
 		if !marked[i] && unicode.Is(unicode.Han, r) {
@@ -985,11 +998,11 @@ func (c *checker) scripts(text, lower string, marked []bool, known func(string) 
 
 // messageLang is the language the viewer's message is mostly in, names
 // of the catalog left out: "zh", "en", or "" when it has neither.
-func (c *checker) messageLang() string {
-	msg := strings.TrimPrefix(normalize(c.t.Message), "(host strategy, no viewer asked) ")
+func messageLang(t *Turn, tf *turnFacts) string {
+	msg := strings.TrimPrefix(normalize(t.Message), narrationPrefix)
 	lower := asciiLower(msg)
 	marked := make([]bool, len(msg))
-	for _, f := range c.tf.items {
+	for _, f := range tf.items {
 		for _, n := range f.names {
 			for from := 0; from < len(lower); {
 				i := strings.Index(lower[from:], n)
@@ -1001,7 +1014,7 @@ func (c *checker) messageLang() string {
 			}
 		}
 	}
-	han, words, _ := c.scripts(msg, lower, marked, func(string) bool { return false })
+	han, words, _ := scripts(msg, lower, marked, func(string) bool { return false })
 	switch {
 	case han == 0 && words == 0:
 		return ""
