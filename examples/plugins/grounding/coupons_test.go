@@ -17,3 +17,32 @@ func TestCouponClaims(t *testing.T) {
 		{"coupon when there is none", "zh", "面霜有券吗", "有优惠券，快领！", []Call{creamCoLookup, noCoupon}, KindFact, "有优惠券", "found no coupon"},
 	})
 }
+
+// TestCouponFallbacks: the rewrite claims a coupon, or none, only when a
+// coupon_check of the turn says so, and passes the check itself.
+func TestCouponFallbacks(t *testing.T) {
+	lookupWithCoupon := call("product_lookup", `{"query":"精华"}`, `{"coupons":[{"amount":"20","min_spend":"99"}],"currency":"CNY",`+
+		`"found":true,"item_id":"p-serum","name":"玻尿酸精华","price":"199","variants":[]}`)
+	cases := []struct {
+		name, lang, msg string
+		calls           []Call
+		want            string
+	}{
+		{"terms without a check", "zh", "精华有券吗", []Call{lookupWithCoupon}, "满99元减20元。"},
+		{"terms without a check en", "en", "Any coupon for the serum?", []Call{lookupWithCoupon}, "Orders from 99 yuan get 20 yuan off."},
+		{"no coupon checked", "en", "Any coupon?", []Call{creamCoLookup, noCoupon}, "There is no coupon for it right now; it is 199 yuan."},
+		{"no coupon unchecked", "en", "Any coupon?", []Call{creamCoLookup}, "Let me check that for you."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := turn(c.lang, c.msg, "<tool_call>", c.calls...)
+			tt.Attempt = 2
+			d := Decide(tt)
+			if d.Text != c.want {
+				t.Errorf("rewrite %q, want %q", d.Text, c.want)
+			}
+			tt.Reply = d.Text
+			mustPass(t, tt)
+		})
+	}
+}

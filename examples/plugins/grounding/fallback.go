@@ -206,10 +206,7 @@ func moneyKey(f *itemFacts, key string) (int64, bool) {
 }
 
 func (s speaker) coupon(tf *turnFacts) string {
-	f := first(tf, func(f *itemFacts) bool {
-		_, checked := moneyKey(f, "total_after_coupon")
-		return len(f.coupons) > 0 || checked
-	})
+	f := first(tf, func(f *itemFacts) bool { return len(f.coupons) > 0 || f.couponChecked })
 	if f == nil {
 		return ""
 	}
@@ -218,7 +215,7 @@ func (s speaker) coupon(tf *turnFacts) string {
 		total, hasTotal = f.price, f.price > 0
 	}
 	if len(f.coupons) == 0 {
-		if !hasTotal {
+		if !hasTotal || !f.couponChecked {
 			return ""
 		}
 		return s.say(fmt.Sprintf("There is no coupon for it right now; it is %s yuan.", yuan(total)),
@@ -227,15 +224,17 @@ func (s speaker) coupon(tf *turnFacts) string {
 	c := f.coupons[0]
 	after, hasAfter := moneyKey(f, "total_after_coupon")
 	switch {
-	case c.amount > 0 && f.eligible != nil && *f.eligible && hasAfter:
+	case c.amount > 0 && f.couponChecked && f.eligible != nil && *f.eligible && hasAfter:
 		return s.say(fmt.Sprintf("A %s yuan coupon applies, so you pay %s yuan.", yuan(c.amount), yuan(after)),
 			fmt.Sprintf("可以用%s元券，券后%s元。", yuan(c.amount), yuan(after)))
 	case c.amount > 0 && f.eligible != nil && !*f.eligible && hasTotal:
 		return s.say(fmt.Sprintf("The %s yuan coupon needs an order of %s yuan; it is %s yuan now.", yuan(c.amount), yuan(c.minSpend), yuan(total)),
 			fmt.Sprintf("满%s元才能用%s元券，现在%s元。", yuan(c.minSpend), yuan(c.amount), yuan(total)))
 	case c.amount > 0:
-		return s.say(fmt.Sprintf("There is a coupon of %s yuan off orders from %s yuan.", yuan(c.amount), yuan(c.minSpend)),
-			fmt.Sprintf("有满%s元减%s元的券。", yuan(c.minSpend), yuan(c.amount)))
+		// Without a coupon_check the terms are stated, not that a coupon
+		// applies or exists for the viewer.
+		return s.say(fmt.Sprintf("Orders from %s yuan get %s yuan off.", yuan(c.minSpend), yuan(c.amount)),
+			fmt.Sprintf("满%s元减%s元。", yuan(c.minSpend), yuan(c.amount)))
 	}
 	return ""
 }
