@@ -100,8 +100,10 @@ type QuestionConfig struct {
 	TypoRate float64
 }
 
-// Questions generates n questions about the room. The same room, seed and
-// config always give the same questions.
+// Questions generates n questions about a room of NewRoom, in the
+// training rooms' wordings (a room read from a catalog is asked in the
+// transfer family's, TransferQuestions). The same room, seed and config
+// always give the same questions.
 func (r *Room) Questions(seed uint64, n int, cfg QuestionConfig) []Question {
 	rng := rand.New(rand.NewPCG(seed, r.Seed^0x7669657765727321)) // "viewers!"
 	types := cfg.Types
