@@ -530,10 +530,10 @@ func describeDuration(d durationFact) string {
 // item as a whole; ok is false when no result of the turn gives it.
 func (c *checker) stockOf(start, end int) (owner *itemFacts, stocks []variantStock, ok bool) {
 	owner = c.owner(start)
-	if owner == nil || !owner.hasStock {
+	if owner == nil || !owner.hasStock || !owner.stockChecked {
 		owner = nil
 		for _, f := range c.tf.inPlay() {
-			if f.hasStock {
+			if f.hasStock && f.stockChecked {
 				if owner != nil {
 					return nil, nil, false
 				}
@@ -651,7 +651,7 @@ func describeStock(stocks []variantStock) string {
 func (c *checker) stockCount(t token) {
 	owner, stocks, ok := c.stockOf(t.start, t.end)
 	if !ok {
-		c.flag(KindStock, t.start, t.end, "no stock lookup this turn gives a count")
+		c.flag(KindStock, t.start, t.end, "no stock lookup this turn gives a count%s", c.lookupStock())
 		return
 	}
 	for _, s := range append(slices.Clone(owner.stock), stocks...) {
@@ -673,7 +673,7 @@ const (
 func (c *checker) stockState(state, start, end int) {
 	owner, stocks, ok := c.stockOf(start, end)
 	if !ok {
-		c.flag(KindStock, start, end, "no stock lookup this turn backs it")
+		c.flag(KindStock, start, end, "no stock lookup this turn backs it%s", c.lookupStock())
 		return
 	}
 	low := c.t.Config.lowStock()
@@ -700,6 +700,27 @@ func (c *checker) stockState(state, start, end int) {
 			return
 		}
 	}
+}
+
+// lookupStock names the stock states a product lookup gave without a
+// check_stock, which back no claim about the stock now: "; the product
+// lookup says presale".
+func (c *checker) lookupStock() string {
+	for _, f := range c.tf.inPlay() {
+		if !f.hasStock || f.stockChecked {
+			continue
+		}
+		var said []string
+		for _, s := range f.stock {
+			if st := s.stateNow(); st != "" {
+				said = append(said, strings.TrimSpace(s.name+" "+st))
+			}
+		}
+		if len(said) > 0 {
+			return "; the product lookup says " + strings.Join(said, ", ") + " (check_stock says what is left now)"
+		}
+	}
+	return ""
 }
 
 // allLow reports whether every counted variant in stock has fewer than

@@ -78,18 +78,22 @@ type itemFacts struct {
 	numbers          []float64
 	stock            []variantStock
 	hasStock         bool
-	variants         []string
-	sizes            []string
-	chart            []sizeRow
-	dates            []datedFact
-	times            [][2]float64
-	durations        []durationFact
-	percents         []float64
-	values           []keyed
-	texts            []string
-	flags            []flag
-	attrs            [][2]string
-	pinned           bool
+	// stockChecked is set when a check_stock of this turn answered for
+	// the item: only then may a reply state its stock (a lookup's
+	// stock_state is the catalog's, not a check of the stock now).
+	stockChecked bool
+	variants     []string
+	sizes        []string
+	chart        []sizeRow
+	dates        []datedFact
+	times        [][2]float64
+	durations    []durationFact
+	percents     []float64
+	values       []keyed
+	texts        []string
+	flags        []flag
+	attrs        [][2]string
+	pinned       bool
 	// couponChecked is set when a coupon_check of this turn answered for
 	// the item: then coupons are all the coupons it has.
 	couponChecked bool
@@ -329,8 +333,9 @@ func (tf *turnFacts) addCall(c Call) {
 			owner.pinned = true
 		}
 	}
-	if exportOf(c) == "coupon_check" && owner != nil {
-		owner.couponChecked = true
+	if owner != nil {
+		owner.couponChecked = owner.couponChecked || exportOf(c) == "coupon_check"
+		owner.stockChecked = owner.stockChecked || exportOf(c) == "check_stock"
 	}
 	if owner != nil {
 		owner.inPlay = true

@@ -257,7 +257,7 @@ func sizeLike(v string) bool {
 }
 
 func (s speaker) stock(tf *turnFacts, t *Turn) string {
-	f := first(tf, func(f *itemFacts) bool { return f.hasStock })
+	f := first(tf, func(f *itemFacts) bool { return f.hasStock && f.stockChecked })
 	if f == nil {
 		return ""
 	}

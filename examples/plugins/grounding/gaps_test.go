@@ -50,3 +50,15 @@ func TestViewerLanguage(t *testing.T) {
 		mustPass(t, tt)
 	})
 }
+
+// A product lookup's stock_state is the catalog's; a stock claim needs a
+// check_stock of the turn, as the grader reads it.
+func TestStockNeedsACheck(t *testing.T) {
+	kettleLookup := call("product_lookup", `{"query":"电热水壶"}`, `{"currency":"CNY","found":true,"item_id":"KIT-1988","name":"青柠双层防烫电热水壶",`+
+		`"price":"129","stock_state":"in_stock","variants":[]}`)
+	kettleStock := call("check_stock", `{"item_id":"KIT-1988"}`, `{"item_id":"KIT-1988","stock":{"standard":"not stated"},"stock_state":{"standard":"in_stock"}}`)
+	runCases(t, []checkCase{
+		{"in stock checked", "zh", "电热水壶有货吗", "有货的，喜欢抓紧拍！", []Call{kettleLookup, kettleStock}, "", "", ""},
+		{"in stock from the lookup only", "zh", "电热水壶多久发货", "有货的，喜欢抓紧拍！", []Call{kettleLookup}, KindStock, "有货", "the product lookup says in_stock"},
+	})
+}
