@@ -420,18 +420,19 @@ func TestGatePublishRollback(t *testing.T) {
 	doc, cand := editedDemo(t, e, func(h *harness.Harness) { h.Description += " (gate test)" })
 	ver := commitVersion(t, e, doc)
 	g := e.expect(t, 202, e.admin, "POST", "/api/harness-gates", map[string]any{"candidate": ver, "n": 3})
-	if g["baseline"] != e.demo.Version() || g["total"].(float64) != 2*4*3 {
+	total := float64(2 * len(evalSuites()) * 3)
+	if g["baseline"] != e.demo.Version() || g["total"].(float64) != total {
 		t.Fatalf("gate = %v", g)
 	}
 	g = waitGate(t, e, g["id"].(string))
-	if g["state"] != store.GatePassed || g["done"].(float64) != 24 {
+	if g["state"] != store.GatePassed || g["done"].(float64) != total {
 		t.Fatalf("gate finished %v (%v): %v", g["state"], g["error"], g["report"])
 	}
 	var rep gateReport
 	if err := json.Unmarshal([]byte(body(t, g["report"])), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Suites) != 4 || rep.Model != liveroom.HostModelName || rep.ModelKind != gateServing || rep.Sanity ||
+	if len(rep.Suites) != len(evalSuites()) || rep.Model != liveroom.HostModelName || rep.ModelKind != gateServing || rep.Sanity ||
 		rep.Candidate != cand.Version() || len(rep.Warnings) != 0 {
 		t.Fatalf("report = %+v", rep)
 	}
