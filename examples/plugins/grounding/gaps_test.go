@@ -62,3 +62,30 @@ func TestStockNeedsACheck(t *testing.T) {
 		{"in stock from the lookup only", "zh", "电热水壶多久发货", "有货的，喜欢抓紧拍！", []Call{kettleLookup}, KindStock, "有货", "the product lookup says in_stock"},
 	})
 }
+
+// An item named by a descriptor and a kind ("Light Dress") that no
+// catalog name holds is an invented item.
+func TestInventedDescriptorNames(t *testing.T) {
+	dress := Item{ID: "AP-7", Name: "素初丝绒连衣裙", Aliases: []string{"Kinir Velvet Dress", "dress", "连衣裙"}, Link: 8}
+	dressLookup := call("product_lookup", `{"query":"dress"}`, `{"currency":"CNY","found":true,"item_id":"AP-7","list_price":"229",`+
+		`"name":"素初丝绒连衣裙","price":"185","variants":["S","M"]}`)
+	cases := []checkCase{
+		{"the catalog's name", "en", "How much is the dress?", "Kinir Velvet Dress is 185 yuan in the live room right now.", []Call{dressLookup}, "", "", ""},
+		{"the kind", "en", "How much is the dress?", "The dress is 185 yuan in the live room right now.", []Call{dressLookup}, "", "", ""},
+		{"an invented name", "en", "How much is the dress?", "Light Dress is 185 yuan in the live room right now.", []Call{dressLookup}, KindItem, "Light Dress", "no item"},
+		{"an invented plural", "en", "Any dresses?", "Our Pro Dresses are 185 yuan.", []Call{dressLookup}, KindItem, "Pro Dresses", "no item"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := turn(c.lang, c.msg, c.reply, c.calls...)
+			tt.Items = append(tt.Items, dress)
+			fs := Check(tt)
+			switch {
+			case c.kind == "" && len(fs) > 0:
+				t.Fatalf("%q: want no findings, got %v", c.reply, fs)
+			case c.kind != "" && (len(fs) != 1 || fs[0].Kind != c.kind || fs[0].Phrase != c.phrase):
+				t.Fatalf("%q: want one %s finding of %q, got %v", c.reply, c.kind, c.phrase, fs)
+			}
+		})
+	}
+}
