@@ -327,6 +327,11 @@ func (tf *turnFacts) addCall(c Call) {
 	if owner == nil && len(tf.items) > before {
 		owner = tf.items[before]
 	}
+	if id := root.str("item_id"); owner == nil && id != "" {
+		// A harness variant may name the argument otherwise ("product");
+		// the result still says which item it answered for.
+		owner = tf.item(id)
+	}
 	if exportOf(c) == "send_link" {
 		tf.pinnedAny = true
 		if owner != nil {

@@ -89,3 +89,16 @@ func TestInventedDescriptorNames(t *testing.T) {
 		})
 	}
 }
+
+// A harness variant renames a tool's arguments ("product" for item_id);
+// the result's item_id still says which item a check answered for.
+func TestChecksUnderRenamedArguments(t *testing.T) {
+	renamedCoupon := call("coupon_check", `{"product":"CO111"}`, `{"coupon":null,"eligible":false,"item_id":"CO111","quantity":1,`+
+		`"total":"199","total_after_coupon":"199"}`)
+	renamedStock := call("check_stock", `{"sku":"p-hoodie"}`, `{"item_id":"p-hoodie","stock":{"L":30,"M":0,"XL":5}}`)
+	runCases(t, []checkCase{
+		{"no coupon", "en", "Any coupon?", "There is no coupon for it right now; it is 199 yuan.", []Call{creamCoLookup, renamedCoupon}, "", "", ""},
+		{"stock", "zh", "卫衣L码有货吗", "L码有货，放心拍！", []Call{hoodieLookup, renamedStock}, "", "", ""},
+		{"wrong stock", "zh", "卫衣M码有货吗", "M码有货，放心拍！", []Call{hoodieLookup, renamedStock}, KindStock, "有货", "M: 0"},
+	})
+}
