@@ -175,12 +175,17 @@ func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
 	}
 	work(0)
 	// The last tasks are usually a few microseconds from done: poll
-	// before parking, which would cost a wake-up. Unlike an idle
-	// worker's polling, this does not yield the CPU: on a busy machine
-	// another process would take it for a whole time slice.
+	// before parking, which would cost a wake-up. This yields to other
+	// goroutines (with fewer Ps than threads, the one finishing a task may
+	// be waiting for ours) but, unlike an idle worker's polling, not the
+	// CPU: on a busy machine another process would take it for a whole
+	// time slice.
 	for start, i := time.Now(), 0; left.Load() > 0; i++ {
-		if i%64 == 63 && time.Since(start) > poolSpin {
-			break
+		if i%64 == 63 {
+			if time.Since(start) > poolSpin {
+				break
+			}
+			runtime.Gosched()
 		}
 	}
 	done.Wait()
@@ -196,10 +201,11 @@ func (p *Pool) run(nt, tasks int, f func(tid, task int)) {
 const poolSpin = 300 * time.Microsecond
 
 // pollFor returns the next function sent on ch within d, or nil when none
-// came or ch is closed. It yields the CPU now and then (osYield), so that
-// the polling holds up neither other goroutines nor, on a machine with
-// more runnable threads than CPUs, the pool's own thread that the OS put
-// on the same CPU.
+// came or ch is closed. It yields now and then to other goroutines and the
+// CPU to other threads (osYield), so that the polling holds up neither
+// the caller's goroutine (when there are fewer Ps than pool threads) nor,
+// on a machine with more runnable threads than CPUs, the pool's own thread
+// that the OS put on the same CPU.
 func pollFor(ch chan func(), d time.Duration) func() {
 	start := time.Now()
 	for i := 0; ; i++ {
@@ -215,6 +221,7 @@ func pollFor(ch chan func(), d time.Duration) func() {
 			if time.Since(start) > d {
 				return nil
 			}
+			runtime.Gosched()
 			osYield()
 		}
 	}
