@@ -32,6 +32,12 @@ func rows2x4F32AVX512(k int, w *float32, ldw int, x *float32, ldx int, out *[8]f
 func rows2x4BF16AVX512(k int, w *uint16, ldw int, x *float32, ldx int, out *[8]float32)
 
 //go:noescape
+func rows4Q8AVX512(k int, w *int8, ldw int, x *float32, ldx int, nb int, out *[8]float32, scales *float32, lds int)
+
+//go:noescape
+func rows2x4Q8AVX512(k int, w *int8, ldw int, x *float32, ldx int, out *[8]float32, scales *float32, lds int)
+
+//go:noescape
 func rows4F32AVX2(k int, w *float32, ldw int, x *float32, ldx int, nb int, out *[8]float32)
 
 //go:noescape
@@ -288,7 +294,11 @@ func rows4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32, l
 	}
 	checkRows(4, nb, k, len(w), ldw, len(x), ldx)
 	_ = scales[3*lds+nblk-1]
-	rows4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, nb, out, &scales[0], lds)
+	if isa >= isaAVX512 {
+		rows4Q8AVX512(k32, &w[0], ldw, &x[0], ldx, nb, out, &scales[0], lds)
+	} else {
+		rows4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, nb, out, &scales[0], lds)
+	}
 	if k32 < k {
 		for b := range nb {
 			for r := range 4 {
@@ -358,7 +368,11 @@ func rows2x4Q8(k int, w []int8, ldw int, scales []float32, lds int, x []float32,
 	}
 	checkRows(2, 4, k, len(w), ldw, len(x), ldx)
 	_ = scales[lds+nblk-1]
-	rows2x4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, out, &scales[0], lds)
+	if isa >= isaAVX512 {
+		rows2x4Q8AVX512(k32, &w[0], ldw, &x[0], ldx, out, &scales[0], lds)
+	} else {
+		rows2x4Q8AVX2(k32, &w[0], ldw, &x[0], ldx, out, &scales[0], lds)
+	}
 	if k32 < k {
 		for b := range 4 {
 			for r := range 2 {
