@@ -46,7 +46,8 @@ func WriteModel(dir string) (string, error) {
 	if complete(folder) {
 		return folder, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The data folder holds the store too: private, as the store creates it.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("bundled model: %w", err)
 	}
 	// Written beside the final folder and renamed into place, so a
@@ -58,7 +59,7 @@ func WriteModel(dir string) (string, error) {
 	defer os.RemoveAll(tmp)
 	for _, name := range modelFiles {
 		data, _ := Model.ReadFile("model/" + name)
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o600); err != nil {
 			return "", fmt.Errorf("bundled model: %w", err)
 		}
 	}

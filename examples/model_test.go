@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -188,4 +189,27 @@ func containsCall(calls []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestWriteModelIsPrivate: serve writes the bundled model into the data
+// folder before the store opens it, so a folder it creates is private
+// (0700) and so are the files (0600), as the store's own.
+func TestWriteModelIsPrivate(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "livehat-data")
+	folder, err := examples.WriteModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data folder %v, %v; want 0700", fi.Mode().Perm(), err)
+	}
+	entries, err := os.ReadDir(folder)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("model folder: %v %v", entries, err)
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want 0600", e.Name(), fi.Mode().Perm(), err)
+		}
+	}
 }
