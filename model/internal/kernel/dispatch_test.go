@@ -3,6 +3,7 @@ package kernel
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,4 +72,26 @@ func TestKernelsEnv(t *testing.T) {
 	if out, err := run("fastest"); err == nil || !strings.Contains(out, `LIVEHAT_KERNELS="fastest": no such kernel set`) {
 		t.Errorf("an unknown kernel set did not stop the program: %v\n%s", err, out)
 	}
+}
+
+// FuzzChooseKernels checks that any value of the environment variable
+// either selects one of the available sets or is refused with an error
+// that names the variable.
+func FuzzChooseKernels(f *testing.F) {
+	for _, v := range []string{"", "auto", "avx2", " avx512\t", "neon", "PUREGO", "avx512,avx2", "\x00"} {
+		f.Add(v)
+	}
+	avail := []string{"avx512", "avx2", "purego"}
+	f.Fuzz(func(t *testing.T, value string) {
+		got, err := chooseKernels(value, avail)
+		if err != nil {
+			if got != "" || !strings.Contains(err.Error(), KernelsEnv) {
+				t.Fatalf("chooseKernels(%q) = %q, %v", value, got, err)
+			}
+			return
+		}
+		if !slices.Contains(avail, got) {
+			t.Fatalf("chooseKernels(%q) = %q, not an available set", value, got)
+		}
+	})
 }
