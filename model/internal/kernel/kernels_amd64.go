@@ -4,8 +4,9 @@ package kernel
 
 import "math"
 
-// Assembly kernels in kernels_amd64.s, used when the CPU and the OS support
-// AVX2 and FMA; otherwise the portable Go versions run.
+// Assembly kernels: kernels_amd64.s (AVX2 and FMA) and
+// kernels_avx512_amd64.s (AVX-512), used as the kernel set in use (isa)
+// allows; otherwise the portable Go versions run.
 
 //go:noescape
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -164,6 +165,7 @@ func availableKernelSets() []string {
 	return append(sets, isaNames[isaGo])
 }
 
+// levelOf is the level of a kernel set name that availableKernelSets gave.
 func levelOf(name string) isaLevel {
 	for l, n := range isaNames {
 		if n == name {
