@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/livehat/livehat/model/internal/kernel"
 )
 
 // BenchModelMain is `livehat bench model`: it measures prefill and decode
@@ -92,8 +94,11 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "model: %s, %s weights, %.1f M parameters, %.0f MiB; %d threads, GOMAXPROCS %d; built in %.1fs\n",
-		source, dt, float64(m.NumParams())/1e6, float64(m.WeightBytes())/(1<<20), cpu.Threads(), runtime.GOMAXPROCS(0), time.Since(start).Seconds())
+	// The kernel set is part of the result: side-by-side runs must say
+	// whether AVX2 or AVX-512 ran (LIVEHAT_KERNELS forces one).
+	fmt.Fprintf(stdout, "model: %s, %s weights, %.1f M parameters, %.0f MiB; %d threads, GOMAXPROCS %d, %s kernels; built in %.1fs\n",
+		source, dt, float64(m.NumParams())/1e6, float64(m.WeightBytes())/(1<<20), cpu.Threads(), runtime.GOMAXPROCS(0),
+		kernel.Kernels(), time.Since(start).Seconds())
 	if *speculative > len(m.MTP) {
 		fmt.Fprintf(stdout, "the model has %d MTP heads: %d random ones replace them (drafts will almost never be accepted)\n", len(m.MTP), *speculative)
 		if err := m.InitMTP(*speculative, 1); err != nil {
