@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,27 +21,8 @@ func TestGroundingBeforeSpeech(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
-	ctx := context.Background()
-	sb, err := OpenSandbox(ctx, testCacheDir(), quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, name := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", name)); err != nil {
-			t.Fatalf("load %s: %v", name, err)
-		}
-	}
-	catalog, err := os.ReadFile("../examples/plugins/catalog.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamTime := time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC) // no flash sale running
-	ps, err := sb.Plugins(catalog, func() time.Time { return streamTime })
-	if err != nil {
-		t.Fatal(err)
-	}
+	// No flash sale runs at this stream time.
+	ps := demoPluginSet(t, time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC), examples.DemoPlugins()...)
 	cases := []struct {
 		name     string
 		question string
@@ -122,22 +101,7 @@ func TestGroundingBeforeSpeech(t *testing.T) {
 // feedback, or on the last attempt the rewrite to backed facts).
 func BenchmarkGroundingHook(b *testing.B) {
 	ctx := context.Background()
-	sb, err := OpenSandbox(ctx, testCacheDir(), quietLogger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", "grounding")); err != nil {
-		b.Fatal(err)
-	}
-	catalog, err := os.ReadFile("../examples/plugins/catalog.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ps, err := sb.Plugins(catalog, func() time.Time { return time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC) })
-	if err != nil {
-		b.Fatal(err)
-	}
+	ps := demoPluginSet(b, time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC), "grounding")
 	input := func(reply string, attempt int) json.RawMessage {
 		in := plugins.HookInput{Event: harness.EventAfterResponse, Stream: "demo", Session: "s1", Viewer: &plugins.Viewer{ID: "v1"},
 			Text: reply, Message: "面霜多少钱，有券吗", Lang: "zh", Attempt: attempt, Attempts: 2,

@@ -21,30 +21,8 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
-	ctx := context.Background()
-	sb, err := OpenSandbox(ctx, testCacheDir(), quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	// The test checks decisions, not latency: a busy CI machine (or -race)
-	// must not turn the compliance hook's 300 ms deadline into a failure.
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, name := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", name)); err != nil {
-			t.Fatalf("load %s: %v", name, err)
-		}
-	}
-	catalog, err := os.ReadFile("../examples/plugins/catalog.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The example catalog's flash sale runs on the evening of 2026-11-29.
-	streamTime := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
-	ps, err := sb.Plugins(catalog, func() time.Time { return streamTime })
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps := demoPluginSet(t, time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC), examples.DemoPlugins()...)
 	h := demo(t)
 	replies := []string{"The serum is only ¥9 today!", "The serum is ¥169 in the flash sale."}
 	n := 0
@@ -94,4 +72,33 @@ func TestExamplePluginsInTheLoop(t *testing.T) {
 // testCacheDir is shared by the test binaries of a run, so the example
 // plugins are compiled once (the cache is keyed by a hash of their sources
 // and written atomically).
+// demoPluginSet loads the named example plugins (built from source, with
+// the test build cache) over the example catalog at the stream time now,
+// with a deadline floor: tests check decisions, not latency, and a busy
+// CI machine (or -race) must not turn a hook's deadline into a failure.
+func demoPluginSet(tb testing.TB, now time.Time, names ...string) *PluginSet {
+	tb.Helper()
+	ctx := context.Background()
+	sb, err := OpenSandbox(ctx, testCacheDir(), quietLogger())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sb.Close(ctx) })
+	sb.SetTimeoutFloor(5 * time.Second)
+	for _, name := range names {
+		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "examples", "plugins", name)); err != nil {
+			tb.Fatalf("load %s: %v", name, err)
+		}
+	}
+	catalog, err := os.ReadFile("../examples/plugins/catalog.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ps, err := sb.Plugins(catalog, func() time.Time { return now })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ps
+}
+
 func testCacheDir() string { return filepath.Join(os.TempDir(), "livehat-test-plugin-cache") }
