@@ -154,7 +154,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 		hash = u.PasswordHash
 	}
 	if ok := s.checkPassword(hash, req.Password); err != nil || !ok {
-		return fiber.NewError(fiber.StatusUnauthorized, "wrong username or password")
+		return statusError(fiber.StatusUnauthorized, codeBadCredentials, "wrong username or password")
 	}
 	ls, err := s.store.CreateSession(c.UserContext(), u.ID, sessionTTL)
 	if err != nil {

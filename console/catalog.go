@@ -133,6 +133,7 @@ func withCurrency(doc []byte, currency string) ([]byte, int) {
 // catalogImportError is the 422 answer of an import with problems.
 type catalogImportError struct {
 	Error    string           `json:"error"`
+	Code     string           `json:"code"`
 	Field    string           `json:"field"`
 	Problems []catalogProblem `json:"problems"`
 }
@@ -175,7 +176,7 @@ func (s *Server) importCatalog(c *fiber.Ctx) error {
 		if probs.full() {
 			msg = fmt.Sprintf("the catalog has at least %d problems; nothing was stored. First: %s", len(probs), probs[0])
 		}
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(catalogImportError{Error: msg, Field: "file", Problems: probs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(catalogImportError{Error: msg, Code: codeCatalogInvalid, Field: "file", Problems: probs})
 	}
 	raw, err := json.Marshal(next)
 	if err != nil {

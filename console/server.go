@@ -235,6 +235,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 type apiError struct {
 	Error    string           `json:"error"`
+	Code     string           `json:"code,omitempty"`
 	Field    string           `json:"field,omitempty"`
 	Problems []harnessProblem `json:"problems,omitempty"`
 }
@@ -250,14 +251,17 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	code := fiber.StatusInternalServerError
 	var fe *fiber.Error
 	var fld *fieldErr
+	var coded *codedErr
 	switch {
 	case errors.As(err, &fld):
-		return c.Status(fld.code).JSON(apiError{Error: fld.Error(), Field: fld.field})
+		return c.Status(fld.code).JSON(apiError{Error: fld.Error(), Code: fld.errCode, Field: fld.field})
+	case errors.As(err, &coded):
+		return c.Status(coded.status).JSON(apiError{Error: coded.Error(), Code: coded.errCode})
 	case errors.As(err, &fe):
 		code = fe.Code
 	}
 	if code >= 500 {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	return c.Status(code).JSON(apiError{Error: err.Error()})
+	return c.Status(code).JSON(apiError{Error: err.Error(), Code: statusCode(code)})
 }

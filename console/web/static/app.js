@@ -1,9 +1,25 @@
-// LiveHAT console: shared client code. Every page loads this file, then its
-// own script, which registers itself with LiveHAT.page(init).
+// LiveHAT console: shared client code. Every page loads i18n.js, then this
+// file, then its own script, which registers its strings with LH.i18n.add
+// and itself with LiveHAT.page(init).
 //
 // Rule for every page: user-supplied text is inserted with textContent (el()
 // does that for string children), never with innerHTML.
 'use strict';
+
+LH.i18n.add({
+  en: {
+    'nav.streams': 'Streams', 'nav.live': 'Live view', 'nav.plugins': 'Plugins', 'nav.harnesses': 'Harnesses',
+    'nav.evolution': 'Evolution', 'nav.runs': 'Training', 'nav.evals': 'Evaluations', 'nav.experiments': 'Experiments',
+    'nav.settings': 'Settings', 'nav.logout': 'Log out', 'nav.not_logged_in': 'not logged in',
+    'role.operator': 'operator', 'role.merchant': 'merchant', 'role.developer': 'developer',
+  },
+  'zh-CN': {
+    'nav.streams': '直播间', 'nav.live': '直播预览', 'nav.plugins': '插件', 'nav.harnesses': 'Harness 版本',
+    'nav.evolution': '演进', 'nav.runs': '训练', 'nav.evals': '评测', 'nav.experiments': '实验',
+    'nav.settings': '设置', 'nav.logout': '退出登录', 'nav.not_logged_in': '未登录',
+    'role.operator': '运营', 'role.merchant': '商家', 'role.developer': '开发者',
+  },
+});
 
 const LiveHAT = (() => {
   let me = null;
@@ -27,12 +43,15 @@ const LiveHAT = (() => {
     return node;
   }
 
-  // ApiError carries the server's JSON error: {error, field}.
+  // ApiError carries the server's JSON error: {error, code, field}; its
+  // message is in the page's locale (LH.apiError), its english the server's.
   class ApiError extends Error {
     constructor(status, body) {
-      super(body && body.error ? body.error : 'HTTP ' + status);
+      super(LH.apiError(body, status));
       this.status = status;
+      this.code = body && body.code;
       this.field = body && body.field;
+      this.english = body && body.error ? body.error : 'HTTP ' + status;
       this.body = body;
     }
   }
@@ -50,7 +69,7 @@ const LiveHAT = (() => {
     const res = await fetch(path, {method, headers, body: payload, credentials: 'same-origin'});
     if (res.status === 401 && !opts.noRedirect) {
       location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
-      throw new ApiError(401, {error: 'not logged in'});
+      throw new ApiError(401, {error: 'not logged in', code: 'unauthenticated'});
     }
     const text = await res.text();
     let data = null;
@@ -86,34 +105,51 @@ const LiveHAT = (() => {
   }
 
   const NAV = [
-    {href: '/streams', label: 'Streams', roles: ['operator', 'merchant']},
-    {href: '/live', label: 'Live view', roles: ['operator', 'merchant']},
-    {href: '/plugins', label: 'Plugins', roles: ['operator', 'developer']},
-    {href: '/harnesses', label: 'Harnesses', roles: ['operator']},
-    {href: '/evolution', label: 'Evolution', roles: ['operator']},
-    {href: '/runs', label: 'Training', roles: ['operator']},
-    {href: '/evals', label: 'Evaluations', roles: ['operator']},
-    {href: '/experiments', label: 'Experiments', roles: ['operator']},
-    {href: '/settings', label: 'Settings', roles: ['operator', 'merchant', 'developer']},
+    {href: '/streams', label: 'nav.streams', roles: ['operator', 'merchant']},
+    {href: '/live', label: 'nav.live', roles: ['operator', 'merchant']},
+    {href: '/plugins', label: 'nav.plugins', roles: ['operator', 'developer']},
+    {href: '/harnesses', label: 'nav.harnesses', roles: ['operator']},
+    {href: '/evolution', label: 'nav.evolution', roles: ['operator']},
+    {href: '/runs', label: 'nav.runs', roles: ['operator']},
+    {href: '/evals', label: 'nav.evals', roles: ['operator']},
+    {href: '/experiments', label: 'nav.experiments', roles: ['operator']},
+    {href: '/settings', label: 'nav.settings', roles: ['operator', 'merchant', 'developer']},
   ];
+
+  // localeSwitch is the header's language menu; a choice reloads the page
+  // in that language.
+  function localeSwitch() {
+    const sel = el('select', {id: 'locale-switch', class: 'locale-switch', 'aria-label': LH.t('locale.switch'),
+      onchange: (e) => LH.setLocale(e.target.value)},
+    LH.i18n.locales().map((l) => el('option', {value: l, selected: l === LH.locale()}, LH.t('locale.' + l))));
+    return sel;
+  }
 
   function renderNav() {
     const nav = document.getElementById('nav');
     if (!nav) return;
     const links = NAV.filter((n) => n.roles.includes(me.role)).map((n) =>
-      el('a', {href: n.href, class: location.pathname === n.href ? 'active' : ''}, n.label));
-    const logout = el('button', {class: 'link', onclick: async () => { await api('POST', '/api/logout'); location.href = '/login'; }}, 'Log out');
+      el('a', {href: n.href, class: location.pathname === n.href ? 'active' : ''}, LH.t(n.label)));
+    const logout = el('button', {class: 'link', onclick: async () => { await api('POST', '/api/logout'); location.href = '/login'; }}, LH.t('nav.logout'));
     nav.replaceChildren(
       el('a', {href: '/', class: 'brand'}, 'LiveHAT'),
       el('nav', {}, links),
-      el('span', {class: 'who'}, me.display_name + ' · ' + me.role, logout));
+      el('span', {class: 'who'}, me.display_name + ' · ' + LH.t('role.' + me.role), localeSwitch(), logout));
+  }
+
+  // renderPublicHeader gives pages without a login (the login page) the
+  // language switch.
+  function renderPublicHeader() {
+    const box = document.getElementById('locale-box');
+    if (box) box.replaceChildren(localeSwitch());
   }
 
   let init = null;
   function page(fn) { init = fn; }
 
   async function boot() {
-    if (document.body.dataset.public === 'true') { if (init) init(); return; }
+    LH.i18n.apply();
+    if (document.body.dataset.public === 'true') { renderPublicHeader(); if (init) init(); return; }
     try {
       const r = await api('GET', '/api/me');
       me = r.user; csrf = r.csrf || '';
@@ -125,9 +161,9 @@ const LiveHAT = (() => {
   }
   document.addEventListener('DOMContentLoaded', boot);
 
-  // fmt helpers shared by the pages.
+  // fmt helpers shared by the pages; times in the page's locale.
   const fmt = {
-    time: (t) => t ? new Date(t).toLocaleString() : '',
+    time: (t) => LH.fmt.datetime(t),
     ms: (v) => v == null ? '' : (v >= 1000 ? (v / 1000).toFixed(2) + ' s' : Math.round(v) + ' ms'),
     pct: (v) => v == null ? '' : (100 * v).toFixed(1) + '%',
     num: (v, d = 2) => v == null ? '' : Number(v).toFixed(d),
