@@ -102,45 +102,32 @@ type item struct {
 	row    int // first row of the step's activations
 }
 
-// step runs the forward pass. It returns the logits and hidden states of
-// every token of sequence i when all[i] is set (all may be nil), else only
-// of its last token. On error or cancellation the sequences are left as
-// they were.
+// activations are the scratch buffers of one step, rows high.
+type activations struct {
+	rows     int
+	h        []float32 // normed input of a block, then its output
+	q, k, v  []float32 // projections (q and k rotated in place)
+	att      []float32 // attention output before the o projection
+	gate, up []float32 // MLP projections; gate becomes silu(gate)·up
+	cos, sin []float32 // RoPE angles of each row's position
+	items    []item // the sequences' parts of the step
+}
+
+// step runs the forward pass in the blocks the CUDA runner's pass has too:
+// embed the tokens, run each decoder layer (attention block, then MLP
+// block), then the output head. It returns the logits and hidden states of every token
+// of sequence i when all[i] is set (all may be nil), else only of its last
+// token. On error or cancellation the sequences are left as they were.
 func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all []bool) ([]StepOutput, error) {
-	c := m.Config
-	if len(seqs) == 0 {
-		return nil, errors.New("model: step without sequences")
+	items, rows, err := m.stepItems(seqs, tokens)
+	if err != nil {
+		return nil, err
 	}
-	items := make([]item, len(seqs))
-	rows := 0
-	for i, s := range seqs {
-		if s == nil || s.model != m {
-			return nil, fmt.Errorf("model: sequence %d does not belong to this model", i)
-		}
-		if len(tokens[i]) == 0 {
-			return nil, fmt.Errorf("model: sequence %d: no tokens", i)
-		}
-		for j, t := range tokens[i] {
-			if t < 0 || t >= c.VocabSize {
-				return nil, fmt.Errorf("model: sequence %d: token %d at %d is outside the vocabulary of %d", i, t, j, c.VocabSize)
-			}
-		}
-		items[i] = item{seq: s, tokens: tokens[i], row: rows}
-		rows += len(tokens[i])
+	unlock, err := lockSequences(seqs)
+	if err != nil {
+		return nil, err
 	}
-	// Lock in id order so that concurrent steps over overlapping sets of
-	// sequences cannot deadlock.
-	order := slices.Clone(seqs)
-	slices.SortFunc(order, func(a, b *Sequence) int { return cmp.Compare(a.id, b.id) })
-	for i := 1; i < len(order); i++ {
-		if order[i] == order[i-1] {
-			return nil, errors.New("model: a sequence appears twice in one step")
-		}
-	}
-	for _, s := range order {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	}
+	defer unlock()
 	for i := range items {
 		it := &items[i]
 		it.start = len(it.seq.tokens)
@@ -152,25 +139,7 @@ func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all 
 		return nil, err
 	}
 
-	H, qDim, kvDim := c.HiddenSize, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
-	x := make([]float32, rows*H)
-	positions := make([]int, rows)
-	for _, it := range items {
-		for j, t := range it.tokens {
-			m.Embed.Row(x[(it.row+j)*H:], t)
-			positions[it.row+j] = it.start + j
-		}
-	}
-	cos, sin := ropeTable(positions, c.HeadDim, c.RopeTheta)
-	h := make([]float32, rows*H)
-	q := make([]float32, rows*qDim)
-	k := make([]float32, rows*kvDim)
-	v := make([]float32, rows*kvDim)
-	att := make([]float32, rows*qDim)
-	gate := make([]float32, rows*c.IntermediateSize)
-	up := make([]float32, rows*c.IntermediateSize)
-	b := m.backend
-
+	x, a := m.embed(items, rows)
 	ok := false
 	defer func() {
 		if !ok {
@@ -183,41 +152,150 @@ func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l := &m.Layers[li]
-		rmsNormRows(b, h, x, l.AttnNorm, rows, H, c.RMSNormEps)
-		b.Linear(q, h, rows, l.Q)
-		b.Linear(k, h, rows, l.K)
-		b.Linear(v, h, rows, l.V)
-		addBias(q, l.QBias, rows)
-		addBias(k, l.KBias, rows)
-		addBias(v, l.VBias, rows)
-		if c.QKNorm {
-			rmsNormRows(b, q, q, l.QNorm, rows*c.NumHeads, c.HeadDim, c.RMSNormEps)
-			rmsNormRows(b, k, k, l.KNorm, rows*c.NumKVHeads, c.HeadDim, c.RMSNormEps)
-		}
-		rope(q, cos, sin, rows, c.NumHeads, c.HeadDim)
-		rope(k, cos, sin, rows, c.NumKVHeads, c.HeadDim)
-		for _, it := range items {
-			s := it.seq
-			s.k[li] = append(s.k[li], k[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
-			s.v[li] = append(s.v[li], v[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
-		}
-		m.attention(att, q, li, items)
-		b.Linear(h, att, rows, l.O)
-		addBias(h, l.OBias, rows)
-		addTo(x, h)
-
-		rmsNormRows(b, h, x, l.MLPNorm, rows, H, c.RMSNormEps)
-		b.Linear(gate, h, rows, l.Gate)
-		b.Linear(up, h, rows, l.Up)
-		swiglu(b, gate, up, rows, c.IntermediateSize)
-		b.Linear(h, gate, rows, l.Down)
-		addTo(x, h)
+		m.decoderLayer(li, x, a)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	out := m.outputHead(x, items, all)
+	for _, it := range items {
+		it.seq.tokens = append(it.seq.tokens, it.tokens...)
+	}
+	ok = true
+	return out, nil
+}
 
+// stepItems validates a step's sequences and tokens and lays their rows
+// out one after another.
+func (m *Model) stepItems(seqs []*Sequence, tokens [][]int) ([]item, int, error) {
+	if len(seqs) == 0 {
+		return nil, 0, errors.New("model: step without sequences")
+	}
+	items := make([]item, len(seqs))
+	rows := 0
+	for i, s := range seqs {
+		if s == nil || s.model != m {
+			return nil, 0, fmt.Errorf("model: sequence %d does not belong to this model", i)
+		}
+		if len(tokens[i]) == 0 {
+			return nil, 0, fmt.Errorf("model: sequence %d: no tokens", i)
+		}
+		for j, t := range tokens[i] {
+			if t < 0 || t >= m.Config.VocabSize {
+				return nil, 0, fmt.Errorf("model: sequence %d: token %d at %d is outside the vocabulary of %d", i, t, j, m.Config.VocabSize)
+			}
+		}
+		items[i] = item{seq: s, tokens: tokens[i], row: rows}
+		rows += len(tokens[i])
+	}
+	return items, rows, nil
+}
+
+// lockSequences locks every sequence of a step and returns the function
+// that unlocks them. It locks in id order, so that concurrent steps over
+// overlapping sets of sequences cannot deadlock.
+func lockSequences(seqs []*Sequence) (unlock func(), err error) {
+	order := slices.Clone(seqs)
+	slices.SortFunc(order, func(a, b *Sequence) int { return cmp.Compare(a.id, b.id) })
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			return nil, errors.New("model: a sequence appears twice in one step")
+		}
+	}
+	for _, s := range order {
+		s.mu.Lock()
+	}
+	return func() {
+		for _, s := range order {
+			s.mu.Unlock()
+		}
+	}, nil
+}
+
+// embed returns the step's residual stream, the embeddings of its tokens
+// (rows×HiddenSize), and its scratch buffers with each row's RoPE angles.
+func (m *Model) embed(items []item, rows int) ([]float32, *activations) {
+	c := m.Config
+	H, qDim, kvDim := c.HiddenSize, c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim
+	x := make([]float32, rows*H)
+	positions := make([]int, rows)
+	for _, it := range items {
+		for j, t := range it.tokens {
+			m.Embed.Row(x[(it.row+j)*H:], t)
+			positions[it.row+j] = it.start + j
+		}
+	}
+	a := &activations{
+		rows:  rows,
+		items: items,
+		h:     make([]float32, rows*H),
+		q:     make([]float32, rows*qDim),
+		k:     make([]float32, rows*kvDim),
+		v:     make([]float32, rows*kvDim),
+		att:   make([]float32, rows*qDim),
+		gate:  make([]float32, rows*c.IntermediateSize),
+		up:    make([]float32, rows*c.IntermediateSize),
+	}
+	a.cos, a.sin = ropeTable(positions, c.HeadDim, c.RopeTheta)
+	return x, a
+}
+
+// decoderLayer runs layer li over the residual stream x: x += Attn(x),
+// then x += MLP(x).
+func (m *Model) decoderLayer(li int, x []float32, a *activations) {
+	m.attentionBlock(li, x, a)
+	m.mlpBlock(li, x, a)
+}
+
+// attentionBlock adds layer li's self-attention to x: RMSNorm, the q, k
+// and v projections (with their biases and Qwen3's per-head norms), RoPE,
+// the new keys and values appended to each sequence's cache, causal
+// attention over the cache, and the o projection.
+func (m *Model) attentionBlock(li int, x []float32, a *activations) {
+	c, l, b, rows := m.Config, &m.Layers[li], m.backend, a.rows
+	kvDim := c.NumKVHeads * c.HeadDim
+	rmsNormRows(b, a.h, x, l.AttnNorm, rows, c.HiddenSize, c.RMSNormEps)
+	b.Linear(a.q, a.h, rows, l.Q)
+	b.Linear(a.k, a.h, rows, l.K)
+	b.Linear(a.v, a.h, rows, l.V)
+	addBias(a.q, l.QBias, rows)
+	addBias(a.k, l.KBias, rows)
+	addBias(a.v, l.VBias, rows)
+	if c.QKNorm {
+		rmsNormRows(b, a.q, a.q, l.QNorm, rows*c.NumHeads, c.HeadDim, c.RMSNormEps)
+		rmsNormRows(b, a.k, a.k, l.KNorm, rows*c.NumKVHeads, c.HeadDim, c.RMSNormEps)
+	}
+	rope(a.q, a.cos, a.sin, rows, c.NumHeads, c.HeadDim)
+	rope(a.k, a.cos, a.sin, rows, c.NumKVHeads, c.HeadDim)
+	for _, it := range a.items {
+		s := it.seq
+		s.k[li] = append(s.k[li], a.k[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
+		s.v[li] = append(s.v[li], a.v[it.row*kvDim:(it.row+len(it.tokens))*kvDim]...)
+	}
+	m.attention(a.att, a.q, li, a.items)
+	b.Linear(a.h, a.att, rows, l.O)
+	addBias(a.h, l.OBias, rows)
+	addTo(x, a.h)
+}
+
+// mlpBlock adds layer li's SwiGLU MLP to x: RMSNorm, the gate and up
+// projections, silu(gate)·up, and the down projection.
+func (m *Model) mlpBlock(li int, x []float32, a *activations) {
+	c, l, b, rows := m.Config, &m.Layers[li], m.backend, a.rows
+	rmsNormRows(b, a.h, x, l.MLPNorm, rows, c.HiddenSize, c.RMSNormEps)
+	b.Linear(a.gate, a.h, rows, l.Gate)
+	b.Linear(a.up, a.h, rows, l.Up)
+	swiglu(b, a.gate, a.up, rows, c.IntermediateSize)
+	b.Linear(a.h, a.gate, rows, l.Down)
+	addTo(x, a.h)
+}
+
+// outputHead gathers the rows whose results the step returns (every row of
+// sequence i when all[i] is set, else its last), keeps their hidden states
+// and computes their logits: the final RMSNorm and the LM head.
+func (m *Model) outputHead(x []float32, items []item, all []bool) []StepOutput {
+	c, b := m.Config, m.backend
+	H := c.HiddenSize
 	// The LM head is the largest matrix; without the all flag only each
 	// sequence's last row goes through it.
 	every := func(i int) bool { return all != nil && all[i] }
@@ -252,10 +330,8 @@ func (m *Model) step(ctx context.Context, seqs []*Sequence, tokens [][]int, all 
 			Hidden: hidden[next*H : (next+n)*H : (next+n)*H],
 		}
 		next += n
-		it.seq.tokens = append(it.seq.tokens, it.tokens...)
 	}
-	ok = true
-	return out, nil
+	return out
 }
 
 // attention computes causal grouped-query attention for every item of the
