@@ -110,7 +110,7 @@ type activations struct {
 	att      []float32 // attention output before the o projection
 	gate, up []float32 // MLP projections; gate becomes silu(gate)·up
 	cos, sin []float32 // RoPE angles of each row's position
-	items    []item // the sequences' parts of the step
+	items    []item    // the sequences' parts of the step
 }
 
 // step runs the forward pass in the blocks the CUDA runner's pass has too:
