@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/livehat/livehat/model/chat"
@@ -50,6 +51,13 @@ type Config struct {
 	// NoStreamUsage leaves out stream_options.include_usage, for servers
 	// that reject it; streamed responses then carry no Usage.
 	NoStreamUsage bool
+	// MaxConcurrent bounds the requests in flight at once (a stream counts
+	// until it ends); others wait for a slot, within their context. 0 means
+	// no bound.
+	MaxConcurrent int
+	// OnAttempt, when set, is called after every HTTP exchange with its
+	// outcome (metrics count them). It must not block.
+	OnAttempt func(Attempt)
 }
 
 // Client talks to one chat-completions server. It is safe for concurrent use.
@@ -59,6 +67,10 @@ type Client struct {
 	http     *http.Client
 	// sleep waits between retries; tests replace it to observe the waits.
 	sleep func(ctx context.Context, d time.Duration) error
+	// slots holds a token per request in flight when MaxConcurrent is set.
+	slots chan struct{}
+	// ids remembers the server's tool-call ids (assignIDs).
+	ids *idMemory
 }
 
 // New returns a client for cfg. It fails when BaseURL is missing.
@@ -95,7 +107,14 @@ func New(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{cfg: cfg, endpoint: base + "/chat/completions", http: hc, sleep: sleepContext}, nil
+	c := &Client{cfg: cfg, endpoint: base + "/chat/completions", http: hc, sleep: sleepContext, ids: &idMemory{}}
+	if cfg.MaxConcurrent < 0 {
+		return nil, fmt.Errorf("remote: MaxConcurrent %d: want 0 (no bound) or more", cfg.MaxConcurrent)
+	}
+	if cfg.MaxConcurrent > 0 {
+		c.slots = make(chan struct{}, cfg.MaxConcurrent)
+	}
+	return c, nil
 }
 
 // Request is one chat completion to ask for. Optional sampling settings are
@@ -130,6 +149,10 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is how many prompt tokens the server took from its
+	// prefix cache (prompt_tokens_details.cached_tokens, or llama-server's
+	// timings.cache_n), when it says.
+	CachedTokens int `json:"-"`
 }
 
 // TokenLogprob is a generated token with its log-probability.
@@ -163,6 +186,12 @@ type Response struct {
 	// Logprobs has one entry per generated token when Request.Logprobs was
 	// set and the server supports it.
 	Logprobs []TokenLogprob
+	// ToolCallErrors are the calls that could not be read (left out of
+	// Message.ToolCalls), each with what is wrong.
+	ToolCallErrors []*ToolCallError
+	// RecoveredToolCalls is true when the calls were parsed out of the
+	// content because the server passed them through as text.
+	RecoveredToolCalls bool
 }
 
 // APIError is an error status from the server.
@@ -209,34 +238,71 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	var out *Response
-	err = c.withRetries(ctx, func(ctx context.Context) error {
+	err = c.withRetries(ctx, false, func(ctx context.Context) (int, error) {
+		release, err := c.acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer release()
 		ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 		resp, err := c.post(ctx, body)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return readAPIError(resp)
+			return resp.StatusCode, readAPIError(resp)
 		}
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 		if err != nil {
-			return fmt.Errorf("remote: reading the response: %w", err)
+			return resp.StatusCode, fmt.Errorf("remote: reading the response: %w", err)
 		}
 		if len(data) > maxResponseBytes {
-			return &permanentError{fmt.Errorf("remote: response longer than %d bytes", maxResponseBytes)}
+			return resp.StatusCode, &permanentError{&malformedError{fmt.Errorf("remote: response longer than %d bytes", maxResponseBytes)}}
 		}
 		out, err = decodeResponse(data)
 		if err != nil {
-			return &permanentError{err}
+			var apiErr *APIError
+			if errors.As(err, &apiErr) {
+				return resp.StatusCode, err // an error inside a 200: the server's, maybe passing
+			}
+			return resp.StatusCode, &permanentError{&malformedError{err}}
 		}
-		return nil
+		return resp.StatusCode, nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	c.finish(out, len(req.Tools) > 0)
 	return out, nil
+}
+
+// finish recovers tool calls written in the content when tools were
+// offered and the server parsed none, and remembers the calls' ids.
+func (c *Client) finish(r *Response, offeredTools bool) {
+	if offeredTools && len(r.Message.ToolCalls) == 0 && len(r.ToolCallErrors) == 0 &&
+		strings.Contains(r.Message.Content, chat.ToolCallOpen) {
+		text, calls, errs := ParseContentToolCalls(r.Message.Content)
+		r.Message.Content, r.Message.ToolCalls, r.ToolCallErrors = text, calls, errs
+		r.RecoveredToolCalls = true
+	}
+	c.ids.remember(r.Message.ToolCalls)
+}
+
+// acquire takes a slot of MaxConcurrent, waiting within ctx; release gives
+// it back.
+func (c *Client) acquire(ctx context.Context) (release func(), err error) {
+	if c.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case c.slots <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-c.slots }) }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("remote: waiting for one of %d request slots: %w", c.cfg.MaxConcurrent, context.Cause(ctx))
+	}
 }
 
 func (c *Client) encode(req Request, stream bool) ([]byte, error) {
@@ -250,7 +316,7 @@ func (c *Client) encode(req Request, stream bool) ([]byte, error) {
 	if len(req.Messages) == 0 {
 		return nil, errors.New("remote: request has no messages")
 	}
-	msgs, err := toWireMessages(req.Messages)
+	msgs, err := toWireMessages(assignIDs(req.Messages, c.ids))
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
@@ -300,38 +366,57 @@ func (e *permanentError) Unwrap() error { return e.err }
 // withRetries runs attempt until it succeeds, fails for good, or the retries
 // run out. Retried are *APIError with a retryable status, waiting as long as
 // the server's Retry-After asks, and failed connections or attempt timeouts.
-func (c *Client) withRetries(ctx context.Context, attempt func(ctx context.Context) error) error {
+// attempt returns the HTTP status it got (0 for none). A final failure is an
+// *Error that names its kind and the attempts made; each attempt is reported
+// to Config.OnAttempt.
+// A stream's successful attempt is reported by the stream when it ends.
+func (c *Client) withRetries(ctx context.Context, streaming bool, attempt func(ctx context.Context) (int, error)) error {
 	for try := 0; ; try++ {
-		err := attempt(ctx)
+		start := time.Now()
+		status, err := attempt(ctx)
+		report := func(retry bool) {
+			if c.cfg.OnAttempt != nil {
+				c.cfg.OnAttempt(Attempt{Kind: ErrorKind(err), Status: status, Took: time.Since(start), Retry: retry})
+			}
+		}
+		fail := func(err error) error {
+			report(false)
+			return &Error{Kind: ErrorKind(err), Attempts: try + 1, Err: err}
+		}
 		if err == nil {
+			if !streaming {
+				report(false)
+			}
 			return nil
 		}
 		var perm *permanentError
 		if errors.As(err, &perm) {
-			return perm.err
+			return fail(perm.err)
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("remote: %w", context.Cause(ctx))
+			return fail(fmt.Errorf("remote: %w (last attempt: %v)", context.Cause(ctx), err))
 		}
 		var wait time.Duration
 		var apiErr *APIError
 		if errors.As(err, &apiErr) {
 			if !retryable(apiErr.StatusCode) {
-				return err
+				return fail(err)
 			}
 			wait = apiErr.retryAfter
 		}
 		if try >= c.cfg.MaxRetries {
-			return err
+			return fail(err)
 		}
 		if wait == 0 {
 			wait = c.backoff(try)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return fmt.Errorf("remote: giving up, the retry in %v would pass the deadline: %w", wait, err)
+			return fail(fmt.Errorf("remote: giving up, the retry in %v would pass the deadline: %w", wait, err))
 		}
-		if err := c.sleep(ctx, wait); err != nil {
-			return fmt.Errorf("remote: waiting to retry: %w", err)
+		report(true)
+		if serr := c.sleep(ctx, wait); serr != nil {
+			err = fmt.Errorf("remote: waiting to retry: %w (last attempt: %v)", serr, err)
+			return &Error{Kind: ErrorKind(serr), Attempts: try + 1, Err: err}
 		}
 	}
 }
@@ -439,19 +524,18 @@ func decodeResponse(data []byte) (*Response, error) {
 		out.Message.Content = *m.Content
 	}
 	out.Message.ReasoningContent = m.ReasoningContent + m.Reasoning
-	for _, tc := range m.ToolCalls {
-		call, err := toolCallFromWire(tc)
-		if err != nil {
-			return nil, fmt.Errorf("remote: %w", err)
+	for i, tc := range m.ToolCalls {
+		call, bad := callFromWire(i, tc)
+		if bad != nil {
+			out.ToolCallErrors = append(out.ToolCallErrors, bad)
+			continue
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, call)
 	}
 	if ch.FinishReason != nil {
 		out.FinishReason = *ch.FinishReason
 	}
-	if w.Usage != nil {
-		out.Usage = *w.Usage
-	}
+	out.Usage = w.usage()
 	if ch.Logprobs != nil {
 		out.Logprobs = ch.Logprobs.Content
 	}

@@ -99,7 +99,7 @@ func TestCompleteWireFormat(t *testing.T) {
 			map[string]any{"role": "user", "content": "Weather?"},
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 				"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}},
-			map[string]any{"role": "tool", "content": "sunny", "tool_call_id": "call_1"},
+			map[string]any{"role": "tool", "content": "sunny", "tool_call_id": "call_1", "name": "get_weather"},
 		},
 		"tools": []any{map[string]any{"type": "function", "function": map[string]any{
 			"name": "get_weather", "description": "Weather for a city",
@@ -123,15 +123,23 @@ func TestCompleteWireFormat(t *testing.T) {
 	}
 }
 
-func TestCompleteRejectsBadToolArguments(t *testing.T) {
+func TestCompleteReportsBadToolArgumentsPerCall(t *testing.T) {
 	srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
 		fmt.Fprint(w, `{"choices": [{"message": {"role": "assistant", "content": null,
-			"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\": "}}]}}]}`)
+			"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\": "}},
+				{"id": "d", "type": "function", "function": {"name": "g", "arguments": "{\"b\": 1}"}}]}}]}`)
 	})
 	c, _ := newClient(t, Config{BaseURL: srv.URL, Model: "m"})
-	_, err := c.Complete(context.Background(), Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}})
-	if err == nil || !strings.Contains(err.Error(), `tool call "f": arguments`) {
-		t.Fatalf("err = %v, want it to name the bad call", err)
+	resp, err := c.Complete(context.Background(), Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}})
+	if err != nil {
+		t.Fatalf("a bad call lost the whole answer: %v", err)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "g" {
+		t.Errorf("calls = %+v, want the good call g only", resp.Message.ToolCalls)
+	}
+	if len(resp.ToolCallErrors) != 1 || !strings.Contains(resp.ToolCallErrors[0].Error(), `tool call 0 "f": arguments`) ||
+		!strings.Contains(resp.ToolCallErrors[0].Error(), "not valid JSON") {
+		t.Fatalf("tool call errors = %v, want one naming call 0 f", resp.ToolCallErrors)
 	}
 }
 

@@ -49,6 +49,12 @@ type Stream struct {
 	idle   *time.Timer
 	idleD  time.Duration
 
+	client   *Client
+	tools    bool // the request offered tools (Client.finish)
+	start    time.Time
+	release  func() // gives back the MaxConcurrent slot
+	reported sync.Once
+
 	resp     Response
 	content  strings.Builder
 	thinking strings.Builder
@@ -81,7 +87,12 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 		return nil, err
 	}
 	var s *Stream
-	err = c.withRetries(ctx, func(ctx context.Context) error {
+	err = c.withRetries(ctx, true, func(ctx context.Context) (int, error) {
+		start := time.Now()
+		release, err := c.acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
 		sctx, cancel := context.WithCancelCause(ctx)
 		headers := time.AfterFunc(c.cfg.Timeout, func() { cancel(errHeaderTimeout) })
 		resp, err := c.post(sctx, body)
@@ -90,21 +101,24 @@ func (c *Client) Stream(ctx context.Context, req Request) (*Stream, error) {
 				resp.Body.Close()
 			}
 			cancel(nil)
-			return fmt.Errorf("remote: POST %s: %w (%v)", c.endpoint, errHeaderTimeout, c.cfg.Timeout)
+			release()
+			return 0, fmt.Errorf("remote: POST %s: %w (%v)", c.endpoint, errHeaderTimeout, c.cfg.Timeout)
 		}
 		if err != nil {
 			cancel(nil)
-			return err
+			release()
+			return 0, err
 		}
 		if resp.StatusCode != http.StatusOK {
+			defer release()
 			defer cancel(nil)
 			defer resp.Body.Close()
-			return readAPIError(resp)
+			return resp.StatusCode, readAPIError(resp)
 		}
 		s = &Stream{body: resp.Body, r: newReader(resp.Body), cancel: cancel, ctx: sctx,
-			idleD: c.cfg.StreamIdleTimeout}
+			idleD: c.cfg.StreamIdleTimeout, client: c, tools: len(req.Tools) > 0, start: start, release: release}
 		s.idle = time.AfterFunc(s.idleD, func() { cancel(errIdleTimeout) })
-		return nil
+		return resp.StatusCode, nil
 	})
 	if err != nil {
 		return nil, err
@@ -127,6 +141,7 @@ func (s *Stream) Recv() (Delta, error) {
 		if err != nil {
 			if err == io.EOF && s.finished {
 				s.done = true
+				s.report(KindOK)
 				return Delta{}, io.EOF
 			}
 			if err == io.EOF {
@@ -137,6 +152,7 @@ func (s *Stream) Recv() (Delta, error) {
 		}
 		if data == "[DONE]" {
 			s.done = true
+			s.report(KindOK)
 			return Delta{}, io.EOF
 		}
 		d, ok, err := s.apply(data)
@@ -150,9 +166,23 @@ func (s *Stream) Recv() (Delta, error) {
 	}
 }
 
+// fail ends the stream with err, classified as an *Error of one attempt:
+// a stream is not retried once it has started, since its pieces were
+// passed on.
 func (s *Stream) fail(err error) {
-	s.err = err
+	kind := ErrorKind(err)
+	s.err = &Error{Kind: kind, Attempts: 1, Err: err}
+	s.report(kind)
 	s.Close()
+}
+
+// report tells Config.OnAttempt how the stream's exchange ended, once.
+func (s *Stream) report(kind Kind) {
+	s.reported.Do(func() {
+		if s.client != nil && s.client.cfg.OnAttempt != nil {
+			s.client.cfg.OnAttempt(Attempt{Kind: kind, Status: http.StatusOK, Took: time.Since(s.start)})
+		}
+	})
 }
 
 // readEvent returns the data of the next server-sent event that has any.
@@ -231,7 +261,7 @@ func (s *Stream) readLine() (string, error) {
 func (s *Stream) apply(data string) (d Delta, ok bool, err error) {
 	var w wireResponse
 	if err := json.Unmarshal([]byte(data), &w); err != nil {
-		return Delta{}, false, fmt.Errorf("remote: malformed stream chunk %.100q: %w", data, err)
+		return Delta{}, false, &malformedError{fmt.Errorf("remote: malformed stream chunk %.100q: %w", data, err)}
 	}
 	if w.Error != nil {
 		return Delta{}, false, &APIError{Message: w.Error.Message, Type: w.Error.Type, Code: codeText(w.Error.Code)}
@@ -242,8 +272,8 @@ func (s *Stream) apply(data string) (d Delta, ok bool, err error) {
 	if w.Model != "" {
 		s.resp.Model = w.Model
 	}
-	if w.Usage != nil {
-		s.resp.Usage = *w.Usage
+	if w.Usage != nil || w.Timings != nil {
+		s.resp.Usage = w.usage()
 	}
 	if len(w.Choices) == 0 {
 		return Delta{}, false, nil
@@ -292,7 +322,7 @@ func (s *Stream) addToolCall(tc wireToolCall) (ToolCallDelta, error) {
 	// Calls are numbered from 0 in order; a gap would be a server bug, and
 	// a huge index must not make the client allocate.
 	if i < 0 || i > len(s.calls) {
-		return ToolCallDelta{}, fmt.Errorf("remote: tool call index %d in the stream, want 0..%d", i, len(s.calls))
+		return ToolCallDelta{}, &malformedError{fmt.Errorf("remote: tool call index %d in the stream, want 0..%d", i, len(s.calls))}
 	}
 	if i == len(s.calls) {
 		s.calls = append(s.calls, wireToolCall{})
@@ -309,20 +339,25 @@ func (s *Stream) addToolCall(tc wireToolCall) (ToolCallDelta, error) {
 }
 
 // Response returns the whole answer once Recv has returned io.EOF, with the
-// tool calls assembled; it fails on a call whose arguments are not a JSON
-// object.
+// tool calls assembled (calls that cannot be read are in ToolCallErrors)
+// and, when the request offered tools and the server parsed none, the calls
+// written in the content recovered.
 func (s *Stream) Response() (*Response, error) {
 	if !s.done {
 		return nil, errors.New("remote: stream not finished")
 	}
 	out := s.resp
 	out.Message = chat.Message{Role: chat.RoleAssistant, Content: s.content.String(), ReasoningContent: s.thinking.String()}
-	for _, wc := range s.calls {
-		call, err := toolCallFromWire(wc)
-		if err != nil {
-			return nil, fmt.Errorf("remote: %w", err)
+	for i, wc := range s.calls {
+		call, bad := callFromWire(i, wc)
+		if bad != nil {
+			out.ToolCallErrors = append(out.ToolCallErrors, bad)
+			continue
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, call)
+	}
+	if s.client != nil {
+		s.client.finish(&out, s.tools)
 	}
 	return &out, nil
 }
@@ -330,9 +365,13 @@ func (s *Stream) Response() (*Response, error) {
 // Close ends the stream and releases the connection.
 func (s *Stream) Close() error {
 	s.close.Do(func() {
+		s.report(KindCanceled) // closed before its end by the caller
 		s.idle.Stop()
 		s.cancel(errClosed)
 		s.body.Close()
+		if s.release != nil {
+			s.release()
+		}
 	})
 	return nil
 }

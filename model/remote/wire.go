@@ -70,8 +70,35 @@ type wireResponse struct {
 	ID      string       `json:"id"`
 	Model   string       `json:"model"`
 	Choices []wireChoice `json:"choices"`
-	Usage   *Usage       `json:"usage"`
+	Usage   *wireUsage   `json:"usage"`
 	Error   *wireError   `json:"error"` // some servers report errors inside a stream
+	// Timings is llama-server's account of the request; cache_n is how
+	// many prompt tokens its prefix cache served.
+	Timings *struct {
+		CacheN int `json:"cache_n"`
+	} `json:"timings"`
+}
+
+type wireUsage struct {
+	Usage
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// usage is the response's token count, zero when it has none.
+func (w *wireResponse) usage() Usage {
+	var u Usage
+	if w.Usage != nil {
+		u = w.Usage.Usage
+		if d := w.Usage.PromptTokensDetails; d != nil {
+			u.CachedTokens = d.CachedTokens
+		}
+	}
+	if w.Timings != nil && u.CachedTokens == 0 {
+		u.CachedTokens = w.Timings.CacheN
+	}
+	return u
 }
 
 type wireChoice struct {
@@ -96,10 +123,9 @@ func toWireMessages(msgs []chat.Message) ([]wireMessage, error) {
 	out := make([]wireMessage, 0, len(msgs))
 	for i, m := range msgs {
 		content := m.Content
-		w := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID}
-		if m.Role != chat.RoleTool {
-			w.Name = m.Name // OpenAI's tool messages take no name
-		}
+		// A tool message names its tool: llama.cpp's and vLLM's templates
+		// read it, and servers that do not take it ignore it.
+		w := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID, Name: m.Name}
 		if m.Role == chat.RoleAssistant && m.ReasoningContent != "" {
 			w.ReasoningContent = m.ReasoningContent
 		}
@@ -131,21 +157,4 @@ func toWireTools(tools []chat.Tool) []wireTool {
 			Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	return out
-}
-
-// toolCallFromWire turns a call's arguments string into JSON, refusing text
-// that is not a JSON object: a caller would otherwise run a tool on garbage.
-func toolCallFromWire(c wireToolCall) (chat.ToolCall, error) {
-	args := c.Function.Arguments
-	if args == "" {
-		args = "{}"
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return chat.ToolCall{}, fmt.Errorf("tool call %q: arguments %.60q are not a JSON object", c.Function.Name, args)
-	}
-	if c.Function.Name == "" {
-		return chat.ToolCall{}, fmt.Errorf("tool call %q has no name", c.ID)
-	}
-	return chat.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(args)}, nil
 }
