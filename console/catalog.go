@@ -23,7 +23,7 @@ const maxCatalogBytes = 2 << 20
 // catalogRoutes serves a stream's catalog and the catalog layout:
 //
 //	GET  /api/catalog/schema                   the catalog's JSON Schema (application/schema+json)
-//	GET  /api/streams/:id/catalog              {"revision", "catalog"}; ?format=csv downloads the products as CSV
+//	GET  /api/streams/:id/catalog              {"revision", "catalog_revision", "catalog"}; ?format=csv downloads the products as CSV
 //	POST /api/streams/:id/catalog?revision=N   import a CSV (text/csv) or JSON (application/json) file
 //
 // The catalog is package harness/catalog's document, version 2; a stored
@@ -41,6 +41,7 @@ func (s *Server) catalogRoutes(api fiber.Router) {
 	g := api.Group("/streams/:id/catalog", requireRole(store.RoleOperator, store.RoleMerchant))
 	g.Get("/", s.getCatalog)
 	g.Post("/", s.importCatalog)
+	s.catalogEditRoutes(g)
 }
 
 // catalogSchema serves the JSON Schema that imports are validated against.
@@ -60,7 +61,7 @@ func (s *Server) getCatalog(c *fiber.Ctx) error {
 	}
 	switch c.Query("format", "json") {
 	case "json":
-		return c.JSON(fiber.Map{"revision": st.Revision, "catalog": cat})
+		return c.JSON(fiber.Map{"revision": st.Revision, "catalog_revision": st.CatalogRevision, "catalog": cat})
 	case "csv":
 		var b bytes.Buffer
 		if err := writeCatalogCSV(&b, cat.Products); err != nil {

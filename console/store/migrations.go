@@ -70,5 +70,11 @@ func accountMigrations() []Migration {
 				updated_at TEXT NOT NULL)`,
 			`CREATE INDEX streams_merchant ON streams(org_id, merchant_id)`,
 		}},
+		// The catalog editor saves the catalog alone; its own revision lets
+		// a catalog save and a stream settings save made at the same time
+		// both be checked against what each editor loaded.
+		{Version: 2, Name: "catalog revision", SQL: []string{
+			`ALTER TABLE streams ADD COLUMN catalog_revision INTEGER NOT NULL DEFAULT 1`,
+		}},
 	}
 }

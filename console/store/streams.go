@@ -26,19 +26,23 @@ type Stream struct {
 	OnAir          bool            `json:"on_air"`
 	// Revision increases with every change; an update names the revision
 	// it was based on and fails with ErrConflict if it is stale.
-	Revision  int64     `json:"revision"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Revision int64 `json:"revision"`
+	// CatalogRevision increases with every change of the catalog (a
+	// catalog save, an import, a stream update that changes it); a
+	// catalog save names the one it was based on (UpdateStreamCatalog).
+	CatalogRevision int64     `json:"catalog_revision"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 const streamColumns = `id, org_id, merchant_id, name, persona, strategy, catalog, banned_claims, currency,
-	harness_version, on_air, revision, created_at, updated_at`
+	harness_version, on_air, revision, catalog_revision, created_at, updated_at`
 
 func scanStream(row interface{ Scan(...any) error }) (*Stream, error) {
 	var st Stream
 	var strategy, catalog, banned, created, updated string
 	err := row.Scan(&st.ID, &st.OrgID, &st.MerchantID, &st.Name, &st.Persona, &strategy, &catalog, &banned, &st.Currency,
-		&st.HarnessVersion, &st.OnAir, &st.Revision, &created, &updated)
+		&st.HarnessVersion, &st.OnAir, &st.Revision, &st.CatalogRevision, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -158,9 +162,12 @@ func (s *Store) UpdateStream(ctx context.Context, sc Scope, st Stream) (*Stream,
 		if rev != st.Revision {
 			return ErrConflict
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE streams SET name = ?, persona = ?, strategy = ?, catalog = ?, banned_claims = ?,
+		// The catalog revision moves only when the catalog does, so that a
+		// catalog editor open beside a settings form sees its own conflicts.
+		_, err = tx.ExecContext(ctx, `UPDATE streams SET name = ?, persona = ?, strategy = ?,
+			catalog_revision = catalog_revision + (catalog IS NOT ?), catalog = ?, banned_claims = ?,
 			currency = ?, on_air = ?, revision = revision + 1, updated_at = ? WHERE id = ?`,
-			st.Name, st.Persona, string(st.Strategy), string(st.Catalog), string(banned), st.Currency,
+			st.Name, st.Persona, string(st.Strategy), string(st.Catalog), string(st.Catalog), string(banned), st.Currency,
 			st.OnAir, s.stamp(), st.ID)
 		return err
 	})
@@ -168,6 +175,37 @@ func (s *Store) UpdateStream(ctx context.Context, sc Scope, st Stream) (*Stream,
 		return nil, err
 	}
 	return s.Stream(ctx, sc, st.ID)
+}
+
+// UpdateStreamCatalog replaces a stream's catalog if baseRevision is still
+// its catalog revision; otherwise it returns ErrConflict and changes
+// nothing. The stream's revision moves too: a stream update based on the
+// old revision carries the old catalog and must not write it back.
+func (s *Store) UpdateStreamCatalog(ctx context.Context, sc Scope, id string, catalog json.RawMessage, baseRevision int64) (*Stream, error) {
+	if !json.Valid(catalog) {
+		return nil, fmt.Errorf("stream: catalog is not valid JSON")
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var rev int64
+		err := tx.QueryRowContext(ctx, `SELECT catalog_revision FROM streams WHERE id = ? AND `+scopeFilter,
+			append([]any{id}, scopeArgs(sc)...)...).Scan(&rev)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if rev != baseRevision {
+			return ErrConflict
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE streams SET catalog = ?, catalog_revision = catalog_revision + 1,
+			revision = revision + 1, updated_at = ? WHERE id = ?`, string(catalog), s.stamp(), id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Stream(ctx, sc, id)
 }
 
 // SetStreamHarness binds a stream to a harness version without a revision
