@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -13,7 +14,7 @@ import (
 // ExportMain is `livehat export gguf`: it writes a checkpoint directory of
 // ours as a GGUF file for llama.cpp and other GGML engines.
 //
-//	livehat export gguf --checkpoint DIR --out FILE [--type f32|f16|bf16|q8_0] [--tokenizer tokenizer.json] [--name NAME]
+//	livehat export gguf --checkpoint DIR --out FILE [--type f32|f16|bf16|q8_0] [--tokenizer tokenizer.json] [--name NAME] [--chat-template FILE]
 func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export gguf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -22,6 +23,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	typ := fs.String("type", "", "matrix type: f32, f16, bf16 or q8_0 (default: the checkpoint's own)")
 	tok := fs.String("tokenizer", "", "tokenizer.json (default: the one in the checkpoint directory)")
 	name := fs.String("name", "", "general.name (default: the directory name)")
+	tmplFile := fs.String("chat-template", "", "Jinja chat template file to embed (default: tokenizer_config.json's, else Qwen3's, which the in-process engine renders)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,6 +31,16 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return errors.New("export gguf: need --checkpoint DIR and --out FILE, and no other arguments")
 	}
 	opts := ExportOptions{Tokenizer: *tok, Name: *name}
+	if *tmplFile != "" {
+		b, err := os.ReadFile(*tmplFile)
+		if err != nil {
+			return fmt.Errorf("export gguf: --chat-template: %w", err)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return fmt.Errorf("export gguf: --chat-template %s is empty", *tmplFile)
+		}
+		opts.ChatTemplate = string(b)
+	}
 	if *typ != "" {
 		t, ok := map[string]TensorType{"f32": F32, "f16": F16, "bf16": BF16, "q8_0": Q8_0}[strings.ToLower(*typ)]
 		if !ok {

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	_ "embed"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -30,7 +31,19 @@ type ExportOptions struct {
 	Tokenizer string
 	// Name is general.name; empty means the directory's base name.
 	Name string
+	// ChatTemplate is the Jinja chat template to write as
+	// tokenizer.chat_template. Empty means the chat_template of the
+	// tokenizer's tokenizer_config.json, or, without one, Qwen3's template:
+	// the one the in-process engine renders (model/chat reproduces it byte
+	// for byte), with tools, so a server such as llama-server --jinja
+	// renders the same prompt and reports tool support.
+	ChatTemplate string
 }
+
+// qwen3ChatTemplate is the chat_template of Qwen3's tokenizer_config.json.
+//
+//go:embed qwen3_chat_template.jinja
+var qwen3ChatTemplate string
 
 // ExportFile writes the checkpoint in dir as a GGUF file at path.
 func ExportFile(path, dir string, opts ExportOptions) error {
@@ -144,9 +157,14 @@ func Export(w io.Writer, dir string, opts ExportOptions) error {
 		kvs = append(kvs, KV{"tokenizer.ggml.padding_token_id", uint32(vocab.pad)})
 	}
 	kvs = append(kvs, KV{"tokenizer.ggml.add_bos_token", false})
-	if tmpl := chatTemplate(filepath.Join(filepath.Dir(tokPath), "tokenizer_config.json")); tmpl != "" {
-		kvs = append(kvs, KV{"tokenizer.chat_template", tmpl})
+	tmpl := opts.ChatTemplate
+	if tmpl == "" {
+		tmpl = chatTemplate(filepath.Join(filepath.Dir(tokPath), "tokenizer_config.json"))
 	}
+	if tmpl == "" {
+		tmpl = qwen3ChatTemplate
+	}
+	kvs = append(kvs, KV{"tokenizer.chat_template", tmpl})
 	return Write(w, kvs, tensors)
 }
 

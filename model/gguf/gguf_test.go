@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -374,5 +375,65 @@ func TestExportMain(t *testing.T) {
 	}
 	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--type", "q4"}, nil, &stdout, &stderr); err == nil {
 		t.Error("unknown --type accepted")
+	}
+}
+
+// TestExportWritesQwen3ChatTemplate: a checkpoint without a
+// tokenizer_config.json (the bundled model's) is exported with Qwen3's
+// template, the one the in-process engine renders, so that llama-server
+// --jinja renders the harness's tools as the engine does; --chat-template
+// overrides it.
+func TestExportWritesQwen3ChatTemplate(t *testing.T) {
+	_, dir := saveModel(t, "tiny", model.F32)
+	if err := os.Remove(filepath.Join(dir, "tokenizer_config.json")); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := export(t, dir, ExportOptions{}).Value("tokenizer.chat_template")
+	if tmpl != qwen3ChatTemplate {
+		t.Fatalf("chat template = %.80q…, want Qwen3's", tmpl)
+	}
+	// The bytes are Qwen3's (tokenizer_config.json of Qwen/Qwen3-*,
+	// the template model/chat's golden cases were rendered through).
+	if sum := fmt.Sprintf("%x", sha256.Sum256([]byte(qwen3ChatTemplate))); sum != "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5" {
+		t.Errorf("embedded template's sha256 %s is not Qwen3's", sum)
+	}
+	for _, part := range []string{"{%- if tools %}", "tool | tojson", "<tool_call>\\n{\\\"name\\\": <function-name>", "message.role == \"tool\"",
+		"<tool_response>", "tool_call.arguments | tojson", "enable_thinking is defined and enable_thinking is false"} {
+		if !strings.Contains(qwen3ChatTemplate, part) {
+			t.Errorf("template lacks %q", part)
+		}
+	}
+	cfgPath := filepath.Join("..", "..", "..", "shared", "data", "tokenizers", "qwen3", "tokenizer_config.json")
+	if b, err := os.ReadFile(cfgPath); err == nil {
+		var tc struct {
+			ChatTemplate string `json:"chat_template"`
+		}
+		if err := json.Unmarshal(b, &tc); err != nil || tc.ChatTemplate != qwen3ChatTemplate {
+			t.Errorf("embedded template differs from %s (%v)", cfgPath, err)
+		}
+	}
+
+	own := filepath.Join(t.TempDir(), "t.jinja")
+	os.WriteFile(own, []byte("{{ bos_token }}"), 0o600)
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	var stdout, stderr bytes.Buffer
+	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--chat-template", own}, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	f, err := Read(fh, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.Value("tokenizer.chat_template"); got != "{{ bos_token }}" {
+		t.Errorf("--chat-template gave %q", got)
+	}
+	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--chat-template", filepath.Join(dir, "none")}, nil, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--chat-template") {
+		t.Errorf("missing template file: err = %v", err)
 	}
 }
