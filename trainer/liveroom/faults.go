@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
 )
 
@@ -126,4 +127,80 @@ func UnavailableReply(l Lang) string {
 		return "抱歉，系统暂时查不到这个信息，稍后再为您确认。"
 	}
 	return "Sorry, I'm unable to check that right now; I'll confirm it shortly."
+}
+
+// FaultResult is the tool turn the model reads when a call of the tool
+// named shown (in the harness's names; base in the plugins') fails with
+// kind, as the runtime writes it: an error object for a timeout, a denial
+// or garbage (which the runtime never passes on as data), and the empty
+// object as it came.
+func FaultResult(shown, base string, kind FaultKind) string {
+	msg := ""
+	switch kind {
+	case FaultTimeout:
+		msg = shown + " failed: " + ErrToolTimeout.Error()
+	case FaultMalformed:
+		msg = shown + " returned malformed output"
+	case FaultDenied:
+		msg = shown + " failed: " + base + ": permission denied"
+	default:
+		return `{}`
+	}
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return string(b)
+}
+
+// ExpertUnderFault answers q as Expert does while fault f makes one of
+// the room's tools fail, the way the runtime shows the failure: it
+// retries a failed call once, and when the retry fails too it says the
+// information is unavailable instead of inventing it. Grade the answer
+// against q.WithFault(f, r).
+func (r *Room) ExpertUnderFault(h *harness.Harness, mapping *hsa.Mapping, q Question, f Fault) ([]harness.Message, error) {
+	plain, err := r.Expert(h, mapping, q)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []harness.Message
+	failures := 0
+	for i := 0; i < len(plain); i++ {
+		m := plain[i]
+		if m.Role != harness.RoleAssistant || len(m.ToolCalls) == 0 || i+1 >= len(plain) {
+			msgs = append(msgs, m)
+			continue
+		}
+		result := plain[i+1]
+		call := r.baseCallAt(q, plain, i)
+		if call != f.Tool {
+			msgs = append(msgs, m, result)
+			i++
+			continue
+		}
+		failures++
+		failed := harness.Message{Role: harness.RoleTool, Name: result.Name, Content: FaultResult(m.ToolCalls[0].Name, f.Tool, f.Kind)}
+		msgs = append(msgs, m, failed, m)
+		if !f.Persistent() {
+			msgs = append(msgs, result)
+			i++
+			continue
+		}
+		msgs = append(msgs, failed, harness.Message{Role: harness.RoleAssistant, Content: UnavailableReply(q.Lang)})
+		return msgs, nil
+	}
+	return msgs, nil
+}
+
+// baseCallAt is the plugin name of the gold call whose assistant turn is
+// plain[i]: the k-th call turn of the expert's transcript is the k-th
+// gold call.
+func (r *Room) baseCallAt(q Question, plain []harness.Message, i int) string {
+	k := 0
+	for _, m := range plain[:i] {
+		if m.Role == harness.RoleAssistant && len(m.ToolCalls) > 0 {
+			k++
+		}
+	}
+	if k < len(q.Gold.Calls) {
+		return q.Gold.Calls[k].Name
+	}
+	return ""
 }

@@ -154,6 +154,11 @@ func TestHostNarratesTheFeaturedCoupon(t *testing.T) {
 	if turn.Outcome != runtime.OutcomeReplied {
 		t.Fatalf("outcome %s (%s)", turn.Outcome, turn.Reason)
 	}
+	// Training trajectories of narration turns write the message the
+	// runtime shows the model.
+	if want := NarrationPrefix + "Announce the active coupon of the featured item and pin its link."; len(turn.Messages) == 0 || turn.Messages[0].Content != want {
+		t.Errorf("the narration turn's message is not %q", want)
+	}
 	if got := strings.Join(toolsOf(turn), ","); got != "price_answer,product_lookup,coupon_check,send_link" {
 		t.Errorf("steps %s", got)
 	}
