@@ -73,8 +73,45 @@ const restoreHeadroom = 256
 // Restore copies into the empty sequence seq the cached KV entries of the
 // longest cached prefix of tokens, leaving at least the last token to be
 // computed (its logits are needed), and returns how many tokens it
-// restored; seq then holds tokens[:n].
-func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
+// restored; seq then holds tokens[:n]. A *Sequence of the cache's model
+// gets the entries directly; any other DecoderSequence (a device runner's)
+// through its WriteKV.
+func (c *PrefixCache) Restore(seq DecoderSequence, tokens []int) (int, error) {
+	if s, ok := seq.(*Sequence); ok {
+		return c.restoreSequence(s, tokens)
+	}
+	if n := seq.Len(); n != 0 {
+		return 0, fmt.Errorf("model: prefix cache restore into a sequence of %d tokens, want an empty one", n)
+	}
+	want := tokens[:max(0, len(tokens)-1)]
+	kvDim := c.model.kvDim()
+	c.mu.Lock()
+	path, n := c.match(want)
+	k, v := make([][]float32, c.model.Config.NumLayers), make([][]float32, c.model.Config.NumLayers)
+	for l := range k {
+		k[l] = make([]float32, 0, n*kvDim)
+		v[l] = make([]float32, 0, n*kvDim)
+		for _, pc := range path {
+			k[l] = append(k[l], pc.node.k[l][:pc.take*kvDim]...)
+			v[l] = append(v[l], pc.node.v[l][:pc.take*kvDim]...)
+		}
+	}
+	c.mu.Unlock()
+	if n == 0 {
+		return 0, nil
+	}
+	if err := seq.WriteKV(want[:n], k, v); err != nil {
+		return 0, fmt.Errorf("model: prefix cache restore: %w", err)
+	}
+	c.mu.Lock()
+	c.stats.HitTokens += int64(n)
+	c.mu.Unlock()
+	return n, nil
+}
+
+// restoreSequence is Restore into a sequence of this package, which takes
+// the entries straight into its slices.
+func (c *PrefixCache) restoreSequence(seq *Sequence, tokens []int) (int, error) {
 	if seq.model != c.model {
 		return 0, fmt.Errorf("model: prefix cache and sequence belong to different models")
 	}
@@ -85,35 +122,9 @@ func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stats.Lookups++
-	c.clock++
 	want := tokens[:max(0, len(tokens)-1)]
 	kvDim := c.model.kvDim()
-	type piece struct {
-		node *radixNode
-		take int
-	}
-	var path []piece
-	node, n := c.root, 0
-	for n < len(want) {
-		child := node.children[want[n]]
-		if child == nil {
-			break
-		}
-		take := 0
-		for take < len(child.tokens) && n+take < len(want) && child.tokens[take] == want[n+take] {
-			take++
-		}
-		path = append(path, piece{child, take})
-		for p := child; p != nil; p = p.parent {
-			p.lastUse = c.clock
-		}
-		n += take
-		if take < len(child.tokens) {
-			break
-		}
-		node = child
-	}
+	path, n := c.match(want)
 	// Room for the whole prompt and a reply, so that neither the copy
 	// nor the prefill after it grows the slices piece by piece.
 	capacity := (len(tokens) + restoreHeadroom) * kvDim
@@ -130,18 +141,73 @@ func (c *PrefixCache) Restore(seq *Sequence, tokens []int) (int, error) {
 	return n, nil
 }
 
+// pathPiece is a node on the path of a cached prefix and how many of its
+// edge's tokens the prefix takes.
+type pathPiece struct {
+	node *radixNode
+	take int
+}
+
+// match finds the longest cached prefix of want, marks its nodes used and
+// counts the lookup; c.mu is held.
+func (c *PrefixCache) match(want []int) ([]pathPiece, int) {
+	c.stats.Lookups++
+	c.clock++
+	var path []pathPiece
+	node, n := c.root, 0
+	for n < len(want) {
+		child := node.children[want[n]]
+		if child == nil {
+			break
+		}
+		take := 0
+		for take < len(child.tokens) && n+take < len(want) && child.tokens[take] == want[n+take] {
+			take++
+		}
+		path = append(path, pathPiece{child, take})
+		for p := child; p != nil; p = p.parent {
+			p.lastUse = c.clock
+		}
+		n += take
+		if take < len(child.tokens) {
+			break
+		}
+		node = child
+	}
+	return path, n
+}
+
 // Store adds the sequence's tokens and KV entries to the cache (the part
 // not cached yet), then evicts least-recently-used leaves until the cache
 // fits its budget. A sequence longer than the budget stores the prefix that
-// fits.
-func (c *PrefixCache) Store(seq *Sequence) {
-	seq.mu.Lock()
-	defer seq.mu.Unlock()
+// fits. A sequence other than a *Sequence is read through its ReadKV, whose
+// error Store returns.
+func (c *PrefixCache) Store(seq DecoderSequence) error {
+	if s, ok := seq.(*Sequence); ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		kvDim := c.model.kvDim()
+		return c.insert(s.tokens, func(from, to int) (k, v [][]float32, err error) {
+			k, v = make([][]float32, len(s.k)), make([][]float32, len(s.v))
+			for l := range s.k {
+				k[l] = append([]float32(nil), s.k[l][from*kvDim:to*kvDim]...)
+				v[l] = append([]float32(nil), s.v[l][from*kvDim:to*kvDim]...)
+			}
+			return k, v, nil
+		})
+	}
+	tokens := seq.Tokens()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.insert(tokens, seq.ReadKV)
+}
+
+// insert adds tokens to the tree, reading the keys and values of the
+// positions not cached yet with read, and evicts; c.mu is held.
+func (c *PrefixCache) insert(tokens []int, read func(from, to int) (k, v [][]float32, err error)) error {
 	c.clock++
-	kvDim := c.model.kvDim()
-	tokens := seq.tokens
 	if fit := c.maxBytes / c.model.kvBytesPerToken(); int64(len(tokens)) > fit {
 		tokens = tokens[:fit]
 	}
@@ -150,13 +216,14 @@ func (c *PrefixCache) Store(seq *Sequence) {
 		node.lastUse = c.clock
 		child := node.children[tokens[n]]
 		if child == nil {
-			leaf := &radixNode{parent: node, tokens: append([]int(nil), tokens[n:]...), children: map[int]*radixNode{}, lastUse: c.clock}
-			leaf.k = make([][]float32, len(seq.k))
-			leaf.v = make([][]float32, len(seq.v))
-			for l := range seq.k {
-				leaf.k[l] = append([]float32(nil), seq.k[l][n*kvDim:len(tokens)*kvDim]...)
-				leaf.v[l] = append([]float32(nil), seq.v[l][n*kvDim:len(tokens)*kvDim]...)
+			k, v, err := read(n, len(tokens))
+			if err == nil {
+				err = c.model.checkKV(len(tokens)-n, k, v)
 			}
+			if err != nil {
+				return fmt.Errorf("model: prefix cache store: %w", err)
+			}
+			leaf := &radixNode{parent: node, tokens: append([]int(nil), tokens[n:]...), children: map[int]*radixNode{}, lastUse: c.clock, k: k, v: v}
 			node.children[tokens[n]] = leaf
 			c.bytes += c.nodeBytes(len(leaf.tokens))
 			c.stats.StoreTokens += int64(len(leaf.tokens))
@@ -174,6 +241,7 @@ func (c *PrefixCache) Store(seq *Sequence) {
 	}
 	node.lastUse = c.clock
 	c.evict()
+	return nil
 }
 
 // split cuts node's edge after at tokens: node keeps the head, a new child
@@ -286,7 +354,9 @@ func (m *Model) Prefill(ctx context.Context, seq *Sequence, tokens []int, cache 
 		rest = rest[n:]
 	}
 	if cache != nil {
-		cache.Store(seq)
+		if err := cache.Store(seq); err != nil {
+			return nil, err
+		}
 	}
 	return out[0].Logits, nil
 }

@@ -77,3 +77,53 @@ func (m *Model) kvDim() int { return m.Config.NumKVHeads * m.Config.HeadDim }
 func (m *Model) kvBytesPerToken() int64 {
 	return int64(m.Config.NumLayers) * 2 * int64(m.kvDim()) * 4
 }
+
+// ReadKV returns copies of the keys and values of positions [from, to),
+// layer-major (see DecoderSequence).
+func (s *Sequence) ReadKV(from, to int) (k, v [][]float32, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from < 0 || from > to || to > len(s.tokens) {
+		return nil, nil, fmt.Errorf("model: read keys and values of positions [%d, %d): sequence has %d tokens", from, to, len(s.tokens))
+	}
+	kvDim := s.model.kvDim()
+	k, v = make([][]float32, len(s.k)), make([][]float32, len(s.v))
+	for l := range s.k {
+		k[l] = slices.Clone(s.k[l][from*kvDim : to*kvDim])
+		v[l] = slices.Clone(s.v[l][from*kvDim : to*kvDim])
+	}
+	return k, v, nil
+}
+
+// WriteKV fills the empty sequence with tokens and their keys and values,
+// layer-major (see DecoderSequence).
+func (s *Sequence) WriteKV(tokens []int, k, v [][]float32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tokens) != 0 {
+		return fmt.Errorf("model: write keys and values into a sequence of %d tokens, want an empty one", len(s.tokens))
+	}
+	if err := s.model.checkKV(len(tokens), k, v); err != nil {
+		return err
+	}
+	for l := range s.k {
+		s.k[l] = slices.Clone(k[l])
+		s.v[l] = slices.Clone(v[l])
+	}
+	s.tokens = slices.Clone(tokens)
+	return nil
+}
+
+// checkKV verifies that k and v hold n positions of every layer.
+func (m *Model) checkKV(n int, k, v [][]float32) error {
+	L, want := m.Config.NumLayers, n*m.kvDim()
+	if len(k) != L || len(v) != L {
+		return fmt.Errorf("model: keys and values of %d and %d layers for a model of %d", len(k), len(v), L)
+	}
+	for l := range L {
+		if len(k[l]) != want || len(v[l]) != want {
+			return fmt.Errorf("model: layer %d: %d keys and %d values for %d positions of %d", l, len(k[l]), len(v[l]), n, m.kvDim())
+		}
+	}
+	return nil
+}
