@@ -381,6 +381,17 @@ func TestGPURunnerMatchesCPU(t *testing.T) {
 	closeLogits(t, "Backend prompt", gl, wl, 1e-3)
 }
 
+// TestGPURunnerDecoder drives the Runner on the GPU through model.Decoder,
+// the interface model/engine serves with under LIVEHAT_BACKEND=cuda.
+func TestGPURunnerDecoder(t *testing.T) {
+	d := openGPU(t)
+	m := tinyModel(t, "tiny-qwen3", model.F32)
+	if err := m.InitMTP(2, 3); err != nil {
+		t.Fatal(err)
+	}
+	checkDecoder(t, d, m, 1e-3)
+}
+
 // BenchmarkGPU measures a Qwen2.5-0.5B-shaped model (random bf16 weights)
 // on the GPU: prefill of a 512-token prompt and decode steps at batch 1
 // and 8 (graph replays, greedy selection on the device), reporting tokens/s.

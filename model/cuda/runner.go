@@ -35,6 +35,7 @@ type RunnerOptions struct {
 // memory. A Runner is safe for concurrent use; steps are serialised.
 type Runner struct {
 	x          executor
+	host       *model.Model // the weights on the host, for Decoder's MTP heads and prefix cache
 	cfg        model.Config
 	maxContext int
 	maxRows    int
@@ -71,11 +72,11 @@ type layer struct {
 
 // buffers are the scratch activations of one pass, sized for maxRows.
 type buffers struct {
-	x, h, q, k, v, att, gate, up, final, logits driver.Ptr
-	partial                                     driver.Ptr // split attention's shares (decode passes)
-	act16                                       driver.Ptr // bf16 activations for cuBLAS; 0 without it
-	meta                                        driver.Ptr
-	layout                                      metaLayout
+	x, h, q, k, v, att, gate, up, hidden, final, logits driver.Ptr
+	partial                                             driver.Ptr // split attention's shares (decode passes)
+	act16                                               driver.Ptr // bf16 activations for cuBLAS; 0 without it
+	meta                                                driver.Ptr
+	layout                                              metaLayout
 }
 
 // NewRunner uploads m's weights to the device and allocates the scratch
@@ -111,7 +112,7 @@ func newRunner(x executor, m *model.Model, opts RunnerOptions) (*Runner, error) 
 		}
 	}
 	r := &Runner{
-		x: x, cfg: c, maxContext: m.MaxContext(), maxRows: opts.MaxRows,
+		x: x, host: m, cfg: c, maxContext: m.MaxContext(), maxRows: opts.MaxRows,
 		useGraphs: !opts.NoGraphs, graphs: map[[2]int]graph{},
 	}
 	err := x.do(func() error {
@@ -238,7 +239,7 @@ func (r *Runner) allocBuffers() error {
 		p *driver.Ptr
 		n int64
 	}{{&b.x, R * H}, {&b.h, R * H}, {&b.q, R * qDim}, {&b.k, R * kvDim}, {&b.v, R * kvDim}, {&b.att, R * qDim},
-		{&b.gate, R * I}, {&b.up, R * I}, {&b.final, R * H}, {&b.logits, R * int64(c.VocabSize)},
+		{&b.gate, R * I}, {&b.up, R * I}, {&b.hidden, R * H}, {&b.final, R * H}, {&b.logits, R * int64(c.VocabSize)},
 		{&b.partial, int64(min(r.maxRows, kernels.LinearSmallMaxN)) * int64(c.NumHeads) * kernels.AttentionSplits * int64(c.HeadDim+2)}} {
 		var err error
 		if *s.p, err = r.allocOwned(4 * s.n); err != nil {
@@ -463,52 +464,101 @@ type output int
 
 const (
 	outNone   output = iota // only the KV cache is wanted (prompt chunks)
-	outLast                 // logits of each item's last token
-	outAll                  // logits of every token
+	outLogits               // logits of each item's last token, or of all its tokens when item.all is set
 	outArgmax               // the most likely next token per item
 	outSample               // a sampled next token per item
 )
 
+// want says what a step returns.
+type want struct {
+	out output
+	// all, when not nil, asks for the results of every token of sequence
+	// i where all[i] is set (outLogits only).
+	all []bool
+	// hidden asks for the hidden states of the rows whose logits are
+	// returned: the last layer's output before the final norm.
+	hidden   bool
+	sampling Sampling
+}
+
+// result is one sequence's share of a step's outcome.
+type result struct {
+	logits, hidden []float32
+	pick           int
+}
+
 // Forward appends tokens to seq and returns the logits of every token,
 // len(tokens)×VocabSize.
 func (r *Runner) Forward(ctx context.Context, seq *Sequence, tokens []int) ([]float32, error) {
-	logits, _, err := r.run(ctx, []*Sequence{seq}, [][]int{tokens}, outAll, Sampling{})
+	res, err := r.run(ctx, []*Sequence{seq}, [][]int{tokens}, want{out: outLogits, all: []bool{true}})
 	if err != nil {
 		return nil, err
 	}
-	return logits[0], nil
+	return res[0].logits, nil
 }
 
 // Decode appends one token and returns the logits that predict the next.
 func (r *Runner) Decode(ctx context.Context, seq *Sequence, token int) ([]float32, error) {
-	logits, _, err := r.run(ctx, []*Sequence{seq}, [][]int{{token}}, outLast, Sampling{})
+	res, err := r.run(ctx, []*Sequence{seq}, [][]int{{token}}, want{out: outLogits})
 	if err != nil {
 		return nil, err
 	}
-	return logits[0], nil
+	return res[0].logits, nil
 }
 
 // Step appends each sequence's tokens (a prompt chunk or one decoded
 // token) in one pass where they fit, and returns the logits of each
 // sequence's last token.
 func (r *Runner) Step(ctx context.Context, seqs []*Sequence, tokens [][]int) ([][]float32, error) {
-	logits, _, err := r.run(ctx, seqs, tokens, outLast, Sampling{})
-	return logits, err
+	res, err := r.run(ctx, seqs, tokens, want{out: outLogits})
+	if err != nil {
+		return nil, err
+	}
+	logits := make([][]float32, len(res))
+	for i, o := range res {
+		logits[i] = o.logits
+	}
+	return logits, nil
+}
+
+// StepOutputs is model.Model.StepOutputs on the device: each sequence's
+// logits and hidden states, of every token where all[i] is set (all may
+// be nil), else of its last token.
+func (r *Runner) StepOutputs(ctx context.Context, seqs []*Sequence, tokens [][]int, all []bool) ([]model.StepOutput, error) {
+	if all != nil && len(all) != len(seqs) {
+		return nil, fmt.Errorf("cuda: step of %d sequences with %d flags", len(seqs), len(all))
+	}
+	res, err := r.run(ctx, seqs, tokens, want{out: outLogits, all: all, hidden: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.StepOutput, len(res))
+	for i, o := range res {
+		out[i] = model.StepOutput{Logits: o.logits, Hidden: o.hidden}
+	}
+	return out, nil
 }
 
 // Next appends each sequence's tokens and picks each sequence's next
 // token on the device, copying back one integer per sequence instead of
 // a vocabulary of logits: the decode loop of generation.
 func (r *Runner) Next(ctx context.Context, seqs []*Sequence, tokens [][]int, s Sampling) ([]int, error) {
-	out := outArgmax
+	w := want{out: outArgmax, sampling: s}
 	switch {
 	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)) || math.IsInf(float64(s.Temperature), 0):
 		return nil, fmt.Errorf("cuda: sampling temperature %v", s.Temperature)
 	case s.Temperature > 0:
-		out = outSample
+		w.out = outSample
 	}
-	_, picks, err := r.run(ctx, seqs, tokens, out, s)
-	return picks, err
+	res, err := r.run(ctx, seqs, tokens, w)
+	if err != nil {
+		return nil, err
+	}
+	picks := make([]int, len(res))
+	for i, o := range res {
+		picks[i] = o.pick
+	}
+	return picks, nil
 }
 
 // item is one sequence's part of a pass.
@@ -516,52 +566,52 @@ type item struct {
 	seq    *Sequence
 	tokens []int
 	start  int
+	all    bool // results for every token, not only the last
 }
 
 // run validates a step and runs it as one pass when it fits the buffers,
 // or sequence by sequence in chunks of maxRows otherwise. On error every
 // sequence is left as it was.
-func (r *Runner) run(ctx context.Context, seqs []*Sequence, tokens [][]int, out output, s Sampling) ([][]float32, []int, error) {
+func (r *Runner) run(ctx context.Context, seqs []*Sequence, tokens [][]int, w want) ([]result, error) {
 	if len(seqs) == 0 || len(seqs) != len(tokens) {
-		return nil, nil, fmt.Errorf("cuda: step of %d sequences with %d token lists", len(seqs), len(tokens))
+		return nil, fmt.Errorf("cuda: step of %d sequences with %d token lists", len(seqs), len(tokens))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, nil, errors.New("cuda: runner is closed")
+		return nil, errors.New("cuda: runner is closed")
 	}
 	items := make([]item, len(seqs))
 	rows := 0
 	for i, sq := range seqs {
 		switch {
 		case sq == nil || sq.r != r:
-			return nil, nil, fmt.Errorf("cuda: sequence %d does not belong to this runner", i)
+			return nil, fmt.Errorf("cuda: sequence %d does not belong to this runner", i)
 		case sq.closed:
-			return nil, nil, fmt.Errorf("cuda: sequence %d is closed", i)
+			return nil, fmt.Errorf("cuda: sequence %d is closed", i)
 		case len(tokens[i]) == 0:
-			return nil, nil, fmt.Errorf("cuda: sequence %d: no tokens", i)
+			return nil, fmt.Errorf("cuda: sequence %d: no tokens", i)
 		}
 		for j, t := range tokens[i] {
 			if t < 0 || t >= r.cfg.VocabSize {
-				return nil, nil, fmt.Errorf("cuda: sequence %d: token %d at %d is outside the vocabulary of %d", i, t, j, r.cfg.VocabSize)
+				return nil, fmt.Errorf("cuda: sequence %d: token %d at %d is outside the vocabulary of %d", i, t, j, r.cfg.VocabSize)
 			}
 		}
 		if n := len(sq.tokens) + len(tokens[i]); n > r.maxContext {
-			return nil, nil, fmt.Errorf("%w: sequence %d would hold %d tokens, the model accepts %d", model.ErrContextTooLong, i, n, r.maxContext)
+			return nil, fmt.Errorf("%w: sequence %d would hold %d tokens, the model accepts %d", model.ErrContextTooLong, i, n, r.maxContext)
 		}
-		items[i] = item{seq: sq, tokens: tokens[i], start: len(sq.tokens)}
+		items[i] = item{seq: sq, tokens: tokens[i], start: len(sq.tokens), all: w.all != nil && w.all[i]}
 		rows += len(tokens[i])
 	}
 	order := slices.Clone(seqs)
 	slices.SortFunc(order, func(a, b *Sequence) int { return cmp.Compare(a.id, b.id) })
 	for i := 1; i < len(order); i++ {
 		if order[i] == order[i-1] {
-			return nil, nil, errors.New("cuda: a sequence appears twice in one step")
+			return nil, errors.New("cuda: a sequence appears twice in one step")
 		}
 	}
 
-	logits := make([][]float32, len(items))
-	picks := make([]int, len(items))
+	res := make([]result, len(items))
 	ok := false
 	defer func() {
 		if !ok {
@@ -572,37 +622,37 @@ func (r *Runner) run(ctx context.Context, seqs []*Sequence, tokens [][]int, out 
 	}()
 	err := r.x.do(func() error {
 		if rows <= r.maxRows {
-			return r.pass(ctx, items, out, s, logits, picks)
+			return r.pass(ctx, items, w, res)
 		}
 		for i, it := range items {
 			for c := 0; c < len(it.tokens); c += r.maxRows {
 				end := min(c+r.maxRows, len(it.tokens))
-				chunkOut := out
-				if end < len(it.tokens) && out != outAll {
-					chunkOut = outNone
+				chunk := w
+				if end < len(it.tokens) && !it.all {
+					chunk.out = outNone
 				}
-				part := []item{{seq: it.seq, tokens: it.tokens[c:end], start: it.start + c}}
-				var l [1][]float32
-				var p [1]int
-				if err := r.pass(ctx, part, chunkOut, s, l[:], p[:]); err != nil {
+				part := []item{{seq: it.seq, tokens: it.tokens[c:end], start: it.start + c, all: it.all}}
+				var p [1]result
+				if err := r.pass(ctx, part, chunk, p[:]); err != nil {
 					return err
 				}
-				logits[i] = append(logits[i], l[0]...)
-				picks[i] = p[0]
+				res[i].logits = append(res[i].logits, p[0].logits...)
+				res[i].hidden = append(res[i].hidden, p[0].hidden...)
+				res[i].pick = p[0].pick
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ok = true
-	return logits, picks, nil
+	return res, nil
 }
 
 // pass computes one device pass over items (at most maxRows rows) and
 // appends their tokens to their sequences.
-func (r *Runner) pass(ctx context.Context, items []item, out output, s Sampling, logits [][]float32, picks []int) error {
+func (r *Runner) pass(ctx context.Context, items []item, w want, res []result) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -621,16 +671,16 @@ func (r *Runner) pass(ctx context.Context, items []item, out output, s Sampling,
 			m.kcache = append(m.kcache, uint64(it.seq.k))
 			m.vcache = append(m.vcache, uint64(it.seq.v))
 			m.layerStride = append(m.layerStride, kvStride)
-			if out == outAll {
+			if it.all && w.out != outNone {
 				m.outRows = append(m.outRows, int32(len(m.tokens)-1))
 				m.counters = append(m.counters, uint64(it.start+j+1))
 			}
 		}
-		if out != outAll && out != outNone {
+		if !it.all && w.out != outNone {
 			m.outRows = append(m.outRows, int32(len(m.tokens)-1))
 			m.counters = append(m.counters, uint64(it.start+len(it.tokens)))
 		}
-		decode = decode && len(it.tokens) == 1
+		decode = decode && len(it.tokens) == 1 && !it.all
 	}
 	meta, err := r.buf.layout.encode(m)
 	if err != nil {
@@ -644,7 +694,7 @@ func (r *Runner) pass(ctx context.Context, items []item, out output, s Sampling,
 	// launches whatever the positions and caches, which the kernels read
 	// from the metadata; it replays a graph captured once per batch size.
 	// Only the small-row kernels run inside, never cuBLAS.
-	if r.useGraphs && decode && out != outAll && out != outNone && rows <= kernels.LinearSmallMaxN {
+	if r.useGraphs && decode && w.out != outNone && rows <= kernels.LinearSmallMaxN {
 		key := [2]int{rows, outs}
 		g, ok := r.graphs[key]
 		if !ok {
@@ -659,7 +709,7 @@ func (r *Runner) pass(ctx context.Context, items []item, out output, s Sampling,
 	} else if err := r.enqueue(rows, outs); err != nil {
 		return err
 	}
-	if err := r.collect(out, s, outs, logits, picks, items); err != nil {
+	if err := r.collect(w, outs, items, res); err != nil {
 		return err
 	}
 	for _, it := range items {
@@ -668,26 +718,36 @@ func (r *Runner) pass(ctx context.Context, items []item, out output, s Sampling,
 	return nil
 }
 
-// collect copies a pass's result back: logits, or one chosen token per
-// output row after the selection kernel.
-func (r *Runner) collect(out output, s Sampling, outs int, logits [][]float32, picks []int, items []item) error {
-	V := r.cfg.VocabSize
+// collect copies a pass's result back: logits (and hidden states), or one
+// chosen token per output row after the selection kernel.
+func (r *Runner) collect(w want, outs int, items []item, res []result) error {
+	V, H := r.cfg.VocabSize, r.cfg.HiddenSize
 	l := r.buf.layout
-	switch out {
+	switch w.out {
 	case outNone:
 		return r.x.sync()
-	case outLast, outAll:
-		host := make([]float32, outs*V)
-		if err := r.x.download(bytesOf(host), r.buf.logits); err != nil {
+	case outLogits:
+		logits := make([]float32, outs*V)
+		if err := r.x.download(bytesOf(logits), r.buf.logits); err != nil {
 			return err
+		}
+		var hidden []float32
+		if w.hidden {
+			hidden = make([]float32, outs*H)
+			if err := r.x.download(bytesOf(hidden), r.buf.hidden); err != nil {
+				return err
+			}
 		}
 		next := 0
 		for i, it := range items {
 			n := 1
-			if out == outAll {
+			if it.all {
 				n = len(it.tokens)
 			}
-			logits[i] = host[next*V : (next+n)*V : (next+n)*V]
+			res[i].logits = logits[next*V : (next+n)*V : (next+n)*V]
+			if hidden != nil {
+				res[i].hidden = hidden[next*H : (next+n)*H : (next+n)*H]
+			}
 			next += n
 		}
 		return nil
@@ -697,11 +757,11 @@ func (r *Runner) collect(out output, s Sampling, outs int, logits [][]float32, p
 		return err
 	}
 	sampled := r.buf.meta.Add(int64(l.sampled))
-	if out == outArgmax {
+	if w.out == outArgmax {
 		err = r.x.launch(kernels.Argmax, g, []arg{ptrArg(sampled), ptrArg(r.buf.logits), i32Arg(V)})
 	} else {
 		err = r.x.launch(kernels.SampleGumbel, g, []arg{ptrArg(sampled), ptrArg(r.buf.logits), i32Arg(V),
-			f32Arg(1 / s.Temperature), u64Arg(s.Seed), ptrArg(r.buf.meta.Add(int64(l.counters)))})
+			f32Arg(1 / w.sampling.Temperature), u64Arg(w.sampling.Seed), ptrArg(r.buf.meta.Add(int64(l.counters)))})
 	}
 	if err != nil {
 		return err
@@ -711,116 +771,162 @@ func (r *Runner) collect(out output, s Sampling, outs int, logits [][]float32, p
 		return err
 	}
 	for i := range items {
-		picks[i] = int(host[i])
+		res[i].pick = int(host[i])
 	}
 	return nil
 }
 
 // enqueue launches the forward pass over rows rows whose metadata is in
-// place, ending with the logits of outs rows (none when outs is 0). It
-// depends on nothing but rows and outs, so it can be captured.
+// place, ending with the logits of outs rows (none when outs is 0), in the
+// blocks of model.Model's step: embed, each decoder layer (attention
+// block, then MLP block), output head. It depends on nothing but rows and
+// outs, so it can be captured.
 func (r *Runner) enqueue(rows, outs int) error {
-	c, b, l := r.cfg, &r.buf, r.buf.layout
-	H, I, D := c.HiddenSize, c.IntermediateSize, c.HeadDim
-	qDim, kvDim := c.NumHeads*D, c.NumKVHeads*D
-	eps := float32(c.RMSNormEps)
-	tokens, positions := b.meta.Add(int64(l.tokens)), b.meta.Add(int64(l.positions))
-	kc, vc, stride := b.meta.Add(int64(l.kcache)), b.meta.Add(int64(l.vcache)), b.meta.Add(int64(l.layerStride))
-
-	var errs []error
-	launch := func(id kernels.ID, g kernels.Geometry, gerr error, args ...arg) {
-		if gerr != nil {
-			errs = append(errs, gerr)
-			return
-		}
-		if err := r.x.launch(id, g, args); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	norm := func(dst, src, w driver.Ptr, n, width int) {
-		g, err := kernels.Norm(n, width)
-		launch(kernels.RMSNorm, g, err, ptrArg(dst), ptrArg(src), ptrArg(w), i32Arg(width), f32Arg(eps))
-	}
-	bias := func(x, bv driver.Ptr, n, width int) {
-		if bv == 0 {
-			return
-		}
-		g, err := kernels.Elementwise(int64(n) * int64(width))
-		launch(kernels.AddBias, g, err, ptrArg(x), ptrArg(bv), i64Arg(int64(n)*int64(width)), i32Arg(width))
-	}
-	linear := func(y, x driver.Ptr, n int, w matrix) {
-		if err := r.linear(y, x, n, w); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	elementwise := func(id kernels.ID, dst, src driver.Ptr, n int) {
-		g, err := kernels.Elementwise(int64(n))
-		launch(id, g, err, ptrArg(dst), ptrArg(src), i64Arg(int64(n)))
-	}
-
-	embedID := kernels.EmbedF32
-	if r.embed.bf16 {
-		embedID = kernels.EmbedBF16
-	}
-	g, err := kernels.PerRow(rows, H)
-	launch(embedID, g, err, ptrArg(b.x), ptrArg(r.embed.ptr), ptrArg(tokens), i32Arg(H))
+	p := &launcher{r: r}
+	p.embed(rows)
 	for li := range r.layers {
-		ly := &r.layers[li]
-		norm(b.h, b.x, ly.attnNorm, rows, H)
-		linear(b.q, b.h, rows, ly.q)
-		linear(b.k, b.h, rows, ly.k)
-		linear(b.v, b.h, rows, ly.v)
-		bias(b.q, ly.qBias, rows, qDim)
-		bias(b.k, ly.kBias, rows, kvDim)
-		bias(b.v, ly.vBias, rows, kvDim)
-		if ly.qNorm != 0 {
-			norm(b.q, b.q, ly.qNorm, rows*c.NumHeads, D)
-			norm(b.k, b.k, ly.kNorm, rows*c.NumKVHeads, D)
-		}
-		g, err = kernels.Rope(rows, c.NumHeads, D)
-		launch(kernels.RoPE, g, err, ptrArg(b.q), ptrArg(positions), i32Arg(c.NumHeads), i32Arg(D), f64Arg(c.RopeTheta))
-		g, err = kernels.Rope(rows, c.NumKVHeads, D)
-		launch(kernels.RoPE, g, err, ptrArg(b.k), ptrArg(positions), i32Arg(c.NumKVHeads), i32Arg(D), f64Arg(c.RopeTheta))
-		g, err = kernels.PerRow(rows, kvDim)
-		launch(kernels.KVStore, g, err, ptrArg(b.k), ptrArg(b.v), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride), i32Arg(li), i32Arg(kvDim))
-		scale := f32Arg(float32(1 / math.Sqrt(float64(D))))
-		if rows <= kernels.LinearSmallMaxN {
-			// Few rows: split each (head, row) over several blocks.
-			g, err = kernels.AttentionPartialLaunch(rows, c.NumHeads, c.NumKVHeads, D, kernels.AttentionSplits)
-			launch(kernels.AttentionPartial, g, err, ptrArg(b.partial), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
-				i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
-			g, err = kernels.AttentionCombineLaunch(rows, c.NumHeads, D)
-			launch(kernels.AttentionCombine, g, err, ptrArg(b.att), ptrArg(b.partial), i32Arg(c.NumHeads), i32Arg(D), i32Arg(kernels.AttentionSplits))
-		} else {
-			g, err = kernels.AttentionLaunch(rows, c.NumHeads, c.NumKVHeads, D)
-			launch(kernels.Attention, g, err, ptrArg(b.att), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
-				i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
-		}
-		linear(b.h, b.att, rows, ly.o)
-		bias(b.h, ly.oBias, rows, H)
-		elementwise(kernels.ResidualAdd, b.x, b.h, rows*H)
-
-		norm(b.h, b.x, ly.mlpNorm, rows, H)
-		linear(b.gate, b.h, rows, ly.gate)
-		linear(b.up, b.h, rows, ly.up)
-		elementwise(kernels.SwiGLU, b.gate, b.up, rows*I)
-		linear(b.h, b.gate, rows, ly.down)
-		elementwise(kernels.ResidualAdd, b.x, b.h, rows*H)
-		if len(errs) > 0 {
-			return fmt.Errorf("cuda: layer %d: %w", li, errors.Join(errs...))
+		p.decoderLayer(li, rows)
+		if len(p.errs) > 0 {
+			return fmt.Errorf("cuda: layer %d: %w", li, errors.Join(p.errs...))
 		}
 	}
 	if outs == 0 {
 		return nil
 	}
-	g, err = kernels.PerRow(outs, H)
-	launch(kernels.GatherRows, g, err, ptrArg(b.final), ptrArg(b.x), ptrArg(b.meta.Add(int64(l.outRows))), i32Arg(H))
-	norm(b.final, b.final, r.norm, outs, H)
-	linear(b.logits, b.final, outs, r.lmHead)
-	if len(errs) > 0 {
-		return fmt.Errorf("cuda: output: %w", errors.Join(errs...))
+	p.outputHead(outs)
+	if len(p.errs) > 0 {
+		return fmt.Errorf("cuda: output: %w", errors.Join(p.errs...))
 	}
 	return nil
+}
+
+// launcher enqueues the kernels of one pass, collecting launch errors so
+// that each block reads as its sequence of operations.
+type launcher struct {
+	r    *Runner
+	errs []error
+}
+
+func (p *launcher) launch(id kernels.ID, g kernels.Geometry, gerr error, args ...arg) {
+	if gerr != nil {
+		p.errs = append(p.errs, gerr)
+		return
+	}
+	if err := p.r.x.launch(id, g, args); err != nil {
+		p.errs = append(p.errs, err)
+	}
+}
+
+func (p *launcher) norm(dst, src, w driver.Ptr, n, width int) {
+	g, err := kernels.Norm(n, width)
+	p.launch(kernels.RMSNorm, g, err, ptrArg(dst), ptrArg(src), ptrArg(w), i32Arg(width), f32Arg(float32(p.r.cfg.RMSNormEps)))
+}
+
+func (p *launcher) bias(x, bv driver.Ptr, n, width int) {
+	if bv == 0 {
+		return
+	}
+	g, err := kernels.Elementwise(int64(n) * int64(width))
+	p.launch(kernels.AddBias, g, err, ptrArg(x), ptrArg(bv), i64Arg(int64(n)*int64(width)), i32Arg(width))
+}
+
+func (p *launcher) linear(y, x driver.Ptr, n int, w matrix) {
+	if err := p.r.linear(y, x, n, w); err != nil {
+		p.errs = append(p.errs, err)
+	}
+}
+
+func (p *launcher) elementwise(id kernels.ID, dst, src driver.Ptr, n int) {
+	g, err := kernels.Elementwise(int64(n))
+	p.launch(id, g, err, ptrArg(dst), ptrArg(src), i64Arg(int64(n)))
+}
+
+// embed gathers the embeddings of the pass's tokens into the residual
+// stream x.
+func (p *launcher) embed(rows int) {
+	r, b, l := p.r, &p.r.buf, p.r.buf.layout
+	id := kernels.EmbedF32
+	if r.embed.bf16 {
+		id = kernels.EmbedBF16
+	}
+	g, err := kernels.PerRow(rows, r.cfg.HiddenSize)
+	p.launch(id, g, err, ptrArg(b.x), ptrArg(r.embed.ptr), ptrArg(b.meta.Add(int64(l.tokens))), i32Arg(r.cfg.HiddenSize))
+}
+
+// decoderLayer runs layer li over x: x += Attn(x), then x += MLP(x).
+func (p *launcher) decoderLayer(li, rows int) {
+	p.attentionBlock(li, rows)
+	p.mlpBlock(li, rows)
+}
+
+// attentionBlock adds layer li's self-attention to x: RMSNorm, the q, k
+// and v projections (with their biases and Qwen3's per-head norms), RoPE,
+// the new keys and values stored in each sequence's cache, causal
+// attention over the cache, and the o projection.
+func (p *launcher) attentionBlock(li, rows int) {
+	r, b, l, ly := p.r, &p.r.buf, p.r.buf.layout, &p.r.layers[li]
+	c := r.cfg
+	H, D := c.HiddenSize, c.HeadDim
+	qDim, kvDim := c.NumHeads*D, c.NumKVHeads*D
+	positions := b.meta.Add(int64(l.positions))
+	kc, vc, stride := b.meta.Add(int64(l.kcache)), b.meta.Add(int64(l.vcache)), b.meta.Add(int64(l.layerStride))
+
+	p.norm(b.h, b.x, ly.attnNorm, rows, H)
+	p.linear(b.q, b.h, rows, ly.q)
+	p.linear(b.k, b.h, rows, ly.k)
+	p.linear(b.v, b.h, rows, ly.v)
+	p.bias(b.q, ly.qBias, rows, qDim)
+	p.bias(b.k, ly.kBias, rows, kvDim)
+	p.bias(b.v, ly.vBias, rows, kvDim)
+	if ly.qNorm != 0 {
+		p.norm(b.q, b.q, ly.qNorm, rows*c.NumHeads, D)
+		p.norm(b.k, b.k, ly.kNorm, rows*c.NumKVHeads, D)
+	}
+	g, err := kernels.Rope(rows, c.NumHeads, D)
+	p.launch(kernels.RoPE, g, err, ptrArg(b.q), ptrArg(positions), i32Arg(c.NumHeads), i32Arg(D), f64Arg(c.RopeTheta))
+	g, err = kernels.Rope(rows, c.NumKVHeads, D)
+	p.launch(kernels.RoPE, g, err, ptrArg(b.k), ptrArg(positions), i32Arg(c.NumKVHeads), i32Arg(D), f64Arg(c.RopeTheta))
+	g, err = kernels.PerRow(rows, kvDim)
+	p.launch(kernels.KVStore, g, err, ptrArg(b.k), ptrArg(b.v), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride), i32Arg(li), i32Arg(kvDim))
+	scale := f32Arg(float32(1 / math.Sqrt(float64(D))))
+	if rows <= kernels.LinearSmallMaxN {
+		// Few rows: split each (head, row) over several blocks.
+		g, err = kernels.AttentionPartialLaunch(rows, c.NumHeads, c.NumKVHeads, D, kernels.AttentionSplits)
+		p.launch(kernels.AttentionPartial, g, err, ptrArg(b.partial), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
+			i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
+		g, err = kernels.AttentionCombineLaunch(rows, c.NumHeads, D)
+		p.launch(kernels.AttentionCombine, g, err, ptrArg(b.att), ptrArg(b.partial), i32Arg(c.NumHeads), i32Arg(D), i32Arg(kernels.AttentionSplits))
+	} else {
+		g, err = kernels.AttentionLaunch(rows, c.NumHeads, c.NumKVHeads, D)
+		p.launch(kernels.Attention, g, err, ptrArg(b.att), ptrArg(b.q), ptrArg(positions), ptrArg(kc), ptrArg(vc), ptrArg(stride),
+			i32Arg(li), i32Arg(c.NumHeads), i32Arg(c.NumKVHeads), i32Arg(D), scale)
+	}
+	p.linear(b.h, b.att, rows, ly.o)
+	p.bias(b.h, ly.oBias, rows, H)
+	p.elementwise(kernels.ResidualAdd, b.x, b.h, rows*H)
+}
+
+// mlpBlock adds layer li's SwiGLU MLP to x: RMSNorm, the gate and up
+// projections, silu(gate)·up, and the down projection.
+func (p *launcher) mlpBlock(li, rows int) {
+	b, ly, c := &p.r.buf, &p.r.layers[li], p.r.cfg
+	p.norm(b.h, b.x, ly.mlpNorm, rows, c.HiddenSize)
+	p.linear(b.gate, b.h, rows, ly.gate)
+	p.linear(b.up, b.h, rows, ly.up)
+	p.elementwise(kernels.SwiGLU, b.gate, b.up, rows*c.IntermediateSize)
+	p.linear(b.h, b.gate, rows, ly.down)
+	p.elementwise(kernels.ResidualAdd, b.x, b.h, rows*c.HiddenSize)
+}
+
+// outputHead gathers the output rows' hidden states, then computes their
+// logits: the final RMSNorm and the LM head.
+func (p *launcher) outputHead(outs int) {
+	r, b, l := p.r, &p.r.buf, p.r.buf.layout
+	H := r.cfg.HiddenSize
+	g, err := kernels.PerRow(outs, H)
+	p.launch(kernels.GatherRows, g, err, ptrArg(b.hidden), ptrArg(b.x), ptrArg(b.meta.Add(int64(l.outRows))), i32Arg(H))
+	p.norm(b.final, b.hidden, r.norm, outs, H)
+	p.linear(b.logits, b.final, outs, r.lmHead)
 }
 
 // linear computes y = x·Wᵀ for n rows: cuBLAS for prompt-sized n where it

@@ -263,7 +263,7 @@ func (s *simtExecutor) sync() error { return nil }
 
 // TestKernelSourcesOnCPU executes the kernel sources on CPU threads: every
 // case of the GPU battery must match the emulator, and the whole Runner
-// must match the CPU backend's forward pass.
+// must match the CPU backend's forward pass, also through model.Decoder.
 func TestKernelSourcesOnCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the SIMT run takes a few seconds")
@@ -286,4 +286,11 @@ func TestKernelSourcesOnCPU(t *testing.T) {
 			checkParity(t, m, r, prompt, 3, 2e-4, 2e-4)
 		})
 	}
+	t.Run("decoder", func(t *testing.T) {
+		m := tinyModel(t, "tiny-qwen3", model.F32)
+		if err := m.InitMTP(2, 3); err != nil {
+			t.Fatal(err)
+		}
+		checkDecoder(t, x, m, 2e-4)
+	})
 }
