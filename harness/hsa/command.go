@@ -60,8 +60,8 @@ func AugmentMain(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if *pool != "" && *pool != string(PoolTrain) && *pool != string(PoolHeldOut) {
-		return &harness.UsageError{Msg: fmt.Sprintf("augment: unknown pool %q (want train or heldout)", *pool)}
+	if *pool != "" && *pool != string(PoolTrain) && *pool != string(PoolHeldOut) && *pool != string(PoolOperator) {
+		return &harness.UsageError{Msg: fmt.Sprintf("augment: unknown pool %q (want train, heldout or operator)", *pool)}
 	}
 	if *list {
 		return printFamilies(stdout, Pool(*pool))

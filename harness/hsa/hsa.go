@@ -172,6 +172,8 @@ func Families() []Family {
 		{"layout-xml", PoolHeldOut, DimPrompt, "switch the layout to XML and retitle sections from the held-out title bank", sectionRetitle(heldoutWords, harness.StyleXML)},
 		{"inject-json", PoolHeldOut, DimHooks, "present hook-injected context as JSON, at another position", injectJSON},
 		{"retry-heldout", PoolHeldOut, DimHooks, "move the retry budget and reword the retry feedback with held-out wording", retryPolicy(heldoutWords)},
+
+		{"operator-edit", PoolOperator, DimTools, "an operator's edit: every tool renamed and described anew in other words, arguments renamed through the argument map, the tool list reordered, the skills reworded", operatorEdit},
 	}
 }
 
@@ -192,8 +194,8 @@ func Lookup(name string) (Family, error) {
 
 // PoolFamilies returns the families of one pool.
 func PoolFamilies(p Pool) ([]Family, error) {
-	if p != PoolTrain && p != PoolHeldOut {
-		return nil, fmt.Errorf("unknown pool %q (want %s or %s)", p, PoolTrain, PoolHeldOut)
+	if p != PoolTrain && p != PoolHeldOut && p != PoolOperator {
+		return nil, fmt.Errorf("unknown pool %q (want %s, %s or %s)", p, PoolTrain, PoolHeldOut, PoolOperator)
 	}
 	return slices.DeleteFunc(Families(), func(f Family) bool { return f.Pool != p }), nil
 }

@@ -40,6 +40,12 @@ func dataFlags(fs *flag.FlagSet, c *DataConfig) (harnessPath *string) {
 	fs.Float64Var(&c.RetryShare, "retry-share", c.RetryShare, "share of planned hook corrections kept as full retries")
 	fs.Float64Var(&c.ContextShare, "context-share", c.ContextShare, "share of live-room trajectories rendered with the stream context a console session shows (featured item, items on sale)")
 	fs.Float64Var(&c.MemoryShare, "memory-share", c.MemoryShare, "share of live-room trajectories that begin with earlier questions and replies of the room, as a session's memory shows them")
+	fs.Float64Var(&c.ShopShare, "shop-share", c.ShopShare, "share of rooms that are shop catalogs: every field of the catalog schema, the shop phrasing grammars, facts left unstated")
+	fs.Float64Var(&c.LongShare, "long-share", c.LongShare, "share of shop rooms with 20-30 items and the stream context: the longest live prompts")
+	fs.Float64Var(&c.StrategyShare, "strategy-share", c.StrategyShare, "share of the other rooms played as a strategy episode: narration turns and viewer questions in one session")
+	fs.Float64Var(&c.FaultShare, "fault-share", c.FaultShare, "share of tool-using questions answered while one of their tools fails")
+	fs.Float64Var(&c.PersistentShare, "persistent-share", c.PersistentShare, "share of tool faults that fail every call (the right reply: the information is unavailable)")
+	fs.Float64Var(&c.OperatorShare, "operator-share", c.OperatorShare, "share of variant trajectories with an operator's edit on top (hsa pool operator)")
 	fs.StringVar(&c.Teacher, "teacher", c.Teacher, "OpenAI-compatible server whose model answers instead of the room's expert (API key from $"+teacherKeyEnv+")")
 	fs.StringVar(&c.TeacherModel, "teacher-model", c.TeacherModel, "model name to ask the teacher server for")
 	return harnessPath
@@ -56,6 +62,7 @@ func loadBase(path string) (*harness.Harness, error) {
 type trainFlags struct {
 	stage, out, config, harness *string
 	resume                      *bool
+	dump                        *int
 	loraRank                    *int
 	loraAlpha                   *float64
 	loraTargets                 *string
@@ -92,6 +99,7 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "compute threads (0: one per physical core)")
 	fs.IntVar(&cfg.EvalExamples, "eval-examples", cfg.EvalExamples, "trajectories held out of training for the eval loss")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "measure the held-out loss every N steps (and at the end)")
+	f.dump = fs.Int("dump-data", 0, "build the data the flags choose, write N of its trajectories (spread over it) as JSONL to standard output with a summary on standard error, and train nothing")
 	f.loraRank = fs.Int("lora-rank", 0, "train LoRA adapters of this rank on a frozen base (0: full fine-tuning)")
 	f.loraAlpha = fs.Float64("lora-alpha", 16, "LoRA alpha")
 	f.loraTargets = fs.String("lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "LoRA target modules")
@@ -110,9 +118,11 @@ func newTrainFlagSet(cfg *TrainConfig, stderr io.Writer) (*flag.FlagSet, trainFl
 //	    [--save-every 50] [--eval-examples 16 --eval-every 25] [--vocab 2048] [--max-len 2048] [--seed 1] [--threads N]
 //	    [--lora-rank R --lora-alpha A --lora-targets q_proj,v_proj]
 //	    [--rooms 40 --questions 12 --data-seed 1 --variant-share 0.75 --transforms 3 --retry-share 0.2 --context-share 0.5 --memory-share 0.5]
-//	    [--teacher URL --teacher-model NAME]
+//	    [--shop-share 0 --long-share 0 --strategy-share 0 --fault-share 0 --persistent-share 0 --operator-share 0]
+//	    [--teacher URL --teacher-model NAME] [--dump-data N]
 //
-// With --resume the run folder's run.json is used and only --steps (the
+// --dump-data N builds the data and writes N of its trajectories instead
+// of training (see DumpData). With --resume the run folder's run.json is used and only --steps (the
 // cosine schedule follows the new total) and --stop-at may change.
 func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if _, ok := flagValue(args, "recipe"); ok {
@@ -151,6 +161,14 @@ func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+	}
+	if *f.dump > 0 {
+		cfg.Data.TeacherAPIKey = os.Getenv(teacherKeyEnv)
+		base, err := loadBase(*f.harness)
+		if err != nil {
+			return err
+		}
+		return DumpData(ctx, base, cfg.Data, *f.dump, stdout, stderr)
 	}
 	if *f.out == "" {
 		return &harness.UsageError{Msg: "--out DIR is required"}

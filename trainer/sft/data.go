@@ -72,6 +72,34 @@ type DataConfig struct {
 	// feedback, corrected reply); the others are cut to the final correct
 	// behaviour.
 	RetryShare float64 `json:"retry_share"`
+
+	// The job's data (issue #19). Each share is drawn from a generator of
+	// its own, and a share of 0 draws nothing, so that data built without
+	// them is the data built before they existed.
+
+	// ShopShare is the share of rooms that are shop catalogs
+	// (liveroom.ShopRoom: the catalog schema's every field, asked in the
+	// shop family's phrasing grammars, facts left unstated included).
+	ShopShare float64 `json:"shop_share,omitempty"`
+	// LongShare is the share of shop rooms with 20 to 30 items, shown
+	// with the stream context: the longest live prompts.
+	LongShare float64 `json:"long_share,omitempty"`
+	// StrategyShare is the share of the other rooms played as a strategy
+	// episode (liveroom.StrategyEpisode): narration turns and viewer
+	// questions in one session, each turn's prompt showing the session's
+	// memory and the stream context, as served.
+	StrategyShare float64 `json:"strategy_share,omitempty"`
+	// FaultShare is the share of questions that need a tool answered
+	// while one of their tools fails (timeout, malformed or empty result,
+	// denial); PersistentShare of those fail every call, so the right
+	// reply says the information is unavailable.
+	FaultShare      float64 `json:"fault_share,omitempty"`
+	PersistentShare float64 `json:"persistent_share,omitempty"`
+	// OperatorShare is the share of variant trajectories rendered under
+	// an operator's edit (hsa family "operator-edit": tools renamed and
+	// described anew, reordered, arguments renamed through the
+	// argument map, skills reworded) on top of the pool's families.
+	OperatorShare float64 `json:"operator_share,omitempty"`
 }
 
 // DefaultDataConfig returns the HSA-SFT defaults: three in four
@@ -93,11 +121,18 @@ func (c DataConfig) validate() error {
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:
 		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g, retry %g, context %g and memory %g", c.VariantShare, c.RetryShare, c.ContextShare, c.MemoryShare)
+	case !inUnit(c.ShopShare) || !inUnit(c.LongShare) || !inUnit(c.StrategyShare) || !inUnit(c.FaultShare) || !inUnit(c.PersistentShare) || !inUnit(c.OperatorShare):
+		return fmt.Errorf("sft: shares must lie in [0, 1], got shop %g, long %g, strategy %g, fault %g, persistent %g and operator %g",
+			c.ShopShare, c.LongShare, c.StrategyShare, c.FaultShare, c.PersistentShare, c.OperatorShare)
+	case c.Teacher != "" && (c.StrategyShare > 0 || c.FaultShare > 0):
+		return errors.New("sft: strategy episodes and tool faults are answered by the room's expert; leave --teacher out or set their shares to 0")
 	case c.Augment && c.Transforms <= 0:
 		return fmt.Errorf("sft: augmentation needs at least one transform per variant, got %d", c.Transforms)
 	}
 	return nil
 }
+
+func inUnit(x float64) bool { return x >= 0 && x <= 1 }
 
 // Message is one chat turn of a trajectory. Train is false on a turn that
 // must not be learned (the flawed first reply of a kept retry); the key is
@@ -122,6 +157,12 @@ type Trajectory struct {
 	Record         *hsa.Record `json:"hsa_record,omitempty"`
 	// Retry reports that a hook correction is kept in full.
 	Retry bool `json:"retry,omitempty"`
+	// Source names the generator of a job trajectory: "shop", "strategy",
+	// or "fault" (a question answered under a tool fault); empty for the
+	// rooms of before them and the general corpus.
+	Source string `json:"source,omitempty"`
+	// Fault is the tool fault a "fault" trajectory was answered under.
+	Fault *liveroom.Fault `json:"fault,omitempty"`
 }
 
 // BuildStats counts what Build kept and why it dropped the rest.
@@ -135,6 +176,9 @@ type BuildStats struct {
 	Rejected int
 	// NotApplicable counts variants that could not carry a question's gold.
 	NotApplicable int
+	// Shop, Strategy and Faults count the kept trajectories of the job's
+	// generators (see DataConfig.ShopShare).
+	Shop, Strategy, Faults int
 }
 
 // Build collects teacher trajectories: for every room and question, the
@@ -168,8 +212,17 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 		}
 		room := liveroom.NewRoom(cfg.Seed*1_000_003+uint64(r), cfg.Room)
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
+		// The job's generators draw from a generator of their own, so
+		// that the draws above stay what they were.
+		mix := rand.New(rand.NewPCG(cfg.Seed^0x6a6f62206d6978, uint64(r))) // "job mix"
+		plan, err := planRoom(room, mix, cfg, qcfg, uint64(r))
+		if err != nil {
+			return nil, st, fmt.Errorf("sft: room %d: %w", r, err)
+		}
+		room = plan.room
 		var said []harness.Message // the room's questions and final replies so far
-		for qi, q := range room.Questions(cfg.Seed+uint64(r), cfg.Questions, qcfg) {
+		for qi, step := range plan.steps {
+			q := step.Question
 			if q.Gold.Silent {
 				st.Silent++
 				continue
@@ -180,14 +233,27 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			var streamContext []harness.ContextItem
 			// A share of 0 draws nothing, so data built without a kind
 			// of example is the data built before that kind existed.
-			if cfg.ContextShare > 0 && rng.Float64() < cfg.ContextShare {
+			if cfg.ContextShare > 0 && rng.Float64() < cfg.ContextShare || plan.context {
 				streamContext = room.StreamContext()
 			}
 			var memory []harness.Message
-			if pairs := len(said) / 2; pairs > 0 && cfg.MemoryShare > 0 && rng.Float64() < cfg.MemoryShare {
+			if plan.source == sourceStrategy {
+				// One session: the prompt shows its memory as the
+				// runtime keeps it, the last runtime.Config.Memory
+				// messages.
+				memory = said[max(0, len(said)-sessionMemory):]
+			} else if pairs := len(said) / 2; pairs > 0 && cfg.MemoryShare > 0 && rng.Float64() < cfg.MemoryShare {
 				memory = said[len(said)-2*(1+rng.IntN(min(pairs, 4))):]
 			}
-			tr, err := collect(ctx, teach, base, room, q, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)
+			ex := example{q: q, narration: step.Narration, source: plan.source}
+			if cfg.FaultShare > 0 && mix.Float64() < cfg.FaultShare {
+				ex.fault = drawFault(mix, q, cfg.PersistentShare)
+			}
+			if ex.fault != nil {
+				ex.source = sourceFault
+			}
+			ex.operator = useVariant && cfg.OperatorShare > 0 && mix.Float64() < cfg.OperatorShare
+			tr, err := collect(ctx, teach, base, room, ex, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
 				continue
@@ -201,9 +267,17 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			}
 			tr.ID = fmt.Sprintf("r%d-q%d", r, qi)
 			if last := tr.Messages[len(tr.Messages)-1]; last.Role == harness.RoleAssistant && last.Content != "" {
-				said = append(said, harness.Message{Role: harness.RoleUser, Content: q.Text}, harness.Message{Role: harness.RoleAssistant, Content: last.Content})
+				said = append(said, harness.Message{Role: harness.RoleUser, Content: ex.userText()}, harness.Message{Role: harness.RoleAssistant, Content: last.Content})
 			}
 			st.Kept++
+			switch tr.Source {
+			case sourceShop:
+				st.Shop++
+			case sourceStrategy:
+				st.Strategy++
+			case sourceFault:
+				st.Faults++
+			}
 			if tr.Record != nil {
 				st.Variants++
 			}
@@ -221,27 +295,43 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 
 var errRejected = errors.New("the grader rejected the trajectory")
 
-// collect makes one trajectory for question q.
-func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, q liveroom.Question, streamContext []harness.ContextItem, memory []harness.Message, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+// collect makes one trajectory for the example's question.
+func collect(ctx context.Context, teach teacher, base *harness.Harness, room *liveroom.Room, ex example, streamContext []harness.ContextItem, memory []harness.Message, variant, keepRetry bool, seed int64, transforms int) (Trajectory, error) {
+	q := ex.q
+	graded := q
+	if ex.fault != nil {
+		graded = q.WithFault(*ex.fault, room)
+	}
 	h := base
 	var rec *hsa.Record
 	var mapping *hsa.Mapping
 	if variant {
-		v, r, err := hsa.Augment(base, hsa.PoolTrain, seed, transforms, hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(q.Gold.Calls)})
+		opts := hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(graded.Gold.Calls)}
+		v, r, err := hsa.Augment(base, hsa.PoolTrain, seed, transforms, opts)
+		if err == nil && ex.operator {
+			v, r, err = operatorEdit(v, r, seed, opts)
+		}
 		if err != nil {
 			return Trajectory{}, err
 		}
 		m := r.Mapping()
 		h, rec, mapping = v, &r, &m
 	}
-	msgs, err := teach.answer(ctx, room, h, mapping, q, harness.Conversation{Context: streamContext, Messages: memory})
+	var msgs []harness.Message
+	var err error
+	if ex.fault != nil {
+		msgs, err = room.ExpertUnderFault(h, mapping, q, *ex.fault)
+	} else {
+		msgs, err = teach.answer(ctx, room, h, mapping, q, harness.Conversation{Context: streamContext, Messages: memory})
+	}
 	if err != nil {
 		return Trajectory{}, err
 	}
-	g := room.GradeTranscript(q, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
-	if g.Accuracy < 1 || g.Effectiveness < 0.5 {
+	g := room.GradeTranscript(graded, msgs, liveroom.GradeOptions{Mapping: mapping, ReplyChars: h.Pipeline.ReplyChars.Value})
+	if g.Accuracy < 1 || g.Effectiveness < 0.5 || ex.source != "" && (g.Score < 1 || len(g.Unbacked) > 0) {
 		return Trajectory{}, errRejected
 	}
+	q = graded
 	retry := false
 	if mapping != nil && keepRetry {
 		for _, c := range mapping.Corrections() {
@@ -251,7 +341,7 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 			retry = true
 		}
 	}
-	turn := append(append(slices.Clip(memory), harness.Message{Role: harness.RoleUser, Content: q.Text}), msgs...)
+	turn := append(append(slices.Clip(memory), harness.Message{Role: harness.RoleUser, Content: ex.userText()}), msgs...)
 	conv := harness.Conversation{Context: streamContext, Messages: turn}
 	// The local engine lists tools through the chat template, so the
 	// harness leaves its tools section out, as the runtime does for it.
@@ -259,7 +349,7 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 	if err != nil {
 		return Trajectory{}, err
 	}
-	tr := Trajectory{Tools: p.Tools, Question: q, Harness: h.Name, HarnessVersion: h.Version(), Record: rec, Retry: retry}
+	tr := Trajectory{Tools: p.Tools, Question: q, Harness: h.Name, HarnessVersion: h.Version(), Record: rec, Retry: retry, Source: ex.source, Fault: ex.fault}
 	no := false
 	for i, m := range p.Messages {
 		cm := Message{Message: chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}}

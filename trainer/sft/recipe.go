@@ -111,6 +111,24 @@ func Recipes() map[string]Recipe {
 				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--variety", "3", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
 		},
 	}
+	// The second generation's recipe (issue #19): the same pipeline on the
+	// job's data — shop catalogs with every field kind and their phrasing
+	// grammars, strategy episodes, tool faults, operator edits and the
+	// longest live prompts — mixed into every SFT stage at jobMix's shares.
+	job := Recipe{
+		Name:      "job",
+		Tokenizer: append(append([]string{"--vocab", "4096", "--phrases", "2048", "--variety", "3"}, jobMix()...), data(600, 1, 6, 3000, 6000, "1")...),
+		Stages: []RecipeStage{
+			{Name: "base", Stage: "sft", Row: "base", Steps: 1500, Args: append([]string{"--model", "small", "--batch", "16", "--lr", "2e-3", "--warmup", "50",
+				"--max-len", "2048", "--save-every", "250", "--eval-every", "250", "--eval-examples", "64", "--variety", "3"}, data(0, 1, 2, 6000, 12000, "11")...)},
+			{Name: "sft1", Stage: "sft", Steps: 3000, Args: append(append([]string{"--batch", "16", "--lr", "1.5e-3", "--warmup", "30",
+				"--max-len", "2048", "--save-every", "250", "--eval-every", "500", "--variety", "3"}, jobMix()...), data(1200, 1, 6, 2000, 4000, "21")...)},
+			{Name: "sft2", Stage: "sft", Row: "sft", Steps: 3000, Args: append(append([]string{"--batch", "16", "--lr", "1e-3", "--warmup", "30",
+				"--max-len", "2048", "--save-every", "250", "--eval-every", "500", "--variety", "3"}, jobMix()...), data(2400, 1, 6, 3000, 6000, "22")...)},
+			{Name: "rl", Stage: "rl", Row: "hat", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "2e-5",
+				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--variety", "3", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
+		},
+	}
 	smoke := Recipe{
 		Name:      "smoke",
 		Tokenizer: append([]string{"--vocab", "1024", "--phrases", "256"}, data(6, 1, 2, 40, 40, "1")...),
@@ -125,13 +143,25 @@ func Recipes() map[string]Recipe {
 				"--rooms", "4", "--eval-tasks", "1", "--save-every", "1"}},
 			{Name: "sft3", Stage: "sft", From: "sft2", Steps: 4, StopAt: 2, Args: append([]string{"--batch", "4", "--max-len", "1024",
 				"--eval-examples", "4", "--save-every", "4", "--variety", "2"}, data(3, 1, 6, 8, 8, "3")...)},
-			{Name: "sft4", Stage: "sft", Steps: 2, Args: append([]string{"--batch", "4", "--max-len", "1024",
-				"--eval-examples", "4", "--save-every", "2", "--variety", "3"}, data(3, 1, 6, 8, 8, "4")...)},
+			{Name: "sft4", Stage: "sft", Steps: 2, Args: append(append([]string{"--batch", "4", "--max-len", "1024",
+				"--eval-examples", "4", "--save-every", "2", "--variety", "3"}, jobMix()...), data(6, 1, 6, 8, 8, "4")...)},
 			{Name: "rl4", Stage: "rl", Row: "bundled", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
 				"--rooms", "4", "--variety", "3", "--eval-tasks", "1", "--save-every", "1"}},
 		},
 	}
-	return map[string]Recipe{bundled.Name: bundled, smoke.Name: smoke}
+	return map[string]Recipe{bundled.Name: bundled, job.Name: job, smoke.Name: smoke}
+}
+
+// jobMix are the shares of the job's generators in the job recipe's SFT
+// stages (see DataConfig.ShopShare): two rooms in five are shop catalogs
+// (one in ten of those a 20-30 item stream), a quarter of the others are
+// strategy episodes, one question in seven that needs a tool meets a
+// fault (three in five of them persistent), three variant trajectories in
+// ten carry an operator's edit, and nine prompts in ten show the stream
+// context, as every live session and suite does.
+func jobMix() []string {
+	return []string{"--shop-share", "0.4", "--long-share", "0.1", "--strategy-share", "0.25", "--fault-share", "0.15",
+		"--persistent-share", "0.6", "--operator-share", "0.3", "--context-share", "0.9"}
 }
 
 // validate checks that every stage starts from an earlier one and that
@@ -186,7 +216,7 @@ const recipeTimes = "recipe-times.jsonl"
 func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train --recipe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	name := fs.String("recipe", "bundled", "recipe: bundled or smoke")
+	name := fs.String("recipe", "bundled", "recipe: bundled, job (the second generation's data, issue #19) or smoke")
 	out := fs.String("out", "", "the recipe's folder (required)")
 	until := fs.String("until", "bundled", "last row to train: base, sft, opd, hat (the table) or bundled (every stage)")
 	augment := fs.Bool("augment", true, "harness-state augmentation in the SFT stages (false: Fixed-Harness SFT)")
@@ -202,7 +232,7 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	r, ok := Recipes()[*name]
 	if !ok {
-		return &harness.UsageError{Msg: fmt.Sprintf("--recipe %q: want bundled or smoke", *name)}
+		return &harness.UsageError{Msg: fmt.Sprintf("--recipe %q: want bundled, job or smoke", *name)}
 	}
 	lastRow := slices.Index(recipeRows, *until)
 	switch {
