@@ -6,8 +6,9 @@
 //
 // The Reader pulls values in document order: Object calls a function per
 // member key, which must consume the member's value with one of the
-// value methods (or Skip). The Writer appends to a byte slice and places
-// commas itself.
+// value methods (or Skip). Parse (or Reader.Value) reads a document of
+// unknown layout into a tree of Values to walk. The Writer appends to a
+// byte slice and places commas itself.
 package jsonx
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -443,6 +445,145 @@ func (r *Reader) Skip() error {
 	default:
 		return r.errorf("unexpected character %q", c)
 	}
+}
+
+// Kind is the kind of a parsed Value.
+type Kind uint8
+
+// The kinds of JSON values.
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+// Value is a parsed JSON value: a tree for code that walks documents
+// whose layout it does not know in advance (a tool's result). Strings
+// are views of the parsed bytes, as with Reader.
+type Value struct {
+	Kind Kind
+	// Str is a String's text, Num a Number's value, Bool a Bool's.
+	Str  string
+	Num  float64
+	Bool bool
+	// Keys are an Object's member names in document order and Elems
+	// their values (at the same index); Elems are an Array's elements.
+	Keys  []string
+	Elems []*Value
+}
+
+// Parse reads b, which must be exactly one JSON value, as a tree.
+func Parse(b []byte) (*Value, error) {
+	r := NewReader(b)
+	v, err := r.Value()
+	if err == nil {
+		err = r.End()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Value reads any value as a tree.
+func (r *Reader) Value() (*Value, error) {
+	switch c := r.peek(); {
+	case c == '{':
+		v := &Value{Kind: Object}
+		err := r.Object(func(k string) error {
+			e, err := r.Value()
+			v.Keys, v.Elems = append(v.Keys, k), append(v.Elems, e)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	case c == '[':
+		v := &Value{Kind: Array}
+		err := r.Array(func() error {
+			e, err := r.Value()
+			v.Elems = append(v.Elems, e)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	case c == '"':
+		s, err := r.quoted()
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: String, Str: s}, nil
+	case c == 't' || c == 'f':
+		b, err := r.Bool()
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: Bool, Bool: b}, nil
+	case c == 'n':
+		if !r.Null() {
+			return nil, r.errorf("want null")
+		}
+		return &Value{Kind: Null}, nil
+	}
+	if r.i >= len(r.b) {
+		return nil, r.errorf("unexpected end of input")
+	}
+	f, err := r.Float()
+	if err != nil {
+		return nil, err
+	}
+	return &Value{Kind: Number, Num: f}, nil
+}
+
+// Get returns the first member named key of an object, or nil (also
+// when v is nil or not an object).
+func (v *Value) Get(key string) *Value {
+	if v == nil || v.Kind != Object {
+		return nil
+	}
+	for i, k := range v.Keys {
+		if k == key {
+			return v.Elems[i]
+		}
+	}
+	return nil
+}
+
+// Text returns a String's text or a Number written in the shortest
+// decimal form ("199", "0.5"); "" for other kinds and nil.
+func (v *Value) Text() string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Kind == String:
+		return v.Str
+	case v.Kind == Number:
+		return strconv.FormatFloat(v.Num, 'f', -1, 64)
+	}
+	return ""
+}
+
+// Number returns a Number's value or the value a String spells ("199",
+// " 9.9 "); 0 for anything else and nil.
+func (v *Value) Number() float64 {
+	switch {
+	case v == nil:
+		return 0
+	case v.Kind == Number:
+		return v.Num
+	case v.Kind == String:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+		if err == nil && !math.IsNaN(f) {
+			return f
+		}
+	}
+	return 0
 }
 
 // Valid reports whether b is exactly one JSON value.
