@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # devicecheck.sh proves the CUDA backend on a machine with an NVIDIA GPU:
 # the driver binding, NVRTC, every kernel against the CPU emulator, the
-# Runner and Backend against the CPU backend (parity), and tokens/s of a
+# Runner and Backend against the CPU backend (parity), the engine serving
+# through the Runner as LIVEHAT_BACKEND=cuda selects it, and tokens/s of a
 # Qwen2.5-0.5B-shaped model. About two minutes on an H200; well under five.
 #
 #   model/cuda/devicecheck.sh          build the test binaries and run them (needs Go)
@@ -22,6 +23,7 @@ build() {
 	mkdir -p "$bin"
 	(cd "$root" &&
 		CGO_ENABLED=0 go test -c -o "$bin/cuda.test" ./model/cuda &&
+		CGO_ENABLED=0 go test -c -o "$bin/engine.test" ./model/engine &&
 		CGO_ENABLED=0 go test -c -o "$bin/driver.test" ./model/cuda/internal/driver &&
 		CGO_ENABLED=0 go test -c -o "$bin/nvrtc.test" ./model/cuda/internal/nvrtc) || exit 1
 	echo "built test binaries in $bin"
@@ -66,6 +68,8 @@ run() {
 	cd "$here/internal/nvrtc" && timeout 60 "$bin/nvrtc.test" -test.run 'OnDevice' -test.v 2>&1 | grep -vE '^=== RUN' || status=1
 	echo "== kernels, parity with the emulator and the CPU backend"
 	cd "$here" && timeout 150 "$bin/cuda.test" -test.run 'GPU' -test.v -test.timeout 150s 2>&1 | grep -vE '^=== RUN' || status=1
+	echo "== engine on the Runner (LIVEHAT_BACKEND=cuda)"
+	cd "$root/model/engine" && LIVEHAT_BACKEND=cuda timeout 120 "$bin/engine.test" -test.run 'GPU|LoadBackendSelection' -test.v -test.timeout 120s 2>&1 | grep -vE '^=== RUN' || status=1
 	echo "== throughput (Qwen2.5-0.5B shape, random bf16 weights)"
 	cd "$here" && timeout 150 "$bin/cuda.test" -test.run '^$' -test.bench 'GPU' -test.benchtime 30x -test.timeout 150s 2>&1 || status=1
 	echo "== done (status $status)"

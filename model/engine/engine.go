@@ -99,10 +99,12 @@ type Options struct {
 	Speculative int
 	// Backend names the backend Load computes on when Model.Backend is
 	// nil: "cpu" or "cuda". Empty means the LIVEHAT_BACKEND environment
-	// variable (cpu when unset). Load fails when "cuda" is chosen and no
-	// device opens, rather than falling back to the CPU: a deployment that
-	// asked for the GPU would otherwise serve many times slower without
-	// anyone noticing.
+	// variable (cpu when unset). With "cuda" the engine generates through
+	// a cuda.Runner: the whole forward pass and the KV caches on the GPU,
+	// the MTP heads' drafts on the CPU. Load fails when "cuda" is chosen
+	// and no device opens, rather than falling back to the CPU: a
+	// deployment that asked for the GPU would otherwise serve many times
+	// slower without anyone noticing.
 	Backend string
 	// Threads is the CPU backend's compute threads when Load creates it
 	// (the host-side threads of the CUDA backend). 0 means
@@ -221,7 +223,12 @@ type Usage struct {
 // Engine serves chat completions from one model to any number of
 // concurrent callers. It is safe for concurrent use.
 type Engine struct {
-	model *model.Model
+	// dec is what the engine generates with: the model on its backend, or
+	// a GPU runner holding its weights (LIVEHAT_BACKEND=cuda).
+	dec model.Decoder
+	// host is the model dec was built from, which Model returns.
+	host  *model.Model
+	cfg   model.Config
 	tok   *tokenizer.Tokenizer
 	opts  Options
 	cache *model.PrefixCache
@@ -254,19 +261,19 @@ type Engine struct {
 // Load builds an engine from a Hugging Face checkpoint directory:
 // config.json, model.safetensors (or its shards) and tokenizer.json. Without
 // Options.Model.Backend it computes on the backend Options.Backend names
-// and stops it (and closes its GPU device) on Close.
+// and releases it (the CPU threads; the GPU runner and device) on Close.
 func Load(dir string, opts Options) (*Engine, error) {
 	mopts := opts.Model
-	owned := func() {}
+	var be backend
 	if mopts.Backend == nil {
-		b, release, err := openBackend(opts.Backend, opts.Threads)
-		if err != nil {
+		var err error
+		if be, err = openBackend(opts.Backend, opts.Threads); err != nil {
 			return nil, fmt.Errorf("engine: load %s: %w", dir, err)
 		}
-		mopts.Backend, owned = b, release
+		mopts.Backend = be.cpu
 	}
 	fail := func(err error) (*Engine, error) {
-		owned()
+		be.release()
 		return nil, fmt.Errorf("engine: load %s: %w", dir, err)
 	}
 	m, err := model.Load(dir, mopts)
@@ -277,7 +284,16 @@ func Load(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return fail(err)
 	}
-	e, err := newEngine(m, tok, opts, owned)
+	dec := m.Decoder()
+	if be.device != nil {
+		r, err := cuda.NewRunner(be.device, m, cuda.RunnerOptions{})
+		if err != nil {
+			return fail(err)
+		}
+		be.runner = r
+		dec = r.Decoder()
+	}
+	e, err := newEngine(dec, m, tok, opts, be.release)
 	if err != nil {
 		return fail(err)
 	}
@@ -288,47 +304,71 @@ func Load(dir string, opts Options) (*Engine, error) {
 // Options.Threads is 0: one per physical core but one, at least one.
 func DefaultThreads() int { return max(1, kernel.PhysicalCores()-1) }
 
-// openBackend creates the backend name selects ("" reads LIVEHAT_BACKEND)
-// on the given CPU threads and the function that releases it.
-func openBackend(name string, threads int) (model.Backend, func(), error) {
+// backend is what Load opened to compute on: the CPU threads the model
+// computes (or, on a GPU, drafts) on, and with cuda the device and, once
+// the weights are loaded, the runner on it.
+type backend struct {
+	cpu    *model.CPU
+	device *cuda.Device
+	runner *cuda.Runner
+}
+
+// release frees what was opened, the runner before its device.
+func (b backend) release() {
+	if b.runner != nil {
+		b.runner.Close()
+	}
+	if b.device != nil {
+		b.device.Close()
+	}
+	if b.cpu != nil {
+		b.cpu.Close()
+	}
+}
+
+// openBackend opens the backend name selects ("" reads LIVEHAT_BACKEND)
+// on the given CPU threads.
+func openBackend(name string, threads int) (backend, error) {
 	if threads <= 0 {
 		threads = DefaultThreads()
 	}
 	if name == "" {
 		var err error
 		if name, err = cuda.BackendName(); err != nil {
-			return nil, nil, err
+			return backend{}, err
 		}
 	}
 	switch name {
 	case "cpu":
-		cpu := model.NewCPU(threads)
-		return cpu, cpu.Close, nil
+		return backend{cpu: model.NewCPU(threads)}, nil
 	case "cuda":
 		d, err := cuda.Open(cuda.Options{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("backend cuda (LIVEHAT_BACKEND=cpu computes on the CPU instead): %w", err)
+			return backend{}, fmt.Errorf("backend cuda (LIVEHAT_BACKEND=cpu computes on the CPU instead): %w", err)
 		}
-		b := cuda.NewBackend(d, threads)
-		return b, func() {
-			b.Close()
-			d.Close()
-		}, nil
+		return backend{cpu: model.NewCPU(threads), device: d}, nil
 	}
-	return nil, nil, fmt.Errorf("unknown backend %q (want cpu or cuda)", name)
+	return backend{}, fmt.Errorf("unknown backend %q (want cpu or cuda)", name)
 }
 
-// New builds an engine over a model and its tokenizer. The engine does not
-// own the model's backend; the caller stops it after Close.
+// New builds an engine over a model and its tokenizer, computing on the
+// model's backend. The engine does not own the backend; the caller stops
+// it after Close.
 func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error) {
-	return newEngine(m, tok, opts, func() {})
-}
-
-func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned func()) (*Engine, error) {
-	if m == nil || tok == nil {
+	if m == nil {
 		return nil, errors.New("engine: a model and a tokenizer are required")
 	}
-	vocab := m.Config.VocabSize
+	return newEngine(m.Decoder(), m, tok, opts, func() {})
+}
+
+// newEngine builds an engine generating with dec, which was built from
+// host; owned releases what the engine owns.
+func newEngine(dec model.Decoder, host *model.Model, tok *tokenizer.Tokenizer, opts Options, owned func()) (*Engine, error) {
+	if dec == nil || tok == nil {
+		return nil, errors.New("engine: a model and a tokenizer are required")
+	}
+	cfg := dec.Config()
+	vocab := cfg.VocabSize
 	if tok.VocabSize() > vocab {
 		return nil, fmt.Errorf("engine: tokenizer has %d tokens, the model's vocabulary only %d", tok.VocabSize(), vocab)
 	}
@@ -347,11 +387,13 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned fun
 	if opts.PrefixCacheBytes == 0 {
 		opts.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
-	if opts.Speculative < 0 || opts.Speculative > len(m.MTP) {
-		return nil, fmt.Errorf("engine: Speculative %d: the model has %d MTP heads", opts.Speculative, len(m.MTP))
+	if opts.Speculative < 0 || opts.Speculative > dec.MTPHeads() {
+		return nil, fmt.Errorf("engine: Speculative %d: the model has %d MTP heads", opts.Speculative, dec.MTPHeads())
 	}
 	e := &Engine{
-		model:   m,
+		dec:     dec,
+		host:    host,
+		cfg:     cfg,
 		tok:     tok,
 		opts:    opts,
 		owned:   owned,
@@ -362,10 +404,10 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned fun
 		stopped: make(chan struct{}),
 	}
 	e.headDraft = func(d int, _ []*request, hidden []float32, tokens []int) ([]float32, []float32, error) {
-		return m.Draft(d, hidden, tokens)
+		return dec.Draft(d, hidden, tokens)
 	}
 	if opts.PrefixCacheBytes > 0 {
-		e.cache = model.NewPrefixCache(m, opts.PrefixCacheBytes)
+		e.cache = dec.NewPrefixCache(opts.PrefixCacheBytes)
 	}
 	for _, a := range tok.AddedTokens() {
 		if a.Special && a.ID < vocab {
@@ -373,7 +415,7 @@ func newEngine(m *model.Model, tok *tokenizer.Tokenizer, opts Options, owned fun
 			e.specialTexts = append(e.specialTexts, a.Content)
 		}
 	}
-	if id := m.Config.EOSTokenID; id >= 0 && id < vocab {
+	if id := cfg.EOSTokenID; id >= 0 && id < vocab {
 		e.eos[id] = true
 	}
 	for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
@@ -399,8 +441,9 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// Model returns the engine's model.
-func (e *Engine) Model() *model.Model { return e.model }
+// Model returns the engine's model: the weights it generates with on the
+// CPU, or those it uploaded to the GPU runner.
+func (e *Engine) Model() *model.Model { return e.host }
 
 // Tokenizer returns the engine's tokenizer.
 func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
@@ -546,7 +589,7 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	if len(prompt) == 0 {
 		return nil, errors.New("engine: the prompt encodes to no tokens")
 	}
-	if limit := e.model.MaxContext(); len(prompt) >= limit {
+	if limit := e.dec.MaxContext(); len(prompt) >= limit {
 		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in the model's context of %d: %w", len(prompt), limit, model.ErrContextTooLong)
 	}
 	r := &request{
@@ -659,7 +702,7 @@ func (e *Engine) hasSpecialText(s string) bool {
 // them) and the sets of tokens allowed after a constrained call.
 func (e *Engine) constraintVocabulary() (*constrain.Vocabulary, *afterCallSets) {
 	e.vocabOnce.Do(func() {
-		n := e.model.Config.VocabSize
+		n := e.cfg.VocabSize
 		tokens := make([][]byte, n)
 		after := &afterCallSets{spaced: constrain.NewTokenSet(n), closing: constrain.NewTokenSet(n), space: make([]bool, n)}
 		for id := range n {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -25,8 +26,8 @@ type request struct {
 	reply     *replyText
 	guard     *callGuard // nil unless the request is constrained
 
-	seq       *model.Sequence // nil until the request starts reading its prompt
-	fed       int             // prompt tokens in seq
+	seq       model.DecoderSequence // nil until the request starts reading its prompt
+	fed       int                   // prompt tokens in seq
 	generated int
 	next      int // sampled token to feed in the next step
 	// hidden is the trunk's hidden state at the last token in seq (the one
@@ -104,6 +105,13 @@ func (r *request) finish(reason string, err error) {
 		u.Decode = now.Sub(r.firstTok)
 	}
 	r.result.Usage = u
+	// A GPU runner's sequence holds device memory until it is closed; a
+	// CPU sequence is left to the garbage collector.
+	if c, ok := r.seq.(io.Closer); ok {
+		if cerr := c.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("engine: release the sequence: %w", cerr)
+		}
+	}
 	r.err = err
 	close(r.done)
 }
@@ -205,7 +213,7 @@ func (e *Engine) closeAll(lists ...[]*request) {
 // start gives a request its sequence when it first reads its prompt,
 // restoring the longest cached prefix of the prompt.
 func (e *Engine) start(r *request) error {
-	r.seq = e.model.NewSequence()
+	r.seq = e.dec.NewSequence()
 	if e.cache == nil {
 		return nil
 	}
@@ -247,7 +255,7 @@ func commonPrefix(a, b []int) int {
 // tokens with the MTP heads and feeds them after its next token, and the
 // step's logits at those positions verify them.
 func (e *Engine) step(active []*request) error {
-	seqs := make([]*model.Sequence, 0, len(active))
+	seqs := make([]model.DecoderSequence, 0, len(active))
 	tokens := make([][]int, 0, len(active))
 	stepped := make([]*request, 0, len(active))
 	budget := e.opts.PrefillChunk
@@ -311,7 +319,7 @@ func (e *Engine) step(active []*request) error {
 	for i, s := range seqs {
 		starts[i] = s.Len()
 	}
-	out, err := e.model.StepOutputs(ctx, seqs, tokens, all)
+	out, err := e.dec.StepOutputs(ctx, seqs, tokens, all)
 	if err != nil {
 		switch {
 		case e.stepCtx.Err() != nil:
@@ -329,7 +337,10 @@ func (e *Engine) step(active []*request) error {
 			if e.cache != nil {
 				// Storing each chunk lets requests admitted meanwhile
 				// reuse the part of a shared prefix already computed.
-				e.cache.Store(r.seq)
+				if err := e.cache.Store(r.seq); err != nil {
+					r.finish(FinishStop, fmt.Errorf("engine: prefix cache: %w", err))
+					continue
+				}
 			}
 			if r.prefilling() {
 				continue
@@ -352,7 +363,7 @@ func (e *Engine) draftLimit(r *request) int {
 	if e.opts.Speculative == 0 || r.prefilling() || r.hidden == nil {
 		return 0
 	}
-	k := min(e.opts.Speculative, e.model.MaxContext()-r.seq.Len()-1)
+	k := min(e.opts.Speculative, e.dec.MaxContext()-r.seq.Len()-1)
 	if r.maxTokens > 0 {
 		k = min(k, r.maxTokens-r.generated-1)
 	}
@@ -373,7 +384,7 @@ func (e *Engine) draft(stepped []*request) error {
 			limits = append(limits, k)
 		}
 	}
-	H, V := e.model.Config.HiddenSize, e.model.Config.VocabSize
+	H, V := e.cfg.HiddenSize, e.cfg.VocabSize
 	hidden := make([][]float32, len(rs))
 	for i, r := range rs {
 		hidden[i] = r.hidden
@@ -438,7 +449,7 @@ func (e *Engine) draft(stepped []*request) error {
 // replaced draft ends the step, and the cache of the positions after it is
 // dropped. start is the sequence's length before the step.
 func (e *Engine) verify(r *request, out model.StepOutput, start int) {
-	V, H := e.model.Config.VocabSize, e.model.Config.HiddenSize
+	V, H := e.cfg.VocabSize, e.cfg.HiddenSize
 	// The counts are updated before each token goes out, since the token
 	// that finishes the request also freezes its Usage.
 	e.count(r, model.SpecStats{Steps: 1, Drafted: len(r.drafts)})
@@ -532,7 +543,7 @@ func (e *Engine) emit(r *request, id, seqLen int) {
 	case stopped:
 		e.complete(r, FinishStop)
 	case r.maxTokens > 0 && r.generated >= r.maxTokens,
-		seqLen >= e.model.MaxContext():
+		seqLen >= e.dec.MaxContext():
 		e.complete(r, FinishLength)
 	default:
 		r.next = id
@@ -543,8 +554,11 @@ func (e *Engine) emit(r *request, id, seqLen int) {
 // into the prefix cache with the prompt: the next turn of the conversation
 // repeats them, when its prompt renders this reply as the model wrote it.
 func (e *Engine) complete(r *request, reason string) {
+	var err error
 	if e.cache != nil {
-		e.cache.Store(r.seq)
+		if serr := e.cache.Store(r.seq); serr != nil {
+			err = fmt.Errorf("engine: prefix cache: %w", serr)
+		}
 	}
-	r.finish(reason, nil)
+	r.finish(reason, err)
 }

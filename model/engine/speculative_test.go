@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,7 @@ func mtpModel(t *testing.T, preset string, tok *tokenizer.Tokenizer, seed uint64
 // never produce.
 func oracleDrafts(t *testing.T, e *Engine, cfg sample.Config, wrongShare int) {
 	t.Helper()
-	m := e.model
+	m := e.host
 	rng := rand.New(rand.NewPCG(5, 6))
 	planned := map[*request][]int{}
 	seqs := map[*request]*model.Sequence{}
@@ -233,11 +235,23 @@ func TestLoadBackendSelection(t *testing.T) {
 	e, err := Load(dir, Options{})
 	switch {
 	case err == nil:
-		// A machine with a GPU: the engine computes on it.
-		if _, ok := e.Model().Backend().(*cuda.Backend); !ok {
-			t.Errorf("LIVEHAT_BACKEND=cuda loaded a %T", e.Model().Backend())
+		// A machine with a GPU: the engine generates through the runner.
+		seq := e.dec.NewSequence()
+		if _, ok := seq.(*cuda.Sequence); !ok {
+			t.Errorf("LIVEHAT_BACKEND=cuda steps %T sequences", seq)
+		}
+		seq.(io.Closer).Close()
+		// The second request restores the first one's prompt from the
+		// prefix cache, through the host, into device memory.
+		for i := range 2 {
+			res, err := e.Generate(context.Background(), Request{Messages: question("host", "Hi"), MaxTokens: 8}, nil)
+			if err != nil || res.Usage.CompletionTokens == 0 || i == 1 && res.Usage.CachedTokens == 0 {
+				t.Errorf("request %d on the runner: %+v, %v", i, res, err)
+			}
 		}
 		e.Close()
+	case os.Getenv("LIVEHAT_REQUIRE_GPU") != "":
+		t.Errorf("LIVEHAT_REQUIRE_GPU is set and LIVEHAT_BACKEND=cuda does not load: %v", err)
 	case !errors.Is(err, cuda.ErrNoDriver) || !strings.Contains(err.Error(), "LIVEHAT_BACKEND=cpu"):
 		t.Errorf("cuda without a driver: %v", err)
 	}
