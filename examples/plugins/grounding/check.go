@@ -38,6 +38,12 @@ type checker struct {
 // analyze gathers the turn's facts and checks the reply against them.
 func analyze(t *Turn) (*turnFacts, []Finding) {
 	tf := newTurnFacts(t)
+	return tf, checkReply(t, tf)
+}
+
+// checkReply checks t.Reply against tf, the facts of t. It leaves tf as
+// it was, so a rewrite of the reply is checked against the same facts.
+func checkReply(t *Turn, tf *turnFacts) []Finding {
 	text := normalize(t.Reply)
 	c := &checker{t: t, tf: tf, text: text, lower: asciiLower(text), used: make([]bool, len(text)), named: make([]bool, len(text))}
 	c.runes = newRuneSet(c.lower)
@@ -65,7 +71,7 @@ func analyze(t *Turn) (*turnFacts, []Finding) {
 		c.language()
 	}
 	sort.SliceStable(c.findings, func(i, j int) bool { return c.findings[i].at < c.findings[j].at })
-	return tf, c.findings
+	return c.findings
 }
 
 func (c *checker) on(k Kind) bool { return c.t.Config.checks(k) }

@@ -68,8 +68,8 @@ func runtimeLang(message string) string {
 func catalogFor(r *liveroom.Room, turn Turn) []Item {
 	text := strings.ToLower(turn.Reply + "\n" + turn.Message)
 	var ids []string
-	for _, c := range turn.Calls {
-		ids = append(ids, callItemIDs(c)...)
+	for _, c := range turn.parsedCalls() {
+		ids = append(ids, c.itemIDs()...)
 	}
 	var out []Item
 	for _, it := range r.Items {
@@ -183,8 +183,8 @@ func TestExpertFallbacksPass(t *testing.T) {
 
 // idOf is the item id the turn's first result names.
 func idOf(t Turn) string {
-	for _, c := range t.Calls {
-		if ids := callItemIDs(c); len(ids) > 0 {
+	for _, c := range t.parsedCalls() {
+		if ids := c.itemIDs(); len(ids) > 0 {
 			return ids[0]
 		}
 	}

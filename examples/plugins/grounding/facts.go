@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/livehat/livehat/sdk/jsonx"
 )
 
 // keyed is a number a result gave under a key ("price", "return_days").
@@ -152,7 +154,7 @@ func newTurnFacts(t *Turn) *turnFacts {
 		}
 		tf.kindSourcesLower = append(tf.kindSourcesLower, f.names...)
 	}
-	for _, c := range t.Calls {
+	for _, c := range t.parsedCalls() {
 		tf.addCall(c)
 	}
 	for _, c := range t.Context {
@@ -262,16 +264,35 @@ func exportOf(c Call) string {
 	return c.Name
 }
 
-// callItemIDs returns the item ids a call names: in its arguments and at
-// the top of its result. The host looks these items up in the catalog.
-func callItemIDs(c Call) []string {
-	var out []string
-	for _, raw := range [][]byte{c.Arguments, c.Result} {
-		n, err := parseJSON(raw)
-		if err != nil {
-			continue
+// parsedCall is a call with its arguments and result parsed: nil where
+// they are not JSON.
+type parsedCall struct {
+	Call
+	args, result *jsonx.Value
+}
+
+// parsedCalls returns t.Calls with their JSON parsed. It parses once a
+// turn (a WASM guest pays for every pass over a result, and the hook
+// reads each twice: for the items to look up, then for the facts), so
+// Calls must not change after the first call.
+func (t *Turn) parsedCalls() []parsedCall {
+	if len(t.parsed) != len(t.Calls) {
+		t.parsed = make([]parsedCall, len(t.Calls))
+		for i, c := range t.Calls {
+			t.parsed[i].Call = c
+			t.parsed[i].args, _ = jsonx.Parse(c.Arguments)
+			t.parsed[i].result, _ = jsonx.Parse(c.Result)
 		}
-		if id := strings.TrimSpace(n.str("item_id")); id != "" && !slices.Contains(out, id) {
+	}
+	return t.parsed
+}
+
+// itemIDs returns the item ids a call names: in its arguments and at the
+// top of its result. The host looks these items up in the catalog.
+func (c parsedCall) itemIDs() []string {
+	var out []string
+	for _, n := range []*jsonx.Value{c.args, c.result} {
+		if id := strings.TrimSpace(n.Get("item_id").Text()); id != "" && !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}
@@ -282,6 +303,11 @@ func callItemIDs(c Call) []string {
 // 3"); the host looks up the items at them.
 func statedLinks(reply string) []int {
 	text := normalize(reply)
+	// Every link pattern needs one of these words: most replies state no
+	// link, and a scan costs a WASM guest a few hundred microseconds.
+	if !strings.Contains(text, "号") && !strings.Contains(text, "链接") && !strings.Contains(asciiLower(text), "link") {
+		return nil
+	}
 	var out []int
 	for _, t := range scan(text, make([]bool, len(text))) {
 		if n := int(t.v); t.kind == tokLink && n > 0 && !slices.Contains(out, n) {
@@ -292,26 +318,22 @@ func statedLinks(reply string) []int {
 }
 
 // addCall adds the facts of one tool call's result.
-func (tf *turnFacts) addCall(c Call) {
+func (tf *turnFacts) addCall(pc parsedCall) {
+	c, root := pc.Call, pc.result
 	if exportOf(c) == "load_skill" {
 		return
 	}
-	root, err := parseJSON(c.Result)
-	if err != nil || (root.kind != 'o' && root.kind != 'a') {
+	if root == nil || (root.Kind != jsonx.Object && root.Kind != jsonx.Array) {
 		return // not JSON: a skill's text, nothing to back a fact with
 	}
-	if len(root.vals) == 0 {
+	if len(root.Elems) == 0 {
 		return // an empty result ({} of a tool that failed quietly) states nothing, not even that a link was pinned
 	}
-	args, _ := parseJSON(c.Arguments)
-	argID := ""
-	if args != nil {
-		argID = args.str("item_id")
-	}
-	if found := root.get("found"); found != nil && found.kind == 'b' && !found.b {
+	argID := pc.args.Get("item_id").Text()
+	if found := root.Get("found"); found != nil && found.Kind == jsonx.Bool && !found.Bool {
 		return // a lookup that found nothing states nothing (its message echoes the query)
 	}
-	if root.kind == 'o' && root.get("error") != nil {
+	if root.Kind == jsonx.Object && root.Get("error") != nil {
 		if exportOf(c) == "send_link" {
 			tf.sendLinkFailed = true
 		}
@@ -327,7 +349,7 @@ func (tf *turnFacts) addCall(c Call) {
 	if owner == nil && len(tf.items) > before {
 		owner = tf.items[before]
 	}
-	if id := root.str("item_id"); owner == nil && id != "" {
+	if id := root.Get("item_id").Text(); owner == nil && id != "" {
 		// A harness variant may name the argument otherwise ("product");
 		// the result still says which item it answered for.
 		owner = tf.item(id)
@@ -352,10 +374,10 @@ func (tf *turnFacts) addCall(c Call) {
 // own item, or none). path is the key path of the value ("" at the top,
 // "promotions" inside that list), so that a promotion's or a variant's
 // price is not taken for the item's.
-func (tf *turnFacts) walk(n *jnode, it *itemFacts, path string) {
-	switch n.kind {
-	case 'o':
-		if id := n.str("item_id"); id != "" {
+func (tf *turnFacts) walk(n *jsonx.Value, it *itemFacts, path string) {
+	switch n.Kind {
+	case jsonx.Object:
+		if id := n.Get("item_id").Text(); id != "" {
 			it = tf.item(id)
 			it.inPlay = true
 		}
@@ -363,15 +385,15 @@ func (tf *turnFacts) walk(n *jnode, it *itemFacts, path string) {
 		if target == nil {
 			target = tf.global
 		}
-		if n.get("key") != nil && n.get("value") != nil {
+		if n.Get("key") != nil && n.Get("value") != nil {
 			tf.addSpec(target, n)
 			return
 		}
-		for i, k := range n.keys {
-			tf.member(target, path, asciiLower(k), n.vals[i], n)
+		for i, k := range n.Keys {
+			tf.member(target, path, asciiLower(k), n.Elems[i], n)
 		}
-	case 'a':
-		for _, v := range n.vals {
+	case jsonx.Array:
+		for _, v := range n.Elems {
 			tf.walk(v, it, path)
 		}
 	default:
@@ -398,26 +420,26 @@ const notStated = "not stated"
 
 // member adds the member k of an object (parent) at path to the facts of
 // it.
-func (tf *turnFacts) member(it *itemFacts, path, k string, v *jnode, parent *jnode) {
+func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, parent *jsonx.Value) {
 	full := join(path, k)
 	top := path == ""
-	if v.kind == 's' && strings.EqualFold(strings.TrimSpace(v.s), notStated) {
+	if v.Kind == jsonx.String && strings.EqualFold(strings.TrimSpace(v.Str), notStated) {
 		it.unstated = append(it.unstated, full)
 		return
 	}
 	switch {
 	case k == "item_id" || k == "id" || strings.HasSuffix(k, "_id"):
-		if v.kind == 's' && v.s != "" {
-			tf.ids = append(tf.ids, v.s)
+		if v.Kind == jsonx.String && v.Str != "" {
+			tf.ids = append(tf.ids, v.Str)
 		}
 		return
-	case (k == "name" || k == "title") && v.kind == 's' && parent != nil && parent.get("item_id") != nil:
-		it.addName(v.s)
-	case k == "currency" && v.kind == 's':
-		tf.currency = strings.ToUpper(v.s)
+	case (k == "name" || k == "title") && v.Kind == jsonx.String && parent != nil && parent.Get("item_id") != nil:
+		it.addName(v.Str)
+	case k == "currency" && v.Kind == jsonx.String:
+		tf.currency = strings.ToUpper(v.Str)
 		return
-	case k == "link" && v.kind == 'n' && top:
-		it.links = append(it.links, int(v.n))
+	case k == "link" && v.Kind == jsonx.Number && top:
+		it.links = append(it.links, int(v.Num))
 	case k == "stock" || k == "inventory" || k == "stock_left":
 		tf.addStock(it, "", v)
 		return
@@ -428,59 +450,59 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jnode, parent *jno
 		tf.addVariants(it, full, v)
 		return
 	case k == "size_chart" || k == "sizes" || k == "size_table":
-		if v.kind == 'a' {
-			for _, row := range v.vals {
+		if v.Kind == jsonx.Array {
+			for _, row := range v.Elems {
 				tf.addSizeRow(it, row)
 			}
 			return
 		}
 	case k == "coupon" || k == "coupons" || strings.HasSuffix(k, "_coupon"):
 		tf.addCoupons(it, v)
-	case k == "eligible" && v.kind == 'b' && top:
-		b := v.b
+	case k == "eligible" && v.Kind == jsonx.Bool && top:
+		b := v.Bool
 		it.eligible = &b
-	case k == "pinned" && v.kind == 'b' && v.b:
+	case k == "pinned" && v.Kind == jsonx.Bool && v.Bool:
 		it.pinned, tf.pinnedAny = true, true
-	case (k == "sent" || k == "issued") && v.kind == 'b' && v.b && parent != nil && parent.get("coupon") != nil:
+	case (k == "sent" || k == "issued") && v.Kind == jsonx.Bool && v.Bool && parent != nil && parent.Get("coupon") != nil:
 		tf.couponSent = true
-	case k == "allergens" && v.kind == 's' && strings.EqualFold(v.s, "none"):
+	case k == "allergens" && v.Kind == jsonx.String && strings.EqualFold(v.Str, "none"):
 		it.allergenFree = true
 		it.texts = append(it.texts, "allergens")
 		return
-	case k == "conditions" && strings.Contains(path, "return") && v.kind == 'a':
-		for _, e := range v.vals {
-			if e.kind == 's' {
-				it.returnConditions = append(it.returnConditions, e.s)
+	case k == "conditions" && strings.Contains(path, "return") && v.Kind == jsonx.Array:
+		for _, e := range v.Elems {
+			if e.Kind == jsonx.String {
+				it.returnConditions = append(it.returnConditions, e.Str)
 			}
 		}
 	case k == "attributes" || k == "specs" || k == "spec":
-		if v.kind == 'o' {
-			for i, ak := range v.keys {
-				tf.addAttribute(it, ak, v.vals[i].text(), "")
+		if v.Kind == jsonx.Object {
+			for i, ak := range v.Keys {
+				tf.addAttribute(it, ak, v.Elems[i].Text(), "")
 			}
 			return
 		}
 	}
-	switch v.kind {
-	case 'n':
-		tf.addNumber(it, full, top, v.n)
-	case 's':
-		tf.addString(it, full, top, v.s)
-	case 'b':
-		it.flags = append(it.flags, flag{k, v.b})
-		if v.b {
+	switch v.Kind {
+	case jsonx.Number:
+		tf.addNumber(it, full, top, v.Num)
+	case jsonx.String:
+		tf.addString(it, full, top, v.Str)
+	case jsonx.Bool:
+		it.flags = append(it.flags, flag{k, v.Bool})
+		if v.Bool {
 			it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
 		}
-	case 'o', 'a':
+	case jsonx.Object, jsonx.Array:
 		it.texts = append(it.texts, strings.ReplaceAll(k, "_", " "))
-		if v.kind == 'o' {
-			for i, ck := range v.keys {
-				tf.member(it, full, asciiLower(ck), v.vals[i], v)
+		if v.Kind == jsonx.Object {
+			for i, ck := range v.Keys {
+				tf.member(it, full, asciiLower(ck), v.Elems[i], v)
 			}
 			return
 		}
-		for _, e := range v.vals {
-			if e.kind == 'o' {
+		for _, e := range v.Elems {
+			if e.Kind == jsonx.Object {
 				tf.walk(e, it, full)
 			} else {
 				tf.member(it, path, k, e, nil)
@@ -519,30 +541,30 @@ func (tf *turnFacts) addAttribute(it *itemFacts, key, value, unit string) {
 
 // addSpec adds a typed spec: {"key": "battery_life", "value": 30,
 // "unit": "h", "label": "Battery life", "label_zh": "续航", "value_zh": …}.
-func (tf *turnFacts) addSpec(it *itemFacts, n *jnode) {
-	v := n.get("value")
-	value := v.text()
-	if v.kind == 'b' {
-		value = strconv.FormatBool(v.b)
+func (tf *turnFacts) addSpec(it *itemFacts, n *jsonx.Value) {
+	v := n.Get("value")
+	value := v.Text()
+	if v.Kind == jsonx.Bool {
+		value = strconv.FormatBool(v.Bool)
 	}
-	unit := n.str("unit")
-	for _, key := range []string{n.str("key"), n.str("label")} {
+	unit := n.Get("unit").Text()
+	for _, key := range []string{n.Get("key").Text(), n.Get("label").Text()} {
 		if key != "" {
 			tf.addAttribute(it, key, value, unit)
 		}
 	}
-	if zh := n.str("label_zh"); zh != "" {
-		zhValue := n.str("value_zh")
+	if zh := n.Get("label_zh").Text(); zh != "" {
+		zhValue := n.Get("value_zh").Text()
 		switch {
-		case v.kind == 'b' && v.b:
+		case v.Kind == jsonx.Bool && v.Bool:
 			it.texts = append(it.texts, asciiLower(zh))
 			zhValue = "是"
-		case v.kind == 'b':
+		case v.Kind == jsonx.Bool:
 			it.texts = append(it.texts, "不"+zh, "无"+zh, "没有"+zh)
 			zhValue = "否"
 		case zhValue == "":
 			zhValue = value
-			if v.kind == 'n' {
+			if v.Kind == jsonx.Number {
 				zhValue += unit
 			}
 		}
@@ -730,37 +752,37 @@ func (it *itemFacts) stockEntry(variant string) *variantStock {
 
 // addStock reads "stock": 8, {"M": 0, "L": 30, "XL": "not stated"} or
 // [{"name": "M", "stock": 0}].
-func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jnode) {
-	switch v.kind {
-	case 'n':
+func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jsonx.Value) {
+	switch v.Kind {
+	case jsonx.Number:
 		it.hasStock = true
 		e := it.stockEntry(variant)
-		e.stock, e.counted = int(v.n), true
-		it.numbers = append(it.numbers, v.n)
-	case 's':
-		if n, err := strconv.Atoi(strings.TrimSpace(v.s)); err == nil {
-			tf.addStock(it, variant, &jnode{kind: 'n', n: float64(n)})
+		e.stock, e.counted = int(v.Num), true
+		it.numbers = append(it.numbers, v.Num)
+	case jsonx.String:
+		if n, err := strconv.Atoi(strings.TrimSpace(v.Str)); err == nil {
+			tf.addStock(it, variant, &jsonx.Value{Kind: jsonx.Number, Num: float64(n)})
 			return
 		}
 		it.stockEntry(variant)
-	case 'o':
-		for i, k := range v.keys {
-			tf.addStock(it, k, v.vals[i])
+	case jsonx.Object:
+		for i, k := range v.Keys {
+			tf.addStock(it, k, v.Elems[i])
 			if k != "" && !strings.EqualFold(k, "standard") {
 				it.variants = appendVariant(it.variants, k)
 			}
 		}
-		if len(v.keys) > 1 {
-			it.numbers = append(it.numbers, float64(len(v.keys)))
+		if len(v.Keys) > 1 {
+			it.numbers = append(it.numbers, float64(len(v.Keys)))
 		}
-	case 'a':
+	case jsonx.Array:
 		tf.addVariants(it, "variants", v)
 	}
 }
 
 // addStockState reads "stock_state": "sold_out" (the item's) or
 // {"M": "sold_out", "L": "low"} (per variant).
-func addStockState(it *itemFacts, v *jnode) {
+func addStockState(it *itemFacts, v *jsonx.Value) {
 	set := func(variant, state string) {
 		switch state = asciiLower(strings.TrimSpace(state)); state {
 		case stateInStock, stateLow, stateSoldOut, "presale":
@@ -768,32 +790,32 @@ func addStockState(it *itemFacts, v *jnode) {
 			it.stockEntry(variant).state = state
 		}
 	}
-	switch v.kind {
-	case 's':
-		set("", v.s)
-	case 'o':
-		for i, k := range v.keys {
-			set(k, v.vals[i].text())
+	switch v.Kind {
+	case jsonx.String:
+		set("", v.Str)
+	case jsonx.Object:
+		for i, k := range v.Keys {
+			set(k, v.Elems[i].Text())
 		}
 	}
 }
 
 // addVariants reads ["M", "L"] or [{"name": "M", "stock": 0,
 // "stock_state": "sold_out", "price": "129", …}, …].
-func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jnode) {
-	if v.kind != 'a' {
+func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jsonx.Value) {
+	if v.Kind != jsonx.Array {
 		return
 	}
-	for _, e := range v.vals {
-		switch e.kind {
-		case 's':
-			it.variants = appendVariant(it.variants, e.s)
-			it.texts = append(it.texts, asciiLower(e.s))
-			tf.addText(it, "variant", e.s)
-		case 'o':
+	for _, e := range v.Elems {
+		switch e.Kind {
+		case jsonx.String:
+			it.variants = appendVariant(it.variants, e.Str)
+			it.texts = append(it.texts, asciiLower(e.Str))
+			tf.addText(it, "variant", e.Str)
+		case jsonx.Object:
 			name := ""
 			for _, k := range []string{"name", "variant", "size", "color", "colour"} {
-				if name = e.str(k); name != "" {
+				if name = e.Get(k).Text(); name != "" {
 					break
 				}
 			}
@@ -803,21 +825,21 @@ func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jnode) {
 			it.variants = appendVariant(it.variants, name)
 			it.texts = append(it.texts, asciiLower(name))
 			tf.addText(it, "variant", name)
-			for i, k := range e.keys {
+			for i, k := range e.Keys {
 				switch k = asciiLower(k); k {
 				case "name":
 				case "stock":
-					tf.addStock(it, name, e.vals[i])
+					tf.addStock(it, name, e.Elems[i])
 				case "stock_state":
-					addStockState(it, &jnode{kind: 'o', keys: []string{name}, vals: []*jnode{e.vals[i]}})
+					addStockState(it, &jsonx.Value{Kind: jsonx.Object, Keys: []string{name}, Elems: []*jsonx.Value{e.Elems[i]}})
 				default:
-					tf.member(it, path, k, e.vals[i], e)
+					tf.member(it, path, k, e.Elems[i], e)
 				}
 			}
 		}
 	}
-	if len(v.vals) > 1 {
-		it.numbers = append(it.numbers, float64(len(v.vals)))
+	if len(v.Elems) > 1 {
+		it.numbers = append(it.numbers, float64(len(v.Elems)))
 	}
 }
 
@@ -833,18 +855,18 @@ func appendVariant(vs []string, v string) []string {
 // addSizeRow reads a size chart row: {"size": "L", "min_height_cm": 170,
 // "max_height_cm": 180, …}; an absent bound is open. Ranges as text
 // ({"size": "XL", "height": "185cm+"}) are read too.
-func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
-	if n.kind != 'o' {
+func (tf *turnFacts) addSizeRow(it *itemFacts, n *jsonx.Value) {
+	if n.Kind != jsonx.Object {
 		return
 	}
-	row := sizeRow{size: strings.ToUpper(n.str("size"))}
+	row := sizeRow{size: strings.ToUpper(n.Get("size").Text())}
 	if row.size == "" {
 		return
 	}
 	it.sizes = appendSize(it.sizes, row.size)
-	for i, k := range n.keys {
+	for i, k := range n.Keys {
 		k = asciiLower(k)
-		v := n.vals[i]
+		v := n.Elems[i]
 		height := strings.Contains(k, "height")
 		weight := strings.Contains(k, "weight")
 		if !height && !weight {
@@ -854,17 +876,17 @@ func (tf *turnFacts) addSizeRow(it *itemFacts, n *jnode) {
 		if weight {
 			lo, hi = &row.minW, &row.maxW
 		}
-		switch v.kind {
-		case 'n':
-			it.numbers = append(it.numbers, v.n)
+		switch v.Kind {
+		case jsonx.Number:
+			it.numbers = append(it.numbers, v.Num)
 			switch {
 			case strings.Contains(k, "min"):
-				*lo = v.n
+				*lo = v.Num
 			case strings.Contains(k, "max"):
-				*hi = v.n
+				*hi = v.Num
 			}
-		case 's':
-			a, b, ok := parseRange(v.s)
+		case jsonx.String:
+			a, b, ok := parseRange(v.Str)
 			if ok {
 				*lo, *hi = a, b
 				it.numbers = append(it.numbers, a, b)
@@ -896,16 +918,16 @@ func parseRange(s string) (float64, float64, bool) {
 
 // addCoupons reads a coupon object or a list of them: a fixed amount
 // ("amount") or a percentage ("percent_off"), and the spend it needs.
-func (tf *turnFacts) addCoupons(it *itemFacts, v *jnode) {
-	switch v.kind {
-	case 'a':
-		for _, e := range v.vals {
+func (tf *turnFacts) addCoupons(it *itemFacts, v *jsonx.Value) {
+	switch v.Kind {
+	case jsonx.Array:
+		for _, e := range v.Elems {
 			tf.addCoupons(it, e)
 		}
-	case 'o':
+	case jsonx.Object:
 		var c coupon
-		for i, k := range v.keys {
-			x := v.vals[i].number()
+		for i, k := range v.Keys {
+			x := v.Elems[i].Number()
 			switch k := asciiLower(k); {
 			case k == "amount" || k == "value" || k == "off":
 				c.amount = toFen(x)

@@ -162,10 +162,11 @@ func fallback(t *Turn, tf *turnFacts) string {
 	}
 	out := strings.Join(parts, sep)
 	// The rewrite must pass the check; if a fact reads back wrong, the
-	// honest line is the one that goes on air.
+	// honest line is the one that goes on air. Only the reply differs,
+	// so the turn's facts are not gathered again.
 	check := *t
 	check.Reply = out
-	if _, findings := analyze(&check); len(findings) > 0 {
+	if findings := checkReply(&check, tf); len(findings) > 0 {
 		return s.say("Let me check that for you.", "这个我帮您确认一下，稍等哦。")
 	}
 	return out

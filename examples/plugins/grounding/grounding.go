@@ -52,6 +52,9 @@ type Turn struct {
 	Attempt, Attempts int
 	// Config switches checks off and sets thresholds.
 	Config Config
+
+	// parsed are Calls with their JSON parsed (see parsedCalls).
+	parsed []parsedCall
 }
 
 // Call is one tool call of the turn.

@@ -28,7 +28,7 @@ func checkGrounding() int32 {
 		for _, c := range in.Context {
 			t.Context = append(t.Context, ContextItem{Title: c.Title, Text: c.Text})
 		}
-		t.Items = catalogItems(t)
+		t.Items = catalogItems(&t)
 		return Decide(t)
 	})
 }
@@ -41,7 +41,7 @@ var streamZone = time.FixedZone("CST", 8*60*60)
 // those the reply or the message names, those the calls looked up and
 // those at the link numbers the reply states. A lookup that fails leaves
 // its items out, so fewer names are backed: the check fails closed.
-func catalogItems(t Turn) []Item {
+func catalogItems(t *Turn) []Item {
 	var items []Item
 	add := func(res *sdk.CatalogResult, err error) {
 		if err != nil || res == nil {
@@ -58,8 +58,8 @@ func catalogItems(t Turn) []Item {
 	if text := strings.TrimSpace(t.Reply + "\n" + t.Message); text != "" {
 		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Text: text, Limit: 20}))
 	}
-	for _, c := range t.Calls {
-		for _, id := range callItemIDs(c) {
+	for _, c := range t.parsedCalls() {
+		for _, id := range c.itemIDs() {
 			if !slices.ContainsFunc(items, func(it Item) bool { return it.ID == id }) {
 				add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", ID: id}))
 			}

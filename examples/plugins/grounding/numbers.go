@@ -90,10 +90,10 @@ var scanPatterns = []pattern{
 		return setDate(t, 0, atoi(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
 	{tokDate, regexp.MustCompile(`(\d{1,2})/(\d{1,2})`), anyOf("/"), readSlashDate},
-	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), anyOf(months...), func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(?i)\b(` + month + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`), wordThenDigit(months...), func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 1)), atoi(sub(s, m, 2)))
 	}},
-	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), anyOf(months...), func(s string, m []int, t *token) bool {
+	{tokDate, regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + month + `)\b\.?(?:,?\s*(\d{4}))?`), digitThenWord("stndrh", months...), func(s string, m []int, t *token) bool {
 		return setDate(t, atoi(sub(s, m, 3)), monthNumber(sub(s, m, 2)), atoi(sub(s, m, 1)))
 	}},
 	{tokRelDate, regexp.MustCompile(`(今天|今日|今晚|明天|明日|明早|明晚|后天)\s*(?:就|会|可以|能|开始|晚上|下午|上午)?\s*(补货|到货|上架|发货|发出|开抢|截止|结束|到)`),
@@ -105,7 +105,7 @@ var scanPatterns = []pattern{
 		return t.v < 24 && t.v2 < 60
 	}},
 	{tokTime, regexp.MustCompile(`(早上|上午|中午|下午|晚上|今晚|明晚|今早|明早|凌晨|傍晚)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?:\s*(\d{1,2})\s*分|(半))?`), anyOf("点"), readClock},
-	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), anyOf("am", "pm"), func(s string, m []int, t *token) bool {
+	{tokTime, regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b`), digitThenWord(":", "am", "pm"), func(s string, m []int, t *token) bool {
 		t.v, t.v2 = float64(atoi(sub(s, m, 1))), float64(atoi(sub(s, m, 2)))
 		if strings.EqualFold(sub(s, m, 3), "pm") && t.v < 12 {
 			t.v += 12
@@ -177,7 +177,7 @@ var scanPatterns = []pattern{
 	{tokSize, regexp.MustCompile(`\b(` + sizes + `)\s+(?i:size)\b`), anyOf("size"), readSize},
 	{tokSize, regexp.MustCompile(`(?i:\b(?:take|get|go with|choose|pick|recommend|wear|try))\s+(?:an?\s+|the\s+)?(` + sizes + `)\b`), anyOf("take", "get", "go with", "choose", "pick", "recommend", "wear", "try"), readSize},
 	{tokQuantity, regexp.MustCompile(num + `\s*(件|个|份|瓶|支|盒|套|台|双|条|包|袋|罐|只|款|色|种|次|位|人)`), anyOf(quantityWords...), readFirst},
-	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), anyOf("piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"), readFirst},
+	{tokQuantity, regexp.MustCompile(`(?i)\b(\d+)\s+(pieces?|items?|pcs|bottles?|boxes?|pairs?|packs?|sets?|colou?rs?|shades?|flavou?rs?|sizes?|styles?|people|times)\b`), digitThenWord("", "piece", "item", "pcs", "bottle", "box", "pair", "pack", "set", "colo", "shade", "flavo", "size", "style", "people", "times"), readFirst},
 }
 
 // anchored holds, for each scan pattern that starts with a number, the
@@ -275,6 +275,89 @@ func digitThen(letters string) func(string, *runeSet) bool {
 			}
 			if j < len(lower) && strings.IndexByte(letters, lower[j]) >= 0 {
 				return true
+			}
+		}
+		return false
+	}
+}
+
+// isSpace reports whether c is white space as \s reads it.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// hasWordAt reports whether lower holds one of words at i.
+func hasWordAt(lower string, i int, words []string) bool {
+	for _, w := range words {
+		if strings.HasPrefix(lower[i:], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitThenWord is a need: a digit, after more digits or bytes of glue
+// and then white space (or "of" and white space), is followed by one of
+// words. It is tighter than anyOf for patterns that start with a number
+// and end in a common English word ("4 pm", "2 pairs", "5th of May"):
+// product texts hold "stream", "repair" and "may" far more often than
+// such a phrase.
+func digitThenWord(glue string, words ...string) func(string, *runeSet) bool {
+	return func(lower string, _ *runeSet) bool {
+		for i := 0; i < len(lower); i++ {
+			if !isDigit(lower[i]) {
+				continue
+			}
+			j := i + 1
+			for j < len(lower) && (isDigit(lower[j]) || strings.IndexByte(glue, lower[j]) >= 0) {
+				j++
+			}
+			for j < len(lower) && isSpace(lower[j]) {
+				j++
+			}
+			if hasWordAt(lower, j, words) {
+				return true
+			}
+			if strings.HasPrefix(lower[j:], "of") {
+				k := j + 2
+				for k < len(lower) && isSpace(lower[k]) {
+					k++
+				}
+				if hasWordAt(lower, k, words) {
+					return true
+				}
+			}
+			i = j - 1 // a start inside the run skips to the same place
+		}
+		return false
+	}
+}
+
+// wordThenDigit is a need: one of words, after more letters, a '.' and
+// white space, is followed by a digit ("May 5", "Sept. 12").
+func wordThenDigit(words ...string) func(string, *runeSet) bool {
+	return func(lower string, set *runeSet) bool {
+		for _, w := range words {
+			if !set.mayHold(w) {
+				continue
+			}
+			for at := 0; ; {
+				k := strings.Index(lower[at:], w)
+				if k < 0 {
+					break
+				}
+				j := at + k + len(w)
+				for j < len(lower) && lower[j] >= 'a' && lower[j] <= 'z' {
+					j++
+				}
+				if j < len(lower) && lower[j] == '.' {
+					j++
+				}
+				for j < len(lower) && isSpace(lower[j]) {
+					j++
+				}
+				if j < len(lower) && isDigit(lower[j]) {
+					return true
+				}
+				at += k + 1
 			}
 		}
 		return false
