@@ -94,7 +94,8 @@ func toolCalls(room *liveroom.Room) []hsa.Call {
 // TestRoomToolsMatchPluginsOnCatalogs extends TestRoomToolsMatchPlugins
 // to rooms read from catalogs that state the schema's new facts: the
 // example that uses every field, at times inside and outside its offers'
-// windows, and the catalogs of the transfer suite.
+// windows, the catalogs of the transfer suite, and the shop family's
+// training catalogs.
 func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 	sb := hookSandbox(t)
 	ctx := context.Background()
@@ -138,6 +139,31 @@ func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareTools(t, ctx, ps, base(t), room, toolCalls(room), fmt.Sprintf("transfer catalog %d", it.Room))
+	}
+	// The shop family's training catalogs (every field kind), and the
+	// shop questions' gold calls, which SFT data is collected from.
+	for seed := uint64(1); seed <= 12; seed++ {
+		room, err := liveroom.ShopRoom(seed, liveroom.ShopConfig{MinItems: int(seed), MaxItems: int(seed) + 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := room.CatalogJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := sb.Plugins(doc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := toolCalls(room)
+		for _, q := range room.ShopQuestions(seed, 40) {
+			for _, c := range q.Gold.Calls {
+				if c.Name != liveroom.ToolLoadSkill {
+					calls = append(calls, c)
+				}
+			}
+		}
+		compareTools(t, ctx, ps, base(t), room, calls, fmt.Sprintf("shop catalog %d", seed))
 	}
 }
 
