@@ -40,7 +40,8 @@ const (
 //	GET  /api/live/turns/:id             one stored turn with its steps and messages
 //	POST /v1/chat/completions            OpenAI wire format, one turn through a stream's harness (chat.go)
 //
-// plus the catalog import and export of catalog.go.
+// plus the catalog import and export of catalog.go and the merchant's path
+// to air of golive.go (strategy builder, rehearsal, checklist).
 func (s *Server) liveRoutes(api fiber.Router) {
 	h := newLiveHub(s)
 	s.app.Hooks().OnShutdown(func() error { h.close(); return nil })
@@ -55,6 +56,7 @@ func (s *Server) liveRoutes(api fiber.Router) {
 	st.Get("/turns", h.turns)
 	api.Get("/live/turns/:id", requireRole(store.RoleOperator, store.RoleMerchant), h.turn)
 	s.catalogRoutes(api)
+	h.merchantRoutes(api)
 	s.chatRoutes(h)
 }
 

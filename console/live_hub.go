@@ -571,6 +571,7 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
 		Context:      func() []harness.ContextItem { return *ls.context.Load() },
 		CatalogItems: ls.catalogItems,
+		Signals:      ls.strategySignals,
 	})
 	if err != nil {
 		return nil, err

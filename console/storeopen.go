@@ -14,12 +14,14 @@ const experimentsMigration = 50
 
 // OpenStore opens the console's store (store.Open) with the experiments'
 // tables added as migration 50 and their ship history as 51, so the
-// experiment pages and the live sessions' experiment hooks have them. opts
-// are passed on to store.Open.
+// experiment pages and the live sessions' experiment hooks have them, and
+// the stream rehearsals' reports as 60 (rehearsal_run.go). opts are passed
+// on to store.Open.
 func OpenStore(ctx context.Context, dir string, opts ...store.Option) (*store.Store, error) {
 	sql := append(experiment.Migrations(), experimentConsoleTables()...)
 	opts = append([]store.Option{store.WithMigrations(store.Migration{Version: experimentsMigration, Name: "experiments", SQL: sql},
-		store.Migration{Version: experimentShipsMigration, Name: "experiment ships", SQL: experimentShipTables()})}, opts...)
+		store.Migration{Version: experimentShipsMigration, Name: "experiment ships", SQL: experimentShipTables()},
+		store.Migration{Version: rehearsalMigration, Name: "rehearsals", SQL: rehearsalTables()})}, opts...)
 	return store.Open(ctx, dir, opts...)
 }
 
