@@ -20,17 +20,25 @@ export async function launch() {
 
 // login opens a new page logged in as user and returns it. Console errors
 // and failed requests other than expected 4xx answers are collected on
-// page.problems so that a test can assert the page ran cleanly.
-export async function login(browser, username, password) {
-  const context = await browser.newContext({baseURL: BASE, viewport: {width: 1280, height: 860}});
-  const page = await context.newPage();
-  page.problems = [];
-  page.on('pageerror', (err) => page.problems.push('page error: ' + err.message));
-  page.on('console', (msg) => { if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) page.problems.push('console: ' + msg.text()); });
+// page.problems so that a test can assert the page ran cleanly. opts.locale
+// is the browser's language ("zh-CN"), which picks the console's locale;
+// the default is en-US, so that pages read in English whatever the host says.
+export async function login(browser, username, password, opts = {}) {
+  const context = await browser.newContext({baseURL: BASE, viewport: {width: 1280, height: 860}, locale: opts.locale || 'en-US'});
+  const page = watch(await context.newPage());
   await page.goto('/login');
   await page.fill('#username', username);
   await page.fill('#password', password);
   await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/login')), page.click('button[type=submit]')]);
+  return page;
+}
+
+// watch collects a page's console errors and page errors (other than
+// expected 4xx answers) on page.problems.
+export function watch(page) {
+  page.problems = [];
+  page.on('pageerror', (err) => page.problems.push('page error: ' + err.message));
+  page.on('console', (msg) => { if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) page.problems.push('console: ' + msg.text()); });
   return page;
 }
 
