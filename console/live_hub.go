@@ -20,7 +20,6 @@ import (
 	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/runtime"
-	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // Live-session timing.
@@ -308,13 +307,13 @@ func catalogContext(c *catalog.Catalog) []harness.ContextItem {
 	if len(c.Products) == 0 {
 		return nil
 	}
-	// The lines come from the live room's helpers, so the bundled model
-	// reads here exactly what it was trained on.
+	// The lines are runtime's, which the training rooms write too, so the
+	// bundled model reads here exactly what it was trained on.
 	names, ids := make([]string, len(c.Products)), make([]string, len(c.Products))
 	for i, p := range c.Products {
 		names[i], ids[i] = p.Name, p.ID
 	}
-	return []harness.ContextItem{liveroom.FeaturedItem(c.Products[0].Name, c.Products[0].ID), liveroom.ItemsOnSale(names, ids)}
+	return []harness.ContextItem{runtime.FeaturedItem(c.Products[0].Name, c.Products[0].ID), runtime.ItemsOnSale(names, ids)}
 }
 
 // switchablePlugins serves a session from the plugins of the stream's

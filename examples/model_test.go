@@ -17,7 +17,6 @@ import (
 	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
-	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // demoCatalog returns the demo catalog's item names and ids, in order.
@@ -81,7 +80,7 @@ func TestBundledModelAnswersTheDemoStream(t *testing.T) {
 	// catalog's ids that item arguments are held to.
 	names, ids := demoCatalog(t)
 	demoContext := func() []harness.ContextItem {
-		return []harness.ContextItem{liveroom.FeaturedItem(names[0], ids[0]), liveroom.ItemsOnSale(names, ids)}
+		return []harness.ContextItem{runtime.FeaturedItem(names[0], ids[0]), runtime.ItemsOnSale(names, ids)}
 	}
 	demoItems := func() []string { return ids }
 	cases := []struct {

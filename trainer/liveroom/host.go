@@ -21,34 +21,6 @@ import (
 // mistakes its answers for a trained model's.
 const HostModelName = "rule-based host"
 
-// FeaturedTitle is the title of the stream-context line that names the
-// featured item; FeaturedItem writes it and Host reads it.
-const FeaturedTitle = "Featured item"
-
-// FeaturedItem is the stream-context line that tells a host (Host or a
-// model) which item is featured now: "Featured item: NAME (id ID)". A
-// question that names no item is about it, and narration presents it.
-func FeaturedItem(name, id string) harness.ContextItem {
-	return harness.ContextItem{Title: FeaturedTitle, Text: fmt.Sprintf("%s (id %s)", name, id)}
-}
-
-// ItemsOnSaleTitle is the title of the stream-context line that lists the
-// catalog's items, "name (id), …", at most MaxItemsOnSale of them.
-const ItemsOnSaleTitle = "Items on sale"
-
-// MaxItemsOnSale bounds the items-on-sale line of the stream context.
-const MaxItemsOnSale = 20
-
-// ItemsOnSale is the items-on-sale line for items given as name and id
-// pairs, in catalog order.
-func ItemsOnSale(names, ids []string) harness.ContextItem {
-	parts := make([]string, 0, min(len(names), MaxItemsOnSale))
-	for i := range min(len(names), len(ids), MaxItemsOnSale) {
-		parts = append(parts, fmt.Sprintf("%s (%s)", names[i], ids[i]))
-	}
-	return harness.ContextItem{Title: ItemsOnSaleTitle, Text: strings.Join(parts, ", ")}
-}
-
 // StreamContext is the stream context a live session of this room shows
 // the model, as the console builds it from a stream's catalog: the
 // featured item and the items on sale by their Chinese names.
@@ -58,7 +30,7 @@ func (r *Room) StreamContext() []harness.ContextItem {
 		names[i], ids[i] = it.NameZH, it.ID
 	}
 	featured, _ := r.Item(r.Featured)
-	return []harness.ContextItem{FeaturedItem(featured.NameZH, featured.ID), ItemsOnSale(names, ids)}
+	return []harness.ContextItem{runtime.FeaturedItem(featured.NameZH, featured.ID), runtime.ItemsOnSale(names, ids)}
 }
 
 // Host is a rule-based live-stream host: a runtime.Model that answers
@@ -363,7 +335,7 @@ type turn struct {
 }
 
 var (
-	featuredRE  = regexp.MustCompile(`(?m)` + regexp.QuoteMeta(FeaturedTitle) + `: (.+?) \(id ([^)\s]+)\)`)
+	featuredRE  = regexp.MustCompile(`(?m)` + regexp.QuoteMeta(runtime.FeaturedTitle) + `: (.+?) \(id ([^)\s]+)\)`)
 	skillLineRE = regexp.MustCompile(`(?m)^\s*(?:[-*]|\d+\.)\s*([A-Za-z0-9_.\-]+): (.+)$`)
 	askedByRE   = regexp.MustCompile(`^\(asked by \d+ viewers: [^)]*\)\s*`)
 )

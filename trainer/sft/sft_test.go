@@ -15,6 +15,7 @@ import (
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
+	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
@@ -107,7 +108,7 @@ func TestBuildStreamContext(t *testing.T) {
 		}
 		for _, tr := range trajs {
 			sys := tr.Messages[0].Content
-			has := strings.Contains(sys, liveroom.ItemsOnSaleTitle) && strings.Contains(sys, liveroom.FeaturedTitle)
+			has := strings.Contains(sys, runtime.ItemsOnSaleTitle) && strings.Contains(sys, runtime.FeaturedTitle)
 			if has != (share == 1) {
 				t.Fatalf("context share %g: %s has the stream context: %v\n%s", share, tr.ID, has, sys)
 			}
