@@ -13,31 +13,19 @@ import (
 	"time"
 
 	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/plugins/internal/engine"
 )
 
 // HostEnv is what the host functions reach during one call: the stream
 // the call serves. The runtime implements it per stream; LocalEnv is a
 // complete in-memory implementation for tests, the CLI and simulations.
-// Methods are called from the goroutine running the plugin and must not
-// block for long: the call's deadline keeps running.
-type HostEnv interface {
-	// CatalogLookup answers a catalog query (see CatalogQuery) with a
-	// CatalogResult, both JSON. Backs livehat_catalog_lookup.
-	CatalogLookup(ctx context.Context, query []byte) ([]byte, error)
-	// KVGet, KVSet, KVDelete and KVUsage are a key-value store scoped by
-	// plugin name (scope); the host enforces the manifest's quota with
-	// KVUsage, the total bytes of keys and values in the scope. They back
-	// Extism's var_get and var_set.
-	KVGet(ctx context.Context, scope, key string) ([]byte, bool, error)
-	KVSet(ctx context.Context, scope, key string, value []byte) error
-	KVDelete(ctx context.Context, scope, key string) error
-	KVUsage(ctx context.Context, scope string) (int, error)
-	// Log receives the plugin's log lines (scope is the plugin name).
-	Log(ctx context.Context, level slog.Level, scope, msg string)
-	// Now is the stream's wall clock, which plugins with the clock
-	// permission see.
-	Now() time.Time
-}
+// Its methods, declared once with the sandbox that calls them, are
+// CatalogLookup (answers a CatalogQuery with a CatalogResult, both JSON),
+// KVGet, KVSet, KVDelete and KVUsage (a key-value store scoped by plugin
+// name, whose quota the host enforces with KVUsage), Log and Now (the
+// stream's wall clock). They are called from the goroutine running the
+// plugin and must not block for long: the call's deadline keeps running.
+type HostEnv = engine.Env
 
 // CatalogQuery is the JSON a plugin sends to livehat_catalog_lookup.
 // Schema names the catalog layout the plugin reads and must be

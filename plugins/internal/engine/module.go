@@ -26,13 +26,25 @@ import (
 
 // Env is the runtime's side of the host functions for one call: the
 // stream the call serves. A nil Env is allowed; host functions then fail.
+// Package plugins exports it as HostEnv. Methods are called from the
+// goroutine running the plugin and must not block for long: the call's
+// deadline keeps running.
 type Env interface {
+	// CatalogLookup answers a catalog query (plugins.CatalogQuery) with a
+	// plugins.CatalogResult, both JSON. Backs livehat_catalog_lookup.
 	CatalogLookup(ctx context.Context, query []byte) ([]byte, error)
+	// KVGet, KVSet, KVDelete and KVUsage are a key-value store scoped by
+	// plugin name (scope); the host enforces the manifest's quota with
+	// KVUsage, the total bytes of keys and values in the scope. They back
+	// Extism's var_get and var_set.
 	KVGet(ctx context.Context, scope, key string) ([]byte, bool, error)
 	KVSet(ctx context.Context, scope, key string, value []byte) error
 	KVDelete(ctx context.Context, scope, key string) error
 	KVUsage(ctx context.Context, scope string) (int, error)
+	// Log receives the plugin's log lines (scope is the plugin name).
 	Log(ctx context.Context, level slog.Level, scope, msg string)
+	// Now is the stream's wall clock, which plugins with the clock
+	// permission see.
 	Now() time.Time
 }
 
