@@ -486,12 +486,15 @@ func judge(c sdk.Coupon, total float64) couponFor {
 }
 
 // terms is a coupon as coupon_check states it. A fixed coupon keeps the
-// keys it always had ({"id", "amount", "min_spend"}), and only a fact the
-// version 1 layout could not state is added to it (per_buyer): the
-// bundled model reads these keys as it was trained to, and a key added
-// for an old fact (new_viewers_only) turned its correct answers into
-// wrong ones. A percent coupon, new to the tools, states its percent,
-// what it takes off this order, and its end.
+// keys it always had ({"id", "amount", "min_spend"}), and a condition
+// on who may use it is added only where the catalog states one
+// ("condition": "new viewers only", per_buyer), so a coupon without one
+// answers byte for byte as before: the bundled model reads these keys as
+// it was trained to. The new-viewer condition is stated in words, as the
+// model answers it right; a flag "new_viewers_only": true made it say
+// "not eligible yet" where the coupon applies. A percent coupon, new to
+// the tools, states its percent, what it takes off this order, and its
+// end.
 func (j couponFor) terms() map[string]any {
 	m := map[string]any{"id": j.c.ID, "min_spend": money(j.c.MinSpend)}
 	if j.c.Percent > 0 {
@@ -502,6 +505,12 @@ func (j couponFor) terms() map[string]any {
 		}
 	} else {
 		m["amount"] = money(j.c.Amount)
+	}
+	if j.c.NewViewersOnly {
+		// Whether this viewer is new is not known to the tools: the
+		// condition is stated, and eligible says only whether the order
+		// reaches the minimum spend.
+		m["condition"] = "new viewers only"
 	}
 	if j.c.PerBuyer > 0 {
 		m["per_buyer"] = j.c.PerBuyer

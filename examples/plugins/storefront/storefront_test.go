@@ -351,19 +351,19 @@ func TestCouponCheck(t *testing.T) {
 			`{"coupon":{"discount":"39.80","ends":"2026-12-12T23:59:59+08:00","id":"c-earbuds-pct10","min_spend":"0","per_buyer":1,"percent_off":10},` +
 				`"eligible":true,"item_id":"p-earbuds","quantity":2,"total":"398","total_after_coupon":"358.20"}`},
 		{"new-viewer coupon, multi-buy short of its quantity", every, ItemRequest{ItemID: "p-tee"},
-			`{"coupon":{"amount":"10","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-tee",` +
+			`{"coupon":{"amount":"10","condition":"new viewers only","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-tee",` +
 				`"multi_buy":[{"id":"tee-2","kind":"multi_buy","missing_quantity":1,"nth_item_percent_off":50,"quantity":2,"text":"任选两件，第二件半价","title":"T恤第二件半价"},` +
 				`{"id":"tee-3","kind":"multi_buy","missing_quantity":2,"price":"199","quantity":3,"title":"T恤三件199"}],` +
 				`"quantity":1,"total":"89","total_after_coupon":"79"}`},
 		// 3 tees: second half price once (89+44.50) plus one at 89; or three for 199.
 		{"multi-buy totals", every, ItemRequest{ItemID: "p-tee", Quantity: 3},
-			`{"coupon":{"amount":"10","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-tee",` +
+			`{"coupon":{"amount":"10","condition":"new viewers only","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-tee",` +
 				`"multi_buy":[{"id":"tee-2","kind":"multi_buy","nth_item_percent_off":50,"quantity":2,"text":"任选两件，第二件半价","title":"T恤第二件半价","total_with_deal":"222.50"},` +
 				`{"id":"tee-3","kind":"multi_buy","price":"199","quantity":3,"title":"T恤三件199","total_with_deal":"199"}],` +
 				`"quantity":3,"total":"267","total_after_coupon":"257"}`},
 		// The nuts' own coupon is all claimed: the general one is left.
 		{"all-claimed coupon skipped", every, ItemRequest{ItemID: "p-nuts", Quantity: 2},
-			`{"coupon":{"amount":"10","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-nuts","quantity":2,"total":"278","total_after_coupon":"268"}`},
+			`{"coupon":{"amount":"10","condition":"new viewers only","id":"c-new10","min_spend":"0"},"eligible":true,"item_id":"p-nuts","quantity":2,"total":"278","total_after_coupon":"268"}`},
 		{"remaining not stated is not all claimed", bare, ItemRequest{ItemID: "bare", Quantity: 3},
 			`{"coupon":{"amount":"5","id":"k-open","min_spend":"25"},"eligible":true,"item_id":"bare","quantity":3,"total":"30","total_after_coupon":"25"}`},
 		{"below the minimum spend", bare, ItemRequest{ItemID: "bare"},
