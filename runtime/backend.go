@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
@@ -25,27 +28,81 @@ func appliesToolTemplate(m Model) bool {
 }
 
 // RemoteModel serves a session from an OpenAI-compatible server (vLLM,
-// SGLang, Ollama, a hosted API) through model/remote.
+// SGLang, Ollama, llama.cpp's llama-server, a hosted API) through
+// model/remote. The answer is streamed, so a server that stops sending
+// fails the turn after the client's idle timeout instead of holding it; the
+// time to the first piece is the generation's prefill time.
+//
+// Tools go to the server in its native format (the "tools" field) and the
+// server's chat template renders them; calls come back parsed, or, from a
+// server whose template has no tool support, as <tool_call> text in the
+// content, which the client recovers. A call whose arguments cannot be read
+// reaches the turn with its text as a JSON string, so the tool step fails
+// with a schema error the model is shown, instead of the whole turn failing.
 type RemoteModel struct {
 	Client *remote.Client
-	// Temperature, when set, overrides the server's default.
+	// Temperature, when set, is sent instead of 0: a live room decodes
+	// greedily, as the in-process engine does, unless told otherwise.
 	Temperature *float64
 }
 
 // AppliesToolTemplate reports that the server renders the tools itself.
 func (RemoteModel) AppliesToolTemplate() bool { return true }
 
-// Generate sends the prompt and returns the assistant's message.
+// Generate streams the answer to the prompt and returns the assistant's
+// message.
 func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error) {
 	if m.Client == nil {
 		return Response{}, fmt.Errorf("runtime: remote model has no client")
 	}
-	r := remote.Request{Messages: toChat(req.Messages), Tools: toChatTools(req.Tools), MaxTokens: req.MaxTokens, Temperature: m.Temperature}
-	resp, err := m.Client.Complete(ctx, r)
+	temperature := 0.0
+	if m.Temperature != nil {
+		temperature = *m.Temperature
+	}
+	r := remote.Request{Messages: toChat(req.Messages), Tools: toChatTools(req.Tools), MaxTokens: req.MaxTokens, Temperature: &temperature}
+	start := time.Now()
+	s, err := m.Client.Stream(ctx, r)
 	if err != nil {
 		return Response{}, err
 	}
-	return fromChat(resp.Message, Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}), nil
+	defer s.Close()
+	var first time.Duration
+	for {
+		_, err := s.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Response{}, err
+		}
+		if first == 0 {
+			first = time.Since(start)
+		}
+	}
+	resp, err := s.Response()
+	if err != nil {
+		return Response{}, err
+	}
+	out := fromChat(resp.Message, Usage{PromptTokens: resp.Usage.PromptTokens, CachedTokens: resp.Usage.CachedTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, Prefill: first, Decode: time.Since(start) - first})
+	out.ToolCalls = withUnreadableCalls(out.ToolCalls, resp.ToolCallErrors)
+	return out, nil
+}
+
+// withUnreadableCalls puts the calls the client could not read back among
+// the others, in the order the model wrote them, with their arguments' text
+// as a JSON string: the turn's tool step then fails on the schema and tells
+// the model what it sent. A call without a name cannot be attributed to a
+// tool and is left out.
+func withUnreadableCalls(calls []harness.ToolCall, bad []*remote.ToolCallError) []harness.ToolCall {
+	for _, b := range bad {
+		if b.Name == "" {
+			continue
+		}
+		c := b.Call()
+		calls = slices.Insert(calls, min(b.Index, len(calls)), harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	}
+	return calls
 }
 
 // toChat converts harness messages to the model core's chat messages.

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/livehat/livehat/model/remote"
 )
 
 // Metrics exports the runtime's latency and outcome accounting as
@@ -94,5 +96,55 @@ func (m *Metrics) observe(stream string, e Event) {
 			}
 		}
 		m.dropped.WithLabelValues(stream, reason).Inc()
+	}
+}
+
+// RemoteMetrics counts the requests a process makes to model servers, by
+// server and outcome, for /metrics.
+type RemoteMetrics struct {
+	attempts *prometheus.CounterVec
+	seconds  *prometheus.HistogramVec
+}
+
+// NewRemoteMetrics creates the collectors and registers them with reg; when
+// reg already has them (the serve command and the console share one
+// registry), those are used.
+func NewRemoteMetrics(reg prometheus.Registerer) (*RemoteMetrics, error) {
+	m := &RemoteMetrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "remote", Name: "requests_total",
+			Help: "Requests to model servers, by server and outcome (ok, unreachable, reset, timeout, rate_limited, server_error, rejected, malformed, canceled, failed); retried attempts count too."},
+			[]string{"server", "outcome"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "livehat", Subsystem: "remote", Name: "request_seconds",
+			Help:    "Duration of requests to model servers (a streamed answer until its end).",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 6, 8, 12, 20, 60}}, []string{"server"}),
+	}
+	if err := reg.Register(m.attempts); err != nil {
+		are, ok := err.(prometheus.AlreadyRegisteredError)
+		if !ok {
+			return nil, err
+		}
+		m.attempts = are.ExistingCollector.(*prometheus.CounterVec)
+	}
+	if err := reg.Register(m.seconds); err != nil {
+		are, ok := err.(prometheus.AlreadyRegisteredError)
+		if !ok {
+			return nil, err
+		}
+		m.seconds = are.ExistingCollector.(*prometheus.HistogramVec)
+	}
+	return m, nil
+}
+
+// Observer returns a remote.Config.OnAttempt that counts a server's
+// requests under the label server (a name the operator recognises, such as
+// the URL's host; never a key). A nil RemoteMetrics returns nil, which
+// observes nothing.
+func (m *RemoteMetrics) Observer(server string) func(remote.Attempt) {
+	if m == nil {
+		return nil
+	}
+	return func(a remote.Attempt) {
+		m.attempts.WithLabelValues(server, string(a.Kind)).Inc()
+		m.seconds.WithLabelValues(server).Observe(a.Took.Seconds())
 	}
 }
