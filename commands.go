@@ -16,7 +16,6 @@ import (
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/gguf"
 	"github.com/livehat/livehat/model/tokenizer"
-	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/livebench"
 	"github.com/livehat/livehat/trainer/sft"
@@ -26,7 +25,7 @@ import (
 // failure of the work itself; those exit with status 2.
 func isUsage(err error) bool {
 	var u *harness.UsageError
-	return errors.As(err, &u) || errors.Is(err, plugins.ErrUsage)
+	return errors.As(err, &u)
 }
 
 // runHarness dispatches "livehat harness …": augment belongs to package

@@ -25,6 +25,8 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"harness", "validate"}, 2, "name at least one harness file"},
 		{[]string{"harness", "validate", "examples/harness/demo.json"}, 0, "ok"},
 		{[]string{"harness", "validate", "harness/testdata/broken/02-unknown-field.json"}, 1, "did you mean"},
+		{[]string{"plugin", "frobnicate"}, 2, `plugin: unknown command "frobnicate"`},
+		{[]string{"eval", "--suite", "nonsense"}, 2, `unknown suite "nonsense"`},
 		{[]string{"serve", "extra-arg"}, 2, "serve takes no arguments"},
 		{[]string{"serve", "--log-level", "loud"}, 2, "--log-level"},
 		{[]string{"serve", "--model", "no/such/checkpoint", "--data", "no/such/data"}, 1, "--model no/such/checkpoint"},

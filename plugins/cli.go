@@ -20,15 +20,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins/internal/engine"
 )
 
-// ErrUsage marks command-line mistakes (exit status 2 in livehat).
-var ErrUsage = errors.New("usage")
-
+// usagef is a command-line mistake (exit status 2 in livehat).
 func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+	return &harness.UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 const pluginUsage = `Usage: livehat plugin COMMAND [flags]

@@ -151,7 +151,8 @@ func TestCLIBuild(t *testing.T) {
 func TestCLIUsage(t *testing.T) {
 	for _, args := range [][]string{{}, {"frobnicate"}, {"test", "x"}, {"test", "x", "--call", "gadget:y"}, {"inspect"},
 		{"build", "a", "b"}, {"test", "--repeat"}} {
-		if _, _, err := runCLI(t, "", args...); !errors.Is(err, ErrUsage) {
+		var u *harness.UsageError
+		if _, _, err := runCLI(t, "", args...); !errors.As(err, &u) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}

@@ -34,9 +34,6 @@ type Config struct {
 	CacheDir string
 }
 
-// UsageError is a command-line mistake.
-type UsageError = harness.UsageError
-
 // Main runs "livehat eval". With --suite ifeval and --responses it scores
 // existing responses (see trainer/ifeval); otherwise it runs the live-room
 // suites through the runtime with the model named by --model.
@@ -218,7 +215,7 @@ func suiteNames(arg string) ([]string, error) {
 	for _, n := range strings.Split(arg, ",") {
 		n = strings.TrimSpace(n)
 		if !slices.Contains(all, n) {
-			return nil, &UsageError{Msg: fmt.Sprintf("unknown suite %q (want %s or all)", n, strings.Join(all, ", "))}
+			return nil, &harness.UsageError{Msg: fmt.Sprintf("unknown suite %q (want %s or all)", n, strings.Join(all, ", "))}
 		}
 		out = append(out, n)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
@@ -47,7 +48,7 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 		return &Model{Name: spec, Factory: func(Case) (runtime.Model, error) { return liveroom.Host{}, nil }}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
 		if remoteModel == "" {
-			return nil, &UsageError{Msg: "--remote-model: name the model the server should answer with"}
+			return nil, &harness.UsageError{Msg: "--remote-model: name the model the server should answer with"}
 		}
 		client, err := remote.New(remote.Config{BaseURL: spec, Model: remoteModel})
 		if err != nil {
@@ -63,7 +64,7 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	} else if st, err := os.Stat(spec); err != nil || !st.IsDir() {
-		return nil, &UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, host, an http(s) URL, or a checkpoint folder", spec)}
+		return nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, host, an http(s) URL, or a checkpoint folder", spec)}
 	}
 	eng, err := engine.Load(dir, engine.Options{})
 	if err != nil {

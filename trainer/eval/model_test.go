@@ -3,6 +3,8 @@ package eval
 import (
 	"errors"
 	"testing"
+
+	"github.com/livehat/livehat/harness"
 )
 
 func TestOpenModelSpecs(t *testing.T) {
@@ -11,7 +13,7 @@ func TestOpenModelSpecs(t *testing.T) {
 		t.Fatalf("expert: %+v %v", m, err)
 	}
 	m.Close()
-	var usage *UsageError
+	var usage *harness.UsageError
 	for _, c := range []struct{ spec, remote string }{
 		{"http://127.0.0.1:9/v1", ""},
 		{"no/such/folder", ""},
