@@ -47,7 +47,9 @@ func hostSession(t *testing.T) (*runtime.Session, <-chan runtime.Event) {
 		t.Fatal(err)
 	}
 	s, err := runtime.NewSession(ctx, runtime.Config{Stream: "demo", Harness: h, Model: Host{}, Plugins: ps, Logger: quiet,
-		Context: func() []harness.ContextItem { return []harness.ContextItem{runtime.FeaturedItem("玻尿酸精华", "p-serum")} }})
+		Context: func() []harness.ContextItem {
+			return []harness.ContextItem{runtime.FeaturedItem("玻尿酸精华", "p-serum")}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
