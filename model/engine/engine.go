@@ -1,6 +1,8 @@
 // Package engine is the local generation engine: it turns the model core
 // (transformer, tokenizer, chat template, sampler, tool-call constraint) into
-// a chat-completion service that many sessions share.
+// a chat-completion service that many sessions share. It generates through
+// model.Decoder: the model on its CPU backend, or with LIVEHAT_BACKEND=cuda
+// the CUDA runner holding the weights and KV caches on the GPU.
 //
 // Every Generate call becomes a request in one scheduler goroutine
 // (continuous batching). Each model step advances every active request by
@@ -74,8 +76,8 @@ const (
 // Options configure an Engine.
 type Options struct {
 	// Model configures how Load builds the model (storage type, backend,
-	// context cap). New ignores it. With no Backend, Load creates a CPU
-	// backend that Close stops.
+	// context cap). New ignores it. With no Backend, Load opens the one
+	// Backend names, which Close releases.
 	Model model.Options
 	// MaxBatch bounds the requests advanced together in one step; more wait,
 	// earliest Request.Since first. 0 means DefaultMaxBatch.
