@@ -748,6 +748,9 @@ func (r *Room) couponReply(it Item, qty int, add func(en, zh string)) {
 	case !ok:
 		add(fmt.Sprintf("There is no coupon for it right now; the total is %s yuan.", Yuan(total)),
 			fmt.Sprintf("这款暂时没有优惠券，一共%s元。", Yuan(total)))
+	case best.Eligible && best.Coupon.NewViewersOnly:
+		add(fmt.Sprintf("Yes, for new viewers a coupon takes %s yuan off, so you pay %s yuan.", Yuan(best.Off), Yuan(total-best.Off)),
+			fmt.Sprintf("新人可以用券，减%s元，券后%s元。", Yuan(best.Off), Yuan(total-best.Off)))
 	case best.Eligible:
 		add(fmt.Sprintf("Yes, a coupon takes %s yuan off, so you pay %s yuan.", Yuan(best.Off), Yuan(total-best.Off)),
 			fmt.Sprintf("可以用券，减%s元，券后%s元。", Yuan(best.Off), Yuan(total-best.Off)))

@@ -529,9 +529,8 @@ func forItemOf(c Coupon, itemID string) bool {
 
 // terms is a coupon as coupon_check states it: a fixed coupon with the
 // keys it always had and per_buyer, a percent coupon with its percent,
-// what it takes off this order and its end. Whether it is for new viewers
-// only is not said: the storefront leaves it out because the bundled
-// model misread it.
+// what it takes off this order and its end, and a new-viewer coupon's
+// condition in words, as the storefront plugin states them.
 func (o CouponOffer) terms() map[string]any {
 	c := o.Coupon
 	m := map[string]any{"id": c.ID, "min_spend": Yuan(c.MinSpend)}
@@ -543,6 +542,9 @@ func (o CouponOffer) terms() map[string]any {
 		}
 	} else {
 		m["amount"] = Yuan(c.Amount)
+	}
+	if c.NewViewersOnly {
+		m["condition"] = "new viewers only"
 	}
 	if c.PerBuyer > 0 {
 		m["per_buyer"] = c.PerBuyer
