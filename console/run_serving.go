@@ -57,6 +57,9 @@ type servingView struct {
 	// configured model.
 	Default   bool       `json:"default"`
 	Promotion *promotion `json:"promotion,omitempty"`
+	// Server is the model server the streams are served from, when Spec
+	// names one (serving_remote.go); its API key is never shown.
+	Server *serverView `json:"server,omitempty"`
 }
 
 func (s *Server) servingView(ctx context.Context, orgID string) servingView {
@@ -65,6 +68,14 @@ func (s *Server) servingView(ctx context.Context, orgID string) servingView {
 		return servingView{Spec: s.cfg.ModelName, Default: true}
 	}
 	v := servingView{Spec: st.Value}
+	if sv, ok, err := parseServedServer(st.Value); ok {
+		if err != nil {
+			s.log.Error("reading the serving model", "org", orgID, "err", err)
+			return servingView{Spec: s.cfg.ModelName, Default: true}
+		}
+		v.Spec, v.Server = sv.name(), sv.view()
+		return v
+	}
 	var p promotion
 	if runfolder.ReadJSON(filepath.Join(st.Value, promotedFile), &p) == nil {
 		v.Promotion = &p
@@ -80,6 +91,8 @@ type servedModels struct {
 	engines map[string]*engine.Engine
 	// metrics exports each engine's counters on /metrics (nil without).
 	metrics *runtime.EngineMetrics
+	// remote holds the clients of model servers (serving_remote.go).
+	remote remoteClients
 }
 
 func (m *servedModels) get(spec string) (*engine.Engine, error) {
@@ -111,8 +124,17 @@ func (m *servedModels) close() {
 }
 
 // liveModel is the model an organisation's new live sessions answer with,
-// and its name: the promoted checkpoint, or Config.Model.
+// and its name: the model server or promoted checkpoint it set, or
+// Config.Model.
 func (s *Server) liveModel(ctx context.Context, orgID string) (runtime.Model, string, error) {
+	if st, err := s.store.OrgSetting(ctx, orgID, servingSetting); err == nil {
+		if sv, ok, err := parseServedServer(st.Value); ok {
+			if err != nil {
+				return nil, "", err
+			}
+			return s.serverModel(st.Value, sv)
+		}
+	}
 	v := s.servingView(ctx, orgID)
 	if v.Default || v.Spec == "" {
 		if s.cfg.Model == nil {

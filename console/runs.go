@@ -50,7 +50,9 @@ type trainingRuns struct {
 //	POST   /api/runs/:id/promote     serve a copy of its last checkpoint
 //	DELETE /api/runs/:id             forget a finished run and its folder
 //	GET    /api/serving-model        what the organisation's streams use
+//	PUT    /api/serving-model        serve them from a model server ({"server": {url, model, api_key|api_key_env, timeout_s, idle_timeout_s, concurrency, retries}})
 //	DELETE /api/serving-model        back to the configured model
+//	GET|PUT|DELETE /api/serving-model/streams/:stream  one stream's own model server
 //	GET    /api/evals[?suite=S]      evaluation history, oldest first
 //	GET    /api/evals/suites         the suites and their sizes
 //	POST   /api/evals                run a suite (evalRequest); 201 queued
@@ -86,7 +88,11 @@ func (s *Server) runRoutes(api fiber.Router) {
 	r.Post("/:id/promote", t.promote)
 	r.Delete("/:id", t.delete)
 	api.Get("/serving-model", op, t.serving)
+	api.Put("/serving-model", op, t.setServing)
 	api.Delete("/serving-model", op, t.resetServing)
+	api.Get("/serving-model/streams/:stream", op, t.streamServing)
+	api.Put("/serving-model/streams/:stream", op, t.setStreamServing)
+	api.Delete("/serving-model/streams/:stream", op, t.resetStreamServing)
 	ev.routes(api.Group("/evals", op))
 }
 
