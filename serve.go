@@ -37,7 +37,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dataDir := fs.String("data", "livehat-data", "data `folder`: the SQLite database and uploaded plugins")
 	insecure := fs.Bool("insecure-cookies", false, "send the session cookie without Secure (plain HTTP on a host other than localhost)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	modelArg := fs.String("model", examples.ModelName, "the model live sessions answer with: bundled (the repository's compact HAT model), host (the rule-based host, no weights) or a checkpoint folder")
+	modelArg := fs.String("model", examples.ModelName, "the model live sessions answer with: bundled (the repository's compact HAT model), host (the rule-based host, no weights), a checkpoint folder, or an OpenAI-compatible server's URL (with --model-name)")
+	remoteOpts := addRemoteFlags(fs)
 	var extra stringList
 	fs.Var(&extra, "harness", "harness `file` to serve besides the demo (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -69,13 +70,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// The model is opened before the data folder is touched, so a bad
 	// --model fails before first-run setup.
-	liveModel, modelName, closeModel, err := openLiveModel(*modelArg, *dataDir)
+	reg := prometheus.NewRegistry()
+	liveModel, modelName, closeModel, err := openLiveModel(*modelArg, *dataDir, remoteOpts, reg)
 	if err != nil {
 		return err
 	}
 	defer closeModel()
 	log.Info("model loaded", "model", modelName)
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, err := console.OpenStore(ctx, *dataDir)
 	if err != nil {
@@ -116,9 +117,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // openLiveModel opens the model named by serve's --model: the bundled
 // model (written once into the data folder, where the engine reads it),
-// the rule-based host, or a checkpoint folder, served with tool calls
-// constrained to their schemas, as the console serves promoted checkpoints.
-func openLiveModel(arg, dataDir string) (runtime.Model, string, func(), error) {
+// the rule-based host, a checkpoint folder, served with tool calls
+// constrained to their schemas, as the console serves promoted checkpoints,
+// or a model server (its requests counted on reg's /metrics).
+func openLiveModel(arg, dataDir string, server *remoteFlags, reg prometheus.Registerer) (runtime.Model, string, func(), error) {
+	if isServerURL(arg) {
+		metrics, err := runtime.NewRemoteMetrics(reg)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		m, name, err := server.open(arg, metrics)
+		return m, name, func() {}, err
+	}
 	dir := arg
 	switch arg {
 	case "host":
