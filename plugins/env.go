@@ -36,15 +36,18 @@ type HostEnv = engine.Env
 // (the cart position, "3号链接"), else by Name or alias (whole,
 // case-insensitive), else every product whose name or alias occurs in
 // Text, longest name first; Limit caps the products (20 when 0 or above
-// 20).
+// 20). NamesOnly answers each product with its id, link, name and aliases
+// only: a plugin that tells items apart by name need not decode whole
+// products, which costs a WASM guest more than the rest of its lookup.
 type CatalogQuery struct {
-	Schema string `json:"schema"`
-	Kind   string `json:"kind"`
-	ID     string `json:"id,omitempty"`
-	Link   int    `json:"link,omitempty"`
-	Name   string `json:"name,omitempty"`
-	Text   string `json:"text,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Schema    string `json:"schema"`
+	Kind      string `json:"kind"`
+	ID        string `json:"id,omitempty"`
+	Link      int    `json:"link,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	NamesOnly bool   `json:"names_only,omitempty"`
 }
 
 // CatalogResult is the JSON livehat_catalog_lookup returns: the parts of
@@ -81,6 +84,9 @@ func LookupCatalog(c *catalog.Catalog, query []byte) ([]byte, error) {
 	switch q.Kind {
 	case "product", "":
 		res.Products = matchProducts(c, q)
+		if q.NamesOnly {
+			return json.Marshal(productNamesOf(res))
+		}
 	case "coupons":
 		res.Coupons = c.Coupons
 	case "promotions":
@@ -89,6 +95,31 @@ func LookupCatalog(c *catalog.Catalog, query []byte) ([]byte, error) {
 		return nil, fmt.Errorf("catalog query: unknown kind %q (want product, coupons or promotions)", q.Kind)
 	}
 	return json.Marshal(res)
+}
+
+// namedProduct is a product as a names-only query answers it.
+type namedProduct struct {
+	ID      string   `json:"id"`
+	Link    int      `json:"link,omitempty"`
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitzero"`
+}
+
+// namesResult is a CatalogResult of a names-only query.
+type namesResult struct {
+	Schema   string         `json:"schema"`
+	Stream   string         `json:"stream"`
+	Currency string         `json:"currency"`
+	Products []namedProduct `json:"products,omitempty"`
+}
+
+// productNamesOf keeps the naming fields of res's products.
+func productNamesOf(res CatalogResult) namesResult {
+	out := namesResult{Schema: res.Schema, Stream: res.Stream, Currency: res.Currency}
+	for _, p := range res.Products {
+		out.Products = append(out.Products, namedProduct{ID: p.ID, Link: p.Link, Name: p.Name, Aliases: p.Aliases})
+	}
+	return out
 }
 
 func matchProducts(c *catalog.Catalog, q CatalogQuery) []catalog.Product {

@@ -91,7 +91,8 @@ func TestLookupCatalogNeedsTheLayout(t *testing.T) {
 func TestLookupCatalogAnswersVersion2(t *testing.T) {
 	c, err := catalog.Parse([]byte(`{"schema":"livehat.catalog/2","currency":"CNY","products":[
 	 {"id":"a","name":"A","price":5},
-	 {"id":"b","name":"B","price":5,"stock":0,"allergens":[],"shipping":{"fee":0}}],
+	 {"id":"b","name":"B","price":5,"stock":0,"allergens":[],"shipping":{"fee":0}},
+	 {"id":"l","link":3,"name":"L","aliases":["the el"],"price":7,"description":"a longer name wins"}],
 	 "coupons":[{"id":"c","name":"C","percent":10}],
 	 "promotions":[{"id":"m","title":"M","kind":"multi_buy","products":["a"],"quantity":2,"nth_percent":50}]}`))
 	if err != nil {
@@ -102,6 +103,14 @@ func TestLookupCatalogAnswersVersion2(t *testing.T) {
 			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","products":[{"id":"a","name":"A","price":5}]}`},
 		{`{"schema":"livehat.catalog/2","kind":"product","id":"b"}`,
 			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","products":[{"id":"b","name":"B","price":5,"stock":0,"allergens":[],"shipping":{"fee":0}}]}`},
+		{`{"schema":"livehat.catalog/2","kind":"product","id":"b","names_only":true}`,
+			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","products":[{"id":"b","name":"B"}]}`},
+		{`{"schema":"livehat.catalog/2","kind":"product","text":"the el","names_only":true}`,
+			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","products":[{"id":"l","link":3,"name":"L","aliases":["the el"]}]}`},
+		{`{"schema":"livehat.catalog/2","kind":"product","text":"xyz","names_only":true}`,
+			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY"}`},
+		{`{"schema":"livehat.catalog/2","kind":"coupons","names_only":true}`,
+			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","coupons":[{"id":"c","name":"C","percent":10}]}`},
 		{`{"schema":"livehat.catalog/2","kind":"coupons"}`,
 			`{"schema":"livehat.catalog/2","stream":"","currency":"CNY","coupons":[{"id":"c","name":"C","percent":10}]}`},
 		{`{"schema":"livehat.catalog/2","kind":"promotions"}`,

@@ -331,15 +331,19 @@ func running(starts, ends, now time.Time) bool {
 // "promotions". A product query matches by ID, else by Link (the cart
 // position), else by Name or alias (whole, case-insensitive), else every
 // product whose name or alias occurs in Text; Limit caps the products.
-// Its JSON names the layout this SDK reads (CatalogSchema), which the host
+// NamesOnly asks for each product's ID, Link, Name and Aliases only (the
+// other fields are left zero): decoding whole products is most of what a
+// lookup costs a plugin that only tells items apart by name. Its JSON
+// names the layout this SDK reads (CatalogSchema), which the host
 // requires.
 type CatalogQuery struct {
-	Kind  string
-	ID    string
-	Link  int
-	Name  string
-	Text  string
-	Limit int
+	Kind      string
+	ID        string
+	Link      int
+	Name      string
+	Text      string
+	Limit     int
+	NamesOnly bool
 }
 
 // AppendJSON appends the query's JSON to b.
@@ -367,6 +371,10 @@ func (q CatalogQuery) AppendJSON(b []byte) []byte {
 	if q.Limit > 0 {
 		w.Key("limit")
 		w.Int(int64(q.Limit))
+	}
+	if q.NamesOnly {
+		w.Key("names_only")
+		w.Bool(true)
 	}
 	w.ObjectEnd()
 	return append(b, w.Bytes()...)

@@ -189,6 +189,7 @@ func TestCatalogQueryJSON(t *testing.T) {
 		{CatalogQuery{Kind: "product", Link: 3}, `{"schema":"livehat.catalog/2","kind":"product","link":3}`},
 		{CatalogQuery{Kind: "product", Name: "面霜", Text: "x", Limit: 2}, `{"schema":"livehat.catalog/2","kind":"product","name":"面霜","text":"x","limit":2}`},
 		{CatalogQuery{Kind: "coupons"}, `{"schema":"livehat.catalog/2","kind":"coupons"}`},
+		{CatalogQuery{Kind: "product", Text: "面霜", NamesOnly: true}, `{"schema":"livehat.catalog/2","kind":"product","text":"面霜","names_only":true}`},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

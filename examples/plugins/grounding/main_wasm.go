@@ -53,20 +53,20 @@ func catalogItems(t *Turn) []Item {
 			}
 		}
 	}
-	// One lookup for both texts: each costs the guest a decode of whole
-	// products.
+	// One lookup for both texts, of names only: each lookup costs the
+	// guest a host call and a decode of what it answers.
 	if text := strings.TrimSpace(t.Reply + "\n" + t.Message); text != "" {
-		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Text: text, Limit: 20}))
+		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Text: text, Limit: 20, NamesOnly: true}))
 	}
 	for _, c := range t.parsedCalls() {
 		for _, id := range c.itemIDs() {
 			if !slices.ContainsFunc(items, func(it Item) bool { return it.ID == id }) {
-				add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", ID: id}))
+				add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", ID: id, NamesOnly: true}))
 			}
 		}
 	}
 	for _, n := range statedLinks(t.Reply) {
-		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Link: n}))
+		add(sdk.Lookup(sdk.CatalogQuery{Kind: "product", Link: n, NamesOnly: true}))
 	}
 	return items
 }
