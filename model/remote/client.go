@@ -288,6 +288,9 @@ func (c *Client) finish(r *Response, offeredTools bool) {
 		r.RecoveredToolCalls = true
 	}
 	c.ids.remember(r.Message.ToolCalls)
+	for _, bad := range r.ToolCallErrors {
+		c.ids.remember([]chat.ToolCall{bad.Call()})
+	}
 }
 
 // acquire takes a slot of MaxConcurrent, waiting within ctx; release gives

@@ -141,6 +141,9 @@ func TestCompleteReportsBadToolArgumentsPerCall(t *testing.T) {
 		!strings.Contains(resp.ToolCallErrors[0].Error(), "not valid JSON") {
 		t.Fatalf("tool call errors = %v, want one naming call 0 f", resp.ToolCallErrors)
 	}
+	if call := resp.ToolCallErrors[0].Call(); call.ID != "c" || call.Name != "f" || string(call.Arguments) != `"{\"a\": "` {
+		t.Errorf("Call() = %+v, want the text as a JSON string with the server's id", call)
+	}
 }
 
 func TestRequestErrors(t *testing.T) {

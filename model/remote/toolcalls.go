@@ -34,6 +34,15 @@ func (e *ToolCallError) Error() string {
 // Unwrap returns what is wrong.
 func (e *ToolCallError) Unwrap() error { return e.Err }
 
+// Call is the unreadable call as a caller can keep it in its conversation:
+// its arguments' text as a JSON string (valid JSON, but not the object a
+// tool takes, so a schema check fails on it and says so) and the server's
+// id, which the client remembers like the ids of readable calls.
+func (e *ToolCallError) Call() chat.ToolCall {
+	text, _ := json.Marshal(e.Arguments)
+	return chat.ToolCall{ID: e.ID, Name: e.Name, Arguments: text}
+}
+
 // repairObject returns text as a JSON object. Models writing JSON by hand
 // leave raw newlines and tabs inside strings (invalid JSON, but unambiguous),
 // and some servers encode the object a second time as a JSON string; both
