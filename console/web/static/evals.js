@@ -3,6 +3,10 @@
 // as a table and a chart of scores over time per suite, and a drill-down
 // to each item (question, reply, grade, deductions). Replies are model
 // output and questions viewer text: both are inserted as text only.
+LH.i18n.add({
+  en: {'evals.title': 'LiveHAT · Evaluations', 'evals.heading': 'Evaluations'},
+  'zh-CN': {'evals.title': 'LiveHAT · 评测', 'evals.heading': '评测'},
+});
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');

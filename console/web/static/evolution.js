@@ -5,6 +5,10 @@
 // edits, gates and ships or rolls back on the Harnesses page; every step is
 // kept as the loop's history. Item text (replies, deductions) is untrusted
 // and goes in through textContent.
+LH.i18n.add({
+  en: {'evolution.title': 'LiveHAT · Harness evolution', 'evolution.heading': 'Harness evolution'},
+  'zh-CN': {'evolution.title': 'LiveHAT · Harness 演进', 'evolution.heading': 'Harness 演进'},
+});
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');

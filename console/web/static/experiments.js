@@ -5,6 +5,10 @@
 // the verdict (withheld while reading it would be peeking), watch the
 // charts over time, stop, and ship the winner through the release gate.
 // Every name, arm and reason is inserted as text (LiveHAT.el).
+LH.i18n.add({
+  en: {'experiments.title': 'LiveHAT · Experiments', 'experiments.heading': 'Experiments'},
+  'zh-CN': {'experiments.title': 'LiveHAT · 实验', 'experiments.heading': '实验'},
+});
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');

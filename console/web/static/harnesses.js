@@ -5,6 +5,10 @@
 // canary, rollback, and the compatibility tables: models × versions, and
 // versions × installed plugins with the streams on each.
 // Every harness text is inserted with textContent (LiveHAT.el).
+LH.i18n.add({
+  en: {'harnesses.title': 'LiveHAT · Harnesses', 'harnesses.heading': 'Harnesses'},
+  'zh-CN': {'harnesses.title': 'LiveHAT · Harness 版本', 'harnesses.heading': 'Harness 版本'},
+});
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');

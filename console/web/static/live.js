@@ -5,12 +5,48 @@
 // decisions, tool calls and timing; latency P50/P95 and a histogram
 // summarise the recent turns. Viewer and model text is untrusted: it is
 // inserted with textContent only (LiveHAT.el).
+LH.i18n.add({
+  en: {
+    'live.title': 'LiveHAT · Live view', 'live.heading': 'Live view',
+    'live.no_stream': 'No stream yet: create one on the Streams page.', 'live.stream': 'Stream',
+    'live.unmute': 'Unmute voice', 'live.mute': 'Mute voice', 'live.stop': 'Stop', 'live.go_on_air': 'Go on air',
+    'live.on_air': 'on air', 'live.off_air': 'off air', 'live.now_on_air': 'On air: the strategy runs', 'live.stopped': 'Stopped',
+    'live.viewer': 'Viewer', 'live.viewer_n': 'viewer {n}', 'live.type_as_viewer': 'Type as the viewer… (中文 or English)',
+    'live.send': 'Send', 'live.viewer_chat': 'Viewer chat', 'live.avatar': 'Avatar', 'live.latency': 'Latency (recent turns)',
+    'live.p50_total': 'P50 total', 'live.p95_total': 'P95 total', 'live.p50_first': 'P50 first chunk', 'live.turns': 'turns',
+    'live.queue_depth': 'queue depth', 'live.merged': 'merged', 'live.shed': 'shed', 'live.stale': 'stale',
+    'live.harness_short': 'harness {v}', 'live.traces': 'Turns: hook decisions and tool calls', 'live.strategy': 'strategy',
+    'live.retry': 'retry: ', 'live.timing': 'total {total} · first chunk {first} · model {model} · tools {tools} · hooks {hooks} · queue {queue} · harness {harness}',
+    'live.via_api': ' · via API', 'live.no_speech': 'no speech synthesis in this browser', 'live.voices': 'voices: zh {zh} · en {en}',
+    'live.arms': ' · experiment arms {arms}', 'live.not_answered': '(not answered: {reason})', 'live.denied': 'denied',
+    'live.arm': 'arm {arm}', 'live.host': 'host', 'live.harness_switched': 'Harness switched to {v} from the next turn',
+    'live.session_closed': 'session closed ({reason})',
+  },
+  'zh-CN': {
+    'live.title': 'LiveHAT · 直播预览', 'live.heading': '直播预览',
+    'live.no_stream': '还没有直播间：请先在“直播间”页面创建。', 'live.stream': '直播间',
+    'live.unmute': '打开语音', 'live.mute': '静音', 'live.stop': '下播', 'live.go_on_air': '开播',
+    'live.on_air': '直播中', 'live.off_air': '未开播', 'live.now_on_air': '已开播：营销策略开始运行', 'live.stopped': '已下播',
+    'live.viewer': '观众', 'live.viewer_n': '观众 {n}', 'live.type_as_viewer': '以观众身份输入…（中文或英文）',
+    'live.send': '发送', 'live.viewer_chat': '观众弹幕', 'live.avatar': '数字人', 'live.latency': '延迟（最近的回合）',
+    'live.p50_total': 'P50 总耗时', 'live.p95_total': 'P95 总耗时', 'live.p50_first': 'P50 首段', 'live.turns': '回合',
+    'live.queue_depth': '队列长度', 'live.merged': '已合并', 'live.shed': '已丢弃', 'live.stale': '已过期',
+    'live.harness_short': 'harness {v}', 'live.traces': '回合：钩子决策和工具调用', 'live.strategy': '策略',
+    'live.retry': '重试：', 'live.timing': '总计 {total} · 首段 {first} · 模型 {model} · 工具 {tools} · 钩子 {hooks} · 排队 {queue} · harness {harness}',
+    'live.via_api': ' · 来自 API', 'live.no_speech': '此浏览器不支持语音合成', 'live.voices': '语音：中文 {zh} · 英文 {en}',
+    'live.arms': ' · 实验组 {arms}', 'live.not_answered': '（未回答：{reason}）', 'live.denied': '已拒绝',
+    'live.arm': '组 {arm}', 'live.host': '主播', 'live.harness_switched': '从下一回合起切换到 harness {v}',
+    'live.session_closed': '会话已关闭（{reason}）',
+  },
+});
+
 LiveHAT.page(async (me) => {
   const {el, api, stream, toast, showError, fmt} = LiveHAT;
+  const t = LH.t;
   const main = document.getElementById('main');
   const streams = await api('GET', '/api/streams');
   if (!streams.length) {
-    main.append(el('p', {class: 'muted'}, 'No stream yet: create one on the Streams page.'));
+    main.append(el('p', {class: 'muted'}, t('live.no_stream')));
     return;
   }
   const params = new URLSearchParams(location.search);
@@ -18,7 +54,7 @@ LiveHAT.page(async (me) => {
   if (params.get('stream') !== current.id) history.replaceState(null, '', '/live?stream=' + encodeURIComponent(current.id));
 
   // --- header: stream picker, on-air switch, status, mute ---
-  const picker = el('select', {id: 'stream-picker', 'aria-label': 'Stream',
+  const picker = el('select', {id: 'stream-picker', 'aria-label': t('live.stream'),
     onchange: () => { location.href = '/live?stream=' + encodeURIComponent(picker.value); }},
   streams.map((s) => el('option', {value: s.id, selected: s.id === current.id}, s.name)));
   const airButton = el('button', {id: 'air-toggle', type: 'button', onclick: toggleAir});
@@ -32,15 +68,15 @@ LiveHAT.page(async (me) => {
     renderMute();
   }});
   const voiceInfo = el('span', {id: 'voices', class: 'muted small'});
-  function renderMute() { muteButton.textContent = muted ? 'Unmute voice' : 'Mute voice'; }
+  function renderMute() { muteButton.textContent = t(muted ? 'live.unmute' : 'live.mute'); }
   function renderAir() {
-    airButton.textContent = current.on_air ? 'Stop' : 'Go on air';
+    airButton.textContent = t(current.on_air ? 'live.stop' : 'live.go_on_air');
     airButton.className = current.on_air ? 'on-air' : '';
-    airBadge.textContent = current.on_air ? 'on air' : 'off air';
+    airBadge.textContent = t(current.on_air ? 'live.on_air' : 'live.off_air');
     airBadge.className = 'badge ' + (current.on_air ? 'bad' : '');
   }
   renderMute(); renderAir();
-  main.append(el('div', {class: 'card live-bar'}, el('label', {for: 'stream-picker'}, 'Stream'), picker, airButton, airBadge,
+  main.append(el('div', {class: 'card live-bar'}, el('label', {for: 'stream-picker'}, t('live.stream')), picker, airButton, airBadge,
     sessionInfo, el('span', {class: 'spacer'}), voiceInfo, muteButton));
 
   async function toggleAir() {
@@ -48,19 +84,19 @@ LiveHAT.page(async (me) => {
     try {
       current = await api('POST', '/api/streams/' + current.id + '/live/air', {on_air: !current.on_air});
       renderAir();
-      toast(current.on_air ? 'On air: the strategy runs' : 'Stopped');
+      toast(t(current.on_air ? 'live.now_on_air' : 'live.stopped'));
     } catch (err) { showError(err); } finally { airButton.disabled = false; }
   }
 
   // --- viewer chat simulator ---
   const chatLog = el('div', {id: 'chat-log', 'aria-live': 'polite'});
-  const viewerSelect = el('select', {id: 'viewer-id', name: 'viewer', 'aria-label': 'Viewer'},
-    [1, 2, 3, 4, 5].map((n) => el('option', {value: 'viewer' + n}, 'viewer ' + n)));
-  const textInput = el('input', {id: 'viewer-text', name: 'text', placeholder: 'Type as the viewer… (中文 or English)', autocomplete: 'off', maxlength: 2000});
-  const form = el('form', {id: 'chat-form', class: 'row'}, viewerSelect, textInput, el('button', {id: 'send', type: 'submit'}, 'Send'));
+  const viewerSelect = el('select', {id: 'viewer-id', name: 'viewer', 'aria-label': t('live.viewer')},
+    [1, 2, 3, 4, 5].map((n) => el('option', {value: 'viewer' + n}, t('live.viewer_n', {n}))));
+  const textInput = el('input', {id: 'viewer-text', name: 'text', placeholder: t('live.type_as_viewer'), autocomplete: 'off', maxlength: 2000});
+  const form = el('form', {id: 'chat-form', class: 'row'}, viewerSelect, textInput, el('button', {id: 'send', type: 'submit'}, t('live.send')));
   form.addEventListener('submit', (e) => { e.preventDefault(); send(textInput.value); });
   const quick = el('div', {class: 'quick', id: 'quick'});
-  const chatCard = el('div', {class: 'card'}, el('h2', {}, 'Viewer chat'), chatLog, quick, form);
+  const chatCard = el('div', {class: 'card'}, el('h2', {}, t('live.viewer_chat')), chatLog, quick, form);
 
   async function send(text) {
     if (!text.trim()) return;
@@ -102,12 +138,12 @@ LiveHAT.page(async (me) => {
     }
     return box;
   }
-  const avatarCard = el('div', {class: 'card'}, el('h2', {}, 'Avatar'), avatar);
+  const avatarCard = el('div', {class: 'card'}, el('h2', {}, t('live.avatar')), avatar);
 
   // --- stats ---
   const metrics = el('div', {class: 'metrics', id: 'stats'});
   const histogram = el('div', {id: 'histogram'});
-  const statsCard = el('div', {class: 'card'}, el('h2', {}, 'Latency (recent turns)'), metrics, histogram);
+  const statsCard = el('div', {class: 'card'}, el('h2', {}, t('live.latency')), metrics, histogram);
   let statsTimer = null;
   async function loadStats() {
     try {
@@ -115,39 +151,40 @@ LiveHAT.page(async (me) => {
       const q = s.queue || {};
       const item = (label, value, id) => el('div', {id}, el('b', {}, value), label);
       metrics.replaceChildren(
-        item('P50 total', fmt.ms(s.total.p50_ms), 'p50'), item('P95 total', fmt.ms(s.total.p95_ms), 'p95'),
-        item('P50 first chunk', fmt.ms(s.first_chunk.p50_ms)), item('turns', String(s.turns), 'turn-count'),
-        item('queue depth', String(q.queued || 0)), item('merged', String(q.merged || 0)), item('shed', String(q.shed || 0)),
-        item('stale', String(q.stale || 0)));
+        item(t('live.p50_total'), fmt.ms(s.total.p50_ms), 'p50'), item(t('live.p95_total'), fmt.ms(s.total.p95_ms), 'p95'),
+        item(t('live.p50_first'), fmt.ms(s.first_chunk.p50_ms)), item(t('live.turns'), LH.fmt.number(s.turns), 'turn-count'),
+        item(t('live.queue_depth'), LH.fmt.number(q.queued || 0)), item(t('live.merged'), LH.fmt.number(q.merged || 0)),
+        item(t('live.shed'), LH.fmt.number(q.shed || 0)), item(t('live.stale'), LH.fmt.number(q.stale || 0)));
       histogram.replaceChildren(Charts.histogram(s.values_ms || [], {unit: 'ms', bins: 12}));
-      sessionInfo.textContent = (s.model ? s.model + ' · ' : '') + 'harness ' + fmt.short(s.harness_version);
+      sessionInfo.textContent = (s.model ? s.model + ' · ' : '') + t('live.harness_short', {v: fmt.short(s.harness_version)});
     } catch (err) { if (err.status !== 404) showError(err); }
   }
   function scheduleStats() { clearTimeout(statsTimer); statsTimer = setTimeout(loadStats, 300); }
 
   // --- traces ---
   const traces = el('div', {id: 'traces'});
-  const tracesCard = el('div', {class: 'card'}, el('h2', {}, 'Turns: hook decisions and tool calls'), traces);
+  const tracesCard = el('div', {class: 'card'}, el('h2', {}, t('live.traces')), traces);
   function short(s, n) { s = s == null ? '' : String(s); return s.length > n ? s.slice(0, n) + '…' : s; }
-  function traceView(t) {
-    const who = t.event === 'narration_tick' ? 'strategy' : (t.viewers || []).join(', ');
-    const outcome = el('span', {class: 'badge ' + ({replied: 'good', safe_line: 'warn', denied: 'bad'}[t.outcome] || '')}, t.outcome);
-    const hooks = el('table', {class: 'hooks'}, el('tbody', {}, (t.hooks || []).map((h) => el('tr', {},
+  function traceView(turn) {
+    const t = LH.t;
+    const who = turn.event === 'narration_tick' ? t('live.strategy') : (turn.viewers || []).join(', ');
+    const outcome = el('span', {class: 'badge ' + ({replied: 'good', safe_line: 'warn', denied: 'bad'}[turn.outcome] || '')}, turn.outcome);
+    const hooks = el('table', {class: 'hooks'}, el('tbody', {}, (turn.hooks || []).map((h) => el('tr', {},
       el('td', {}, h.name), el('td', {class: 'muted'}, h.event),
       el('td', {}, el('span', {class: 'badge ' + ({allow: 'good', deny: 'bad', retry: 'warn', rewrite: 'warn'}[h.action] || '')}, h.action)),
       el('td', {}, short(h.reason || h.feedback || h.error || h.text || h.context || '', 200)), el('td', {class: 'muted'}, fmt.ms(h.took_ms))))));
-    const tools = el('table', {class: 'tools'}, el('tbody', {}, (t.tools || []).map((c) => el('tr', {class: c.error ? 'bad' : ''},
+    const tools = el('table', {class: 'tools'}, el('tbody', {}, (turn.tools || []).map((c) => el('tr', {class: c.error ? 'bad' : ''},
       el('td', {}, (c.kind === 'skill' ? 'skill ' : '') + c.name), el('td', {class: 'args'}, short(JSON.stringify(c.arguments || {}), 200)),
       el('td', {class: 'out'}, short(c.error || c.output, 300)), el('td', {class: 'muted'}, fmt.ms(c.took_ms))))));
-    const tm = t.timing || {};
-    return el('div', {class: 'trace', dataset: {turn: t.id}},
-      el('h3', {}, outcome, ' ', who ? who + ': ' : '', t.input),
-      el('div', {class: 'reply'}, '→ ', t.reply || (t.reason ? '(' + t.reason + ')' : '')),
-      (t.hooks || []).length ? hooks : null, (t.tools || []).length ? tools : null,
-      (t.retries || []).map((r) => el('div', {class: 'small warn'}, 'retry: ', r)),
-      el('div', {class: 'muted small'}, 'total ', fmt.ms(tm.total_ms), ' · first chunk ', fmt.ms(tm.first_chunk_ms),
-        ' · model ', fmt.ms(tm.model_ms), ' · tools ', fmt.ms(tm.tools_ms), ' · hooks ', fmt.ms(tm.hooks_ms),
-        ' · queue ', fmt.ms(tm.queue_ms), ' · harness ', fmt.short(t.harness_version), t.source === 'api' ? ' · via API' : ''));
+    const tm = turn.timing || {};
+    return el('div', {class: 'trace', dataset: {turn: turn.id}},
+      el('h3', {}, outcome, ' ', who ? who + ': ' : '', turn.input),
+      el('div', {class: 'reply'}, '→ ', turn.reply || (turn.reason ? '(' + turn.reason + ')' : '')),
+      (turn.hooks || []).length ? hooks : null, (turn.tools || []).length ? tools : null,
+      (turn.retries || []).map((r) => el('div', {class: 'small warn'}, t('live.retry'), r)),
+      el('div', {class: 'muted small'}, t('live.timing', {total: fmt.ms(tm.total_ms), first: fmt.ms(tm.first_chunk_ms),
+        model: fmt.ms(tm.model_ms), tools: fmt.ms(tm.tools_ms), hooks: fmt.ms(tm.hooks_ms), queue: fmt.ms(tm.queue_ms),
+        harness: fmt.short(turn.harness_version)}), turn.source === 'api' ? t('live.via_api') : ''));
   }
   function addTrace(t) {
     const old = traces.querySelector('[data-turn="' + CSS.escape(t.id) + '"]');
@@ -161,10 +198,10 @@ LiveHAT.page(async (me) => {
   const synth = 'speechSynthesis' in window ? window.speechSynthesis : null;
   function voices() { return synth ? synth.getVoices() : []; }
   function renderVoices() {
-    if (!synth) { voiceInfo.textContent = 'no speech synthesis in this browser'; return; }
+    if (!synth) { voiceInfo.textContent = t('live.no_speech'); return; }
     const vs = voices();
     const has = (p) => vs.some((v) => v.lang.toLowerCase().startsWith(p));
-    voiceInfo.textContent = 'voices: zh ' + (has('zh') ? '✓' : '–') + ' · en ' + (has('en') ? '✓' : '–');
+    voiceInfo.textContent = t('live.voices', {zh: has('zh') ? '✓' : '–', en: has('en') ? '✓' : '–'});
   }
   if (synth) synth.addEventListener('voiceschanged', renderVoices);
   renderVoices();
@@ -194,8 +231,8 @@ LiveHAT.page(async (me) => {
   stream('/api/streams/' + current.id + '/live/events', (type, d) => {
     switch (type) {
       case 'session':
-        sessionInfo.textContent = (d.model || '') + ' · harness ' + fmt.short(d.harness_version) +
-          (d.arms ? ' · experiment arms ' + d.arms.map((a) => a.arm).join(', ') : '');
+        sessionInfo.textContent = (d.model || '') + ' · ' + t('live.harness_short', {v: fmt.short(d.harness_version)}) +
+          (d.arms ? t('live.arms', {arms: d.arms.map((a) => a.arm).join(', ')}) : '');
         if (typeof d.on_air === 'boolean' && d.on_air !== current.on_air) { current.on_air = d.on_air; renderAir(); }
         break;
       case 'message':
@@ -213,10 +250,10 @@ LiveHAT.page(async (me) => {
       case 'turn': {
         const box = answerFor(d.id);
         box.classList.add(d.outcome);
-        if (d.outcome === 'denied') box.append(el('span', {class: 'muted'}, '(not answered: ' + (d.reason || 'denied') + ')'));
-        if (d.event === 'narration_tick') box.prepend(el('span', {class: 'badge tag'}, 'strategy'));
-        if (d.arm && !box.querySelector('.arm')) box.prepend(el('span', {class: 'badge tag arm'}, 'arm ' + d.arm));
-        if (d.reply) chatLine('host', d.reply, 'host');
+        if (d.outcome === 'denied') box.append(el('span', {class: 'muted'}, t('live.not_answered', {reason: d.reason || t('live.denied')})));
+        if (d.event === 'narration_tick') box.prepend(el('span', {class: 'badge tag'}, t('live.strategy')));
+        if (d.arm && !box.querySelector('.arm')) box.prepend(el('span', {class: 'badge tag arm'}, t('live.arm', {arm: d.arm})));
+        if (d.reply) chatLine(t('live.host'), d.reply, 'host');
         addTrace(d);
         scheduleStats();
         break;
@@ -226,14 +263,14 @@ LiveHAT.page(async (me) => {
         scheduleStats();
         break;
       case 'harness':
-        toast('Harness switched to ' + fmt.short(d.harness_version) + ' from the next turn');
-        sessionInfo.textContent = 'harness ' + fmt.short(d.harness_version);
+        toast(t('live.harness_switched', {v: fmt.short(d.harness_version)}));
+        sessionInfo.textContent = t('live.harness_short', {v: fmt.short(d.harness_version)});
         break;
       case 'air':
         current.on_air = d.on_air; renderAir();
         break;
       case 'closed':
-        sessionInfo.textContent = 'session closed (' + d.reason + ')';
+        sessionInfo.textContent = t('live.session_closed', {reason: d.reason});
         break;
     }
   }, ['session', 'message', 'chunk', 'turn', 'dropped', 'harness', 'air', 'closed']);

@@ -4,6 +4,10 @@
 // roll back to an earlier version, and try a tool, hook or skill in the
 // sandbox. Every text from a manifest or a plugin's output is untrusted
 // and goes in through textContent (el()).
+LH.i18n.add({
+  en: {'plugins.title': 'LiveHAT · Plugins', 'plugins.heading': 'Plugins'},
+  'zh-CN': {'plugins.title': 'LiveHAT · 插件', 'plugins.heading': '插件'},
+});
 LiveHAT.page(async (me) => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');

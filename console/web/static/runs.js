@@ -2,6 +2,10 @@
 // Training runs: start a run (HSA-SFT, fixed-harness SFT, OPD, RL), follow
 // its curves live over SSE, stop, resume and promote its checkpoint to
 // serving. Every name and message is inserted as text (LiveHAT.el).
+LH.i18n.add({
+  en: {'runs.title': 'LiveHAT · Training runs', 'runs.heading': 'Training runs'},
+  'zh-CN': {'runs.title': 'LiveHAT · 训练任务', 'runs.heading': '训练任务'},
+});
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const main = document.getElementById('main');
