@@ -25,7 +25,7 @@ import (
 // plain decoding in the same run, and reports the speed ratio, the
 // acceptance rate and the mean accepted length.
 //
-//	livehat bench model [--random qwen2.5-0.5b | --checkpoint DIR] [--dtype f32|bf16|q8]
+//	livehat bench model [--random qwen2.5-0.5b [--save DIR] | --checkpoint DIR] [--dtype f32|bf16|q8]
 //	    [--batch 1,8] [--prompt 128] [--gen 32] [--prefix 1000] [--question 16] [--threads N] [--repeat 3]
 //	    [--speculative K] [--draft-vocab N]
 func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -42,6 +42,7 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
 	repeat := fs.Int("repeat", 3, "runs per phase; the fastest is reported")
 	speculative := fs.Int("speculative", 0, "also decode with this many tokens drafted per step by the MTP heads (0: off)")
+	save := fs.String("save", "", "with --random: also write the random weights as a checkpoint `folder` (safetensors and config.json), so another engine can run the same model (export gguf --tokenizer)")
 	draftVocab := fs.Int("draft-vocab", -1, "heads draft among the token ids below N (0: all; -1: the model's mtp_draft_vocab_size)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,6 +56,9 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 		} else {
 			return errors.New("bench model: give either --random or --checkpoint, not both")
 		}
+	}
+	if *save != "" && *random == "" {
+		return errors.New("bench model: --save writes random weights: use it with --random")
 	}
 	dt, err := ParseDType(*dtype)
 	if err != nil {
@@ -93,6 +97,12 @@ func BenchModelMain(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	if err != nil {
 		return err
+	}
+	if *save != "" {
+		if err := m.Save(*save); err != nil {
+			return fmt.Errorf("bench model: --save: %w", err)
+		}
+		fmt.Fprintf(stdout, "saved the random %s weights to %s\n", *random, *save)
 	}
 	// The kernel set is part of the result: side-by-side runs must say
 	// whether AVX2 or AVX-512 ran (LIVEHAT_KERNELS forces one).

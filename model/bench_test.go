@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,14 @@ func TestBenchModelMain(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	saved := filepath.Join(t.TempDir(), "random")
+	out.Reset()
+	if err := BenchModelMain(context.Background(), append(args[:len(args):len(args)], "--save", saved), nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(saved, Options{}); err != nil || !strings.Contains(out.String(), "saved the random tiny weights to "+saved) {
+		t.Errorf("--save: %v\n%s", err, out.String())
+	}
 	dir := t.TempDir()
 	m := benchModel(t, "tiny-qwen3", BF16, 0)
 	if err := m.Save(dir); err != nil {
@@ -165,6 +174,7 @@ func TestBenchModelMain(t *testing.T) {
 		{"--random", "tiny", "--batch", "0"},
 		{"--random", "tiny", "--prefix", "600"},
 		{"--random", "tiny", "extra"},
+		{"--checkpoint", dir, "--save", t.TempDir()},
 	}
 	for _, args := range bad {
 		if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err == nil {
