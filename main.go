@@ -36,6 +36,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"serve":     {"start the console server (default)", runServe},
+		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
 		"harness":   {"validate, render, diff and augment harness files", runHarness},
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
