@@ -361,7 +361,11 @@ LiveHAT.page(async (me) => {
         const cooldown = num('cooldown_minutes', r.cooldown_minutes || '');
         const sched = el('span', {class: 'row'}, t('streams.every'), every, t('streams.minutes'));
         const price = el('span', {class: 'row'}, questions, t('streams.questions_in'), windowM, t('streams.minutes'));
-        const showWhen = () => { sched.hidden = when.value !== 'schedule'; price.hidden = when.value === 'schedule'; };
+        // Rows are flex boxes, which the hidden attribute does not hide.
+        const showWhen = () => {
+          sched.style.display = when.value === 'schedule' ? '' : 'none';
+          price.style.display = when.value === 'schedule' ? 'none' : '';
+        };
         when.addEventListener('change', showWhen);
         showWhen();
         const target = () => item.value || (view.coupons.find((c) => c.id === coupon.value) || {products: []}).products[0] || view.featured;
