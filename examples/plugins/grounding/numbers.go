@@ -234,16 +234,38 @@ type runeSet [256]bool
 
 func newRuneSet(s string) *runeSet {
 	var set runeSet
-	for _, r := range s {
-		set[r&0xFF] = true
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			set[c] = true
+			i++
+			continue
+		}
+		key, n := runeKey(s[i:])
+		set[key] = true
+		i += n
 	}
 	return &set
 }
 
 // mayHold reports whether the text of the set may hold literal.
 func (set *runeSet) mayHold(literal string) bool {
-	r, _ := utf8.DecodeRuneInString(literal)
-	return set[r&0xFF]
+	if literal != "" && literal[0] < utf8.RuneSelf {
+		return set[literal[0]]
+	}
+	key, _ := runeKey(literal)
+	return set[key]
+}
+
+// runeKey returns the low 8 bits of the first rune of s (U+FFFD when s
+// is empty or starts with a byte that is not UTF-8) and the rune's
+// length. The three-byte runes of Chinese text are read without a
+// decode, which costs a WASM guest a call for every phrase it tests.
+func runeKey(s string) (byte, int) {
+	if len(s) >= 3 && (s[0] >= 0xE1 && s[0] <= 0xEC || s[0] == 0xEE || s[0] == 0xEF) && s[1]&0xC0 == 0x80 && s[2]&0xC0 == 0x80 {
+		return s[1]<<6 | s[2]&0x3F, 3
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return byte(r), n
 }
 
 // holdsAny reports whether lower (the text of set) holds one of literals.

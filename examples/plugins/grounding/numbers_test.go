@@ -251,3 +251,28 @@ func TestStatedLinks(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRuneSet holds the rune set's fast reading of UTF-8 to the decoder:
+// a set answers for every literal as a set of decoded runes would.
+func FuzzRuneSet(f *testing.F) {
+	for _, s := range []string{"修护面霜259元", "ｘ１\xe4\xb8", "\xed\xa0\x80\xe0\x80\x80ok", "", "€£¥ and 😀"} {
+		f.Add(s, "面")
+	}
+	f.Fuzz(func(t *testing.T, text, literal string) {
+		var want runeSet
+		for _, r := range text {
+			want[r&0xFF] = true
+		}
+		if got := newRuneSet(text); *got != want {
+			t.Fatalf("newRuneSet(%q) differs from the decoded runes' set", text)
+		}
+		r, _ := utf8.DecodeRuneInString(literal)
+		if got := want.mayHold(literal); got != want[r&0xFF] {
+			t.Fatalf("mayHold(%q) = %v over %q, decoded %v", literal, got, text, want[r&0xFF])
+		}
+		key, n := runeKey(literal)
+		if _, size := utf8.DecodeRuneInString(literal); literal != "" && (key != byte(r) || n != size) {
+			t.Fatalf("runeKey(%q) = %#x, %d; decoded %#x, %d", literal, key, n, byte(r), size)
+		}
+	})
+}
