@@ -121,23 +121,23 @@ type experimentRequest struct {
 // experimentView is an experiment as the API answers it.
 type experimentView struct {
 	experiment.Experiment
-	Streams []experimentStream `json:"streams"`
+	Streams []experiment.Participant `json:"streams"`
 	// Ships is the history of its shipped winners, oldest first.
-	Ships []experimentShip `json:"ships"`
+	Ships []experiment.Ship `json:"ships"`
 }
 
-func (s *Server) experimentView(ctx context.Context, e experiment.Experiment) (experimentView, error) {
-	streams, err := s.experimentStreams(ctx, e.ID)
+func (s *Server) experimentView(ctx context.Context, sc store.Scope, e experiment.Experiment) (experimentView, error) {
+	streams, err := s.experiments().Participants(ctx, sc, e.ID)
 	if err != nil {
 		return experimentView{}, err
 	}
-	ships, err := s.experimentShips(ctx, e.ID)
+	ships, err := s.experiments().Ships(ctx, sc, e.ID)
 	return experimentView{Experiment: e, Streams: orEmpty(streams), Ships: orEmpty(ships)}, err
 }
 
 // requestExperiment reads the request's :id experiment of the caller's organisation.
 func (s *Server) requestExperiment(c *fiber.Ctx) (experiment.Experiment, error) {
-	e, err := s.orgExperiment(c.UserContext(), scopeOf(c).OrgID, c.Params("id"))
+	e, err := s.orgExperiment(c.UserContext(), scopeOf(c), c.Params("id"))
 	if err != nil {
 		return e, storeError(err, "experiment")
 	}
@@ -145,13 +145,13 @@ func (s *Server) requestExperiment(c *fiber.Ctx) (experiment.Experiment, error) 
 }
 
 func (s *Server) listExperiments(c *fiber.Ctx) error {
-	list, err := s.orgExperiments(c.UserContext(), scopeOf(c).OrgID)
+	list, err := s.experiments().OrgList(c.UserContext(), scopeOf(c))
 	if err != nil {
 		return err
 	}
 	out := make([]experimentView, 0, len(list))
 	for _, e := range list {
-		v, err := s.experimentView(c.UserContext(), e)
+		v, err := s.experimentView(c.UserContext(), scopeOf(c), e)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (s *Server) getExperiment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.experimentView(c.UserContext(), e)
+	v, err := s.experimentView(c.UserContext(), scopeOf(c), e)
 	if err != nil {
 		return err
 	}
@@ -284,13 +284,13 @@ func (s *Server) createExperiment(c *fiber.Ctx) error {
 	if err != nil {
 		return experimentInputError(err)
 	}
-	if err := s.scopeExperiment(ctx, sc, created.ID, req.Streams); err != nil {
-		if derr := s.deleteExperiment(ctx, created.ID); derr != nil {
+	if err := s.experiments().Claim(ctx, sc, created.ID, req.Streams); err != nil {
+		if derr := s.experiments().DeleteDraft(ctx, created.ID); derr != nil {
 			s.log.Error("experiment left without an organisation", "experiment", created.ID, "err", derr)
 		}
 		return err
 	}
-	v, err := s.experimentView(ctx, created)
+	v, err := s.experimentView(ctx, sc, created)
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 				"(name the console's model %q, or a checkpoint promoted on the Training page)", err, s.configuredModelName()))
 		}
 	}
-	streams, err := s.experimentStreams(ctx, e.ID)
+	streams, err := s.experiments().Participants(ctx, sc, e.ID)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 		if _, err := s.store.Stream(ctx, sc, x.StreamID); err != nil {
 			return fieldError(fiber.StatusConflict, "streams", fmt.Sprintf("stream %s was deleted since the experiment was created", x.StreamID))
 		}
-		other, _, busy, err := s.runningExperimentOn(ctx, x.StreamID)
+		other, _, busy, err := s.experiments().RunningOn(ctx, x.StreamID)
 		if err != nil {
 			return err
 		}
@@ -383,7 +383,7 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 		x.PreviousVersion = st.HarnessVersion
 		if e.Unit == experiment.UnitViewer {
 			// Viewers get their arms as they ask; the stream keeps its version.
-			if err := s.setExperimentStream(ctx, e.ID, x); err != nil {
+			if err := s.experiments().SetParticipant(ctx, sc, e.ID, x); err != nil {
 				return err
 			}
 			continue
@@ -396,7 +396,7 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 		if arm.HarnessVersion != "" {
 			x.HarnessVersion = arm.HarnessVersion
 		}
-		if err := s.setExperimentStream(ctx, e.ID, x); err != nil {
+		if err := s.experiments().SetParticipant(ctx, sc, e.ID, x); err != nil {
 			return err
 		}
 		if x.HarnessVersion != st.HarnessVersion {
@@ -405,7 +405,7 @@ func (s *Server) startExperiment(c *fiber.Ctx) error {
 			}
 		}
 	}
-	v, err := s.experimentView(ctx, started)
+	v, err := s.experimentView(ctx, sc, started)
 	if err != nil {
 		return err
 	}
@@ -428,7 +428,7 @@ func (s *Server) stopExperiment(c *fiber.Ctx) error {
 	if err != nil {
 		return experimentStateError(err)
 	}
-	streams, err := s.experimentStreams(ctx, e.ID)
+	streams, err := s.experiments().Participants(ctx, sc, e.ID)
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func (s *Server) stopExperiment(c *fiber.Ctx) error {
 			}
 		}
 	}
-	v, err := s.experimentView(ctx, stopped)
+	v, err := s.experimentView(ctx, sc, stopped)
 	if err != nil {
 		return err
 	}
@@ -660,7 +660,7 @@ func (s *Server) ingestEvents(c *fiber.Ctx, counter *prometheus.CounterVec) erro
 			return badRequest(fmt.Sprintf("events[%d].stream_id", i), fmt.Sprintf("%q is not this stream (%s): post each stream's events to its own URL", ev.Stream, st.ID))
 		}
 		if ev.Experiment != "" && !known[ev.Experiment] {
-			if _, err := s.orgExperiment(ctx, sc.OrgID, ev.Experiment); err != nil {
+			if _, err := s.orgExperiment(ctx, sc, ev.Experiment); err != nil {
 				return badRequest(fmt.Sprintf("events[%d].experiment_id", i), fmt.Sprintf("no experiment %q in your organisation", ev.Experiment))
 			}
 			known[ev.Experiment] = true

@@ -29,7 +29,7 @@ func (s *Server) experimentTurn(streamID, bound string, pin armPin, t *runtime.T
 	if !s.experimentsReady(ctx) {
 		return
 	}
-	id, x, ok, err := s.runningExperimentOn(ctx, streamID)
+	id, x, ok, err := s.experiments().RunningOn(ctx, streamID)
 	if err != nil {
 		s.log.Warn("experiment turn: lookup", "stream", streamID, "err", err)
 		return

@@ -9,10 +9,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
@@ -198,105 +198,6 @@ func (s *Server) gateCheckpoint(ctx context.Context, sc store.Scope, armCheckpoi
 	return g, nil
 }
 
-// experimentShip is one "ship the winner" of an experiment, as its
-// history records it: the harness release it made, the serving change,
-// the evaluations the checkpoint was gated on, the override reason given
-// for a regression, and who shipped.
-type experimentShip struct {
-	ID             string `json:"id"`
-	ExperimentID   string `json:"experiment_id"`
-	Arm            string `json:"arm"`
-	HarnessVersion string `json:"harness_version,omitempty"`
-	ReleaseID      string `json:"release_id,omitempty"`
-	// Checkpoint is the winner's checkpoint as the arm names it; Serving
-	// and PreviousServing are the serving model after and before ("" is
-	// the console's configured model). ServingChanged is false when the
-	// checkpoint already served.
-	Checkpoint      string          `json:"checkpoint,omitempty"`
-	Serving         string          `json:"serving,omitempty"`
-	PreviousServing string          `json:"previous_serving,omitempty"`
-	ServingChanged  bool            `json:"serving_changed"`
-	Gate            json.RawMessage `json:"gate,omitempty"`
-	Override        string          `json:"override,omitempty"`
-	ShippedBy       string          `json:"shipped_by"`
-	Shipper         string          `json:"shipper"`
-	ShippedAt       time.Time       `json:"shipped_at"`
-}
-
-// experimentShipsMigration adds experiment_ships, the history of an
-// experiment's shipped winners.
-const experimentShipsMigration = 51
-
-func experimentShipTables() []string {
-	return []string{
-		`CREATE TABLE experiment_ships (
-			id TEXT PRIMARY KEY,
-			experiment_id TEXT NOT NULL REFERENCES experiment_experiments(id) ON DELETE CASCADE,
-			org_id TEXT NOT NULL REFERENCES orgs(id),
-			arm TEXT NOT NULL,
-			harness_version TEXT NOT NULL DEFAULT '',
-			release_id TEXT NOT NULL DEFAULT '',
-			checkpoint TEXT NOT NULL DEFAULT '',
-			serving TEXT NOT NULL DEFAULT '',
-			previous_serving TEXT NOT NULL DEFAULT '',
-			serving_changed INTEGER NOT NULL DEFAULT 0,
-			gate TEXT NOT NULL DEFAULT '',
-			override TEXT NOT NULL DEFAULT '',
-			shipped_by TEXT NOT NULL,
-			shipped_at TEXT NOT NULL)`,
-		`CREATE INDEX experiment_ships_experiment ON experiment_ships(experiment_id, shipped_at)`,
-	}
-}
-
-// shipTimeLayout stores ship times with a fixed width, so that they sort
-// as text.
-const shipTimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
-// addExperimentShip records a ship in the experiment's history.
-func (s *Server) addExperimentShip(ctx context.Context, sc store.Scope, x *experimentShip) error {
-	x.ID, x.ShippedBy, x.ShippedAt = store.NewID(), sc.UserID, s.store.Now().UTC()
-	gate := ""
-	if x.Gate != nil {
-		gate = string(x.Gate)
-	}
-	_, err := s.store.DB().ExecContext(ctx, `INSERT INTO experiment_ships (id, experiment_id, org_id, arm, harness_version, release_id,
-		checkpoint, serving, previous_serving, serving_changed, gate, override, shipped_by, shipped_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, x.ID, x.ExperimentID, sc.OrgID, x.Arm, x.HarnessVersion, x.ReleaseID,
-		x.Checkpoint, x.Serving, x.PreviousServing, x.ServingChanged, gate, x.Override, x.ShippedBy, x.ShippedAt.Format(shipTimeLayout))
-	if err != nil {
-		return fmt.Errorf("experiment %s: record the ship: %w", x.ExperimentID, err)
-	}
-	return nil
-}
-
-// experimentShips lists an experiment's ships, oldest first.
-func (s *Server) experimentShips(ctx context.Context, id string) ([]experimentShip, error) {
-	rows, err := s.store.DB().QueryContext(ctx, `SELECT x.id, x.experiment_id, x.arm, x.harness_version, x.release_id, x.checkpoint,
-		x.serving, x.previous_serving, x.serving_changed, x.gate, x.override, x.shipped_by, COALESCE(u.username, ''), x.shipped_at
-		FROM experiment_ships x LEFT JOIN users u ON u.id = x.shipped_by WHERE x.experiment_id = ? ORDER BY x.shipped_at, x.id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []experimentShip
-	for rows.Next() {
-		var x experimentShip
-		var gate, at string
-		if err := rows.Scan(&x.ID, &x.ExperimentID, &x.Arm, &x.HarnessVersion, &x.ReleaseID, &x.Checkpoint, &x.Serving, &x.PreviousServing,
-			&x.ServingChanged, &gate, &x.Override, &x.ShippedBy, &x.Shipper, &at); err != nil {
-			return nil, err
-		}
-		if gate != "" {
-			x.Gate = json.RawMessage(gate)
-		}
-		if x.ShippedAt, err = time.Parse(shipTimeLayout, at); err != nil {
-			return nil, fmt.Errorf("experiment ship %s: time %q: %w", x.ID, at, err)
-		}
-		out = append(out, x)
-	}
-	return out, rows.Err()
-}
-
 // servingSpec is the serving setting's value for a checkpoint: its folder,
 // or "" (no setting) for the configured model.
 func (id checkpointID) servingSpec() string {
@@ -309,7 +210,7 @@ func (id checkpointID) servingSpec() string {
 // shipPlan is what shipping an experiment's winner will do, checked in
 // full before anything changes.
 type shipPlan struct {
-	ship    experimentShip
+	ship    experiment.Ship
 	publish *publishRequest
 	// cand is the checkpoint to serve when changeServing is set.
 	cand          checkpointID
@@ -321,7 +222,7 @@ type shipPlan struct {
 // checkpoint's evaluations against the serving model's (gateCheckpoint).
 // A regression of either is refused unless override gives a reason.
 func (s *Server) planShip(ctx context.Context, sc store.Scope, experimentID, armName, version, checkpoint, override string, streams []string) (*shipPlan, error) {
-	p := &shipPlan{ship: experimentShip{ExperimentID: experimentID, Arm: armName, HarnessVersion: version, Checkpoint: checkpoint, Override: override}}
+	p := &shipPlan{ship: experiment.Ship{ExperimentID: experimentID, Arm: armName, HarnessVersion: version, Checkpoint: checkpoint, Override: override}}
 	if version != "" {
 		gate, err := s.releaseGate(ctx, sc, version, "")
 		if err != nil {
@@ -382,7 +283,7 @@ func (s *Server) planShip(ctx context.Context, sc store.Scope, experimentID, arm
 // the experiment's history records it, the harness release it made and
 // the serving model after it.
 type shipResult struct {
-	Ship    experimentShip        `json:"ship"`
+	Ship    experiment.Ship       `json:"ship"`
 	Release *store.HarnessRelease `json:"release,omitempty"`
 	Serving *servingView          `json:"serving,omitempty"`
 }
@@ -424,7 +325,7 @@ func (s *Server) runShip(c *fiber.Ctx, p *shipPlan) error {
 		v := s.servingView(ctx, sc.OrgID)
 		res.Serving = &v
 	}
-	if err := s.addExperimentShip(ctx, sc, &p.ship); err != nil {
+	if err := s.experiments().AddShip(ctx, sc, &p.ship); err != nil {
 		return err
 	}
 	p.ship.Shipper = userOf(c).Username
@@ -434,7 +335,7 @@ func (s *Server) runShip(c *fiber.Ctx, p *shipPlan) error {
 
 // shipStreams lists the experiment's streams that still exist.
 func (s *Server) shipStreams(ctx context.Context, sc store.Scope, id string) ([]string, error) {
-	streams, err := s.experimentStreams(ctx, id)
+	streams, err := s.experiments().Participants(ctx, sc, id)
 	if err != nil {
 		return nil, err
 	}

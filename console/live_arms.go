@@ -72,7 +72,7 @@ func (l roomLayout) key() string {
 // viewer-unit experiment. On error the layout is the plain one.
 func (s *Server) layoutFor(ctx context.Context, streamID string) (roomLayout, error) {
 	plain := roomLayout{pins: []armPin{{}}}
-	id, x, ok, err := s.runningExperimentOn(ctx, streamID)
+	id, x, ok, err := s.experiments().RunningOn(ctx, streamID)
 	if err != nil {
 		if !s.experimentsReady(ctx) {
 			return plain, nil // a store without the experiments' tables runs none

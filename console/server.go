@@ -195,7 +195,7 @@ func (s *Server) routes() {
 // ready reports whether the store answers: a load balancer stops sending
 // traffic to a console whose database is gone.
 func (s *Server) ready(c *fiber.Ctx) error {
-	if err := s.store.DB().PingContext(c.UserContext()); err != nil {
+	if err := s.store.Ping(c.UserContext()); err != nil {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "store unavailable", "error": err.Error()})
 	}
 	return c.JSON(fiber.Map{"status": "ready"})

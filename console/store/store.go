@@ -203,6 +203,19 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return int(v.Int64), err
 }
 
+// Migrated reports whether migration version was applied, for console
+// packages whose tables come in through WithMigrations.
+func (s *Store) Migrated(ctx context.Context, version int) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: migration %d: %w", version, err)
+	}
+	return n == 1, nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
 // tx runs fn in a transaction, committing when it returns nil.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
