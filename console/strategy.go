@@ -358,6 +358,18 @@ func builderRule(r runtime.StrategyRule) (parsedRule, bool) {
 	default:
 		return b, false
 	}
+	// The forms hold whole seconds, a window and the stock rules' repeat
+	// are never zero, and a question count is whole: a rule the forms
+	// would write back differently stays custom.
+	whole := func(d time.Duration) bool { return d >= 0 && minutes(inMinutes(d)) == d }
+	switch {
+	case !whole(r.Every) || !whole(r.Cooldown) || !whole(r.Window):
+		return b, false
+	case (b.urgency != nil || b.soldOut != nil) && r.Cooldown == 0:
+		return b, false
+	case b.coupon != nil && b.coupon.When == pushOnPrice && (r.Window == 0 || b.coupon.Questions < 1):
+		return b, false
+	}
 	for _, lang := range []string{"zh", "en"} {
 		want.Instruction = instructionFor(kind, lang, args...)
 		if want == r {

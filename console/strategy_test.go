@@ -158,6 +158,10 @@ func TestStrategyKeepsEditedRulesAsCustom(t *testing.T) {
 			Instruction: instructionFor(ruleUrgency, "en", "p-cream")},
 		// A name with too many parts.
 		{Name: "sold_out:a:b:c", Signal: "sold_out:a", Threshold: 1, Instruction: "x"},
+		// A repeat the forms cannot hold (not whole seconds), and none.
+		{Name: "urgency:a", Signal: "stock_at_most:a:1", Threshold: 1, Cooldown: 59999999935,
+			Instruction: instructionFor(ruleUrgency, "zh", "a")},
+		{Name: "sold_out:b:c", Signal: "sold_out:b", Threshold: 1, Instruction: instructionFor(ruleSoldOut, "en", "b", "c")},
 		// A threshold the builder never writes.
 		{Name: "sold_out:p-sunscreen:p-serum", Signal: "sold_out:p-sunscreen", Threshold: 2, Cooldown: time.Minute,
 			Instruction: instructionFor(ruleSoldOut, "zh", "p-sunscreen", "p-serum")},
