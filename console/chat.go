@@ -169,11 +169,32 @@ func (r *chatRequest) viewerText() (string, error) {
 	return text, nil
 }
 
+// The response wire format, as OpenAI's clients read it. Fields are
+// declared in the order the console has always written them (it used to
+// build these objects as maps, which encoding/json writes with sorted
+// keys), so that the bytes on the wire do not change.
+
+// chatCompletionResponse is a non-streamed completion.
+type chatCompletionResponse struct {
+	Choices []chatChoice      `json:"choices"`
+	Created int64             `json:"created"`
+	ID      string            `json:"id"`
+	Livehat completionLivehat `json:"livehat"`
+	Model   string            `json:"model"`
+	Object  string            `json:"object"` // "chat.completion"
+}
+
 // chatChoice is a choice of a non-streamed completion.
 type chatChoice struct {
-	Index        int            `json:"index"`
-	Message      map[string]any `json:"message"`
-	FinishReason string         `json:"finish_reason"`
+	Index        int              `json:"index"`
+	Message      assistantMessage `json:"message"`
+	FinishReason string           `json:"finish_reason"`
+}
+
+// assistantMessage is the reply of a non-streamed completion.
+type assistantMessage struct {
+	Content string `json:"content"`
+	Role    string `json:"role"` // "assistant"
 }
 
 // completionLivehat is the LiveHAT extension of a completion: what the
@@ -183,6 +204,59 @@ type completionLivehat struct {
 	Outcome string    `json:"outcome"`
 	Turn    turnTrace `json:"turn"`
 }
+
+// chatCompletionChunk is one server-sent event of a streamed completion.
+type chatCompletionChunk struct {
+	Choices []chunkChoice `json:"choices"`
+	Created int64         `json:"created"`
+	ID      string        `json:"id"`
+	Livehat *chunkLivehat `json:"livehat,omitempty"`
+	Model   string        `json:"model"`
+	Object  string        `json:"object"` // "chat.completion.chunk"
+}
+
+// chunkChoice is the one choice of a chunk; FinishReason is null until
+// the last chunk.
+type chunkChoice struct {
+	Delta        chunkDelta `json:"delta"`
+	FinishReason *string    `json:"finish_reason"`
+	Index        int        `json:"index"`
+}
+
+// chunkDelta is what a chunk adds to the reply: the role comes with the
+// first chunk only, and the last chunk of a turn that said something has
+// neither field.
+type chunkDelta struct {
+	Content *string `json:"content,omitempty"`
+	Role    string  `json:"role,omitempty"`
+}
+
+// chunkLivehat is the LiveHAT extension of a chunk: the avatar's actions
+// with a spoken chunk, why the turn failed, or, with the last chunk, what
+// the turn did.
+type chunkLivehat struct {
+	Actions []runtime.AvatarAction `json:"actions,omitempty"`
+	Error   string                 `json:"error,omitempty"`
+	*completionLivehat
+}
+
+// chatTurn is one completion's turn: its own session of the stream,
+// holding one of the endpoint's completion slots until close.
+type chatTurn struct {
+	h         *liveHub
+	st        *store.Stream
+	bound     string // the harness version the stream is bound to
+	modelName string
+	sess      *runtime.Session
+	events    <-chan runtime.Event
+	sem       chan struct{}
+	deadline  *time.Timer
+	model     string // the response's model field
+	created   int64
+}
+
+// chatTurnTimeout bounds a completion's turn.
+const chatTurnTimeout = 45 * time.Second
 
 func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 	var req chatRequest
@@ -201,27 +275,55 @@ func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 	if err != nil {
 		return storeError(err, "stream")
 	}
+	t, err := h.startChatTurn(c, st, &req, text, sem)
+	if err != nil {
+		return err
+	}
+	if !req.Stream {
+		defer t.close()
+		return t.reply(c)
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer t.close()
+		t.stream(w)
+	})
+	return nil
+}
+
+// startChatTurn takes a completion slot (429 when none is free), opens a
+// session of its own for the turn — it runs the stream's harness, plugins
+// and catalog without queueing behind (or merging with) live viewers —
+// and submits the viewer's message. On error nothing is left held.
+func (h *liveHub) startChatTurn(c *fiber.Ctx, st *store.Stream, req *chatRequest, text string, sem chan struct{}) (t *chatTurn, err error) {
 	select {
 	case sem <- struct{}{}:
 	default:
-		return fiber.NewError(fiber.StatusTooManyRequests, "too many completions at once: retry shortly")
+		return nil, fiber.NewError(fiber.StatusTooManyRequests, "too many completions at once: retry shortly")
 	}
+	var sess *runtime.Session
+	defer func() {
+		if err == nil {
+			return
+		}
+		if sess != nil {
+			sess.Close()
+		}
+		<-sem
+	}()
 	setup, err := h.setupOf(c.UserContext(), st)
 	if err != nil {
-		<-sem
-		return err
+		return nil, err
 	}
 	maxTokens := req.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 512
 	}
-	// A session of its own: the turn runs the stream's harness, plugins
-	// and catalog without queueing behind (or merging with) live viewers.
 	sess, _, modelName, err := h.newSession(h.ctx, st, setup, "", runtime.Config{MaxTokens: maxTokens,
 		Context: func() []harness.ContextItem { return setup.context }, CatalogItems: func() []string { return setup.items }})
 	if err != nil {
-		<-sem
-		return err
+		return nil, err
 	}
 	events := sess.Listen(256)
 	viewer := req.User
@@ -229,117 +331,159 @@ func (h *liveHub) chatCompletion(c *fiber.Ctx, sem chan struct{}) error {
 		viewer = "api:" + userOf(c).Username
 	}
 	if err := sess.Submit(runtime.Message{Viewer: viewer, Text: text}); err != nil {
-		sess.Close()
-		<-sem
-		return badRequest(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), err.Error())
+		return nil, badRequest(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), err.Error())
 	}
-	model := streamModelPrefix + st.ID
-	created := time.Now().Unix()
-	finish := func(t *runtime.Turn) (turnTrace, string) {
-		trace := h.record(st.ID, store.TurnSourceAPI, setup.bound, modelName, t)
-		if r := h.existing(st.ID); r != nil {
-			r.publish("turn", trace)
-		}
-		reason := "stop"
-		if t.Outcome == runtime.OutcomeDenied {
-			reason = "content_filter"
-		}
-		return trace, reason
+	return &chatTurn{h: h, st: st, bound: setup.bound, modelName: modelName, sess: sess, events: events, sem: sem,
+		deadline: time.NewTimer(chatTurnTimeout), model: streamModelPrefix + st.ID, created: time.Now().Unix()}, nil
+}
+
+// close ends the turn's session and frees its completion slot.
+func (t *chatTurn) close() {
+	t.deadline.Stop()
+	t.sess.Close()
+	<-t.sem
+}
+
+// finish records the finished turn with the stream's traces, shows it in
+// the stream's live view, and returns its trace and finish reason.
+func (t *chatTurn) finish(rec *runtime.Turn) (turnTrace, string) {
+	trace := t.h.record(t.st.ID, store.TurnSourceAPI, t.bound, t.modelName, rec)
+	if r := t.h.existing(t.st.ID); r != nil {
+		r.publish("turn", trace)
 	}
-	done := func() { sess.Close(); <-sem }
-	deadline := time.NewTimer(45 * time.Second)
-	if !req.Stream {
-		defer done()
-		defer deadline.Stop()
-		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					return fiber.NewError(fiber.StatusServiceUnavailable, "the session closed before the turn finished")
-				}
-				if e.Kind == runtime.EventDropped {
-					return fiber.NewError(fiber.StatusServiceUnavailable, "the message was dropped: "+e.Reason)
-				}
-				if e.Kind != runtime.EventTurn {
-					continue
-				}
-				trace, reason := finish(e.Record)
-				return c.JSON(fiber.Map{
-					"id": "chatcmpl-" + e.Record.ID, "object": "chat.completion", "created": created, "model": model,
-					"choices": []chatChoice{{Message: map[string]any{"role": "assistant", "content": e.Record.Reply}, FinishReason: reason}},
-					"livehat": completionLivehat{Stream: st.ID, Outcome: string(e.Record.Outcome), Turn: trace},
-				})
-			case <-deadline.C:
-				return fiber.NewError(fiber.StatusGatewayTimeout, "the turn did not finish in time")
+	reason := "stop"
+	if rec.Outcome == runtime.OutcomeDenied {
+		reason = "content_filter"
+	}
+	return trace, reason
+}
+
+// reply waits for the turn and answers it as one chat.completion.
+func (t *chatTurn) reply(c *fiber.Ctx) error {
+	for {
+		select {
+		case e, ok := <-t.events:
+			if !ok {
+				return fiber.NewError(fiber.StatusServiceUnavailable, "the session closed before the turn finished")
 			}
+			if e.Kind == runtime.EventDropped {
+				return fiber.NewError(fiber.StatusServiceUnavailable, "the message was dropped: "+e.Reason)
+			}
+			if e.Kind != runtime.EventTurn {
+				continue
+			}
+			trace, reason := t.finish(e.Record)
+			return c.JSON(chatCompletionResponse{
+				Choices: []chatChoice{{Message: assistantMessage{Role: "assistant", Content: e.Record.Reply}, FinishReason: reason}},
+				Created: t.created, ID: "chatcmpl-" + e.Record.ID, Model: t.model, Object: "chat.completion",
+				Livehat: completionLivehat{Stream: t.st.ID, Outcome: string(e.Record.Outcome), Turn: trace},
+			})
+		case <-t.deadline.C:
+			return fiber.NewError(fiber.StatusGatewayTimeout, "the turn did not finish in time")
 		}
 	}
-	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer done()
-		defer deadline.Stop()
-		base := fiber.Map{"id": "", "object": "chat.completion.chunk", "created": created, "model": model}
-		send := func(delta map[string]any, finish any, extra map[string]any) bool {
-			ev := fiber.Map{}
-			for k, v := range base {
-				ev[k] = v
-			}
-			ev["choices"] = []fiber.Map{{"index": 0, "delta": delta, "finish_reason": finish}}
-			for k, v := range extra {
-				ev[k] = v
-			}
-			b, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			return w.Flush() == nil
-		}
-		started := false
-		var spoken strings.Builder
-		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					return
-				}
-				switch e.Kind {
-				case runtime.EventChunk:
-					base["id"] = "chatcmpl-" + e.Turn
-					delta := map[string]any{"content": e.Text}
-					if started {
-						delta["content"] = joinSpoken(spoken.String(), e.Text)
-					} else {
-						delta["role"], started = "assistant", true
-					}
-					spoken.WriteString(delta["content"].(string))
-					var extra map[string]any
-					if len(e.Actions) > 0 {
-						extra = map[string]any{"livehat": fiber.Map{"actions": e.Actions}}
-					}
-					if !send(delta, nil, extra) {
-						return
-					}
-				case runtime.EventDropped:
-					send(map[string]any{"role": "assistant", "content": ""}, "error", map[string]any{"livehat": fiber.Map{"error": "the message was dropped: " + e.Reason}})
-					return
-				case runtime.EventTurn:
-					base["id"] = "chatcmpl-" + e.Record.ID
-					trace, reason := finish(e.Record)
-					delta := map[string]any{}
-					if !started {
-						delta["role"], delta["content"] = "assistant", ""
-					}
-					send(delta, reason, map[string]any{"livehat": completionLivehat{Stream: st.ID, Outcome: string(e.Record.Outcome), Turn: trace}})
-					fmt.Fprint(w, "data: [DONE]\n\n")
-					_ = w.Flush()
-					return
-				}
-			case <-deadline.C:
-				send(map[string]any{}, "error", map[string]any{"livehat": fiber.Map{"error": "the turn did not finish in time"}})
+}
+
+// stream writes the turn as chat.completion.chunk events, one per spoken
+// chunk, then the last chunk with the finish reason and [DONE]; a dropped
+// message or the deadline ends it with finish reason "error".
+func (t *chatTurn) stream(w *bufio.Writer) {
+	cw := chunkWriter{w: w, created: t.created, model: t.model}
+	for {
+		select {
+		case e, ok := <-t.events:
+			if !ok {
 				return
 			}
+			switch e.Kind {
+			case runtime.EventChunk:
+				if !cw.write(cw.spokenChunk(e)) {
+					return
+				}
+			case runtime.EventDropped:
+				cw.write(cw.failed("the message was dropped: "+e.Reason, true))
+				return
+			case runtime.EventTurn:
+				cw.id = "chatcmpl-" + e.Record.ID
+				trace, reason := t.finish(e.Record)
+				cw.write(cw.last(reason, &completionLivehat{Stream: t.st.ID, Outcome: string(e.Record.Outcome), Turn: trace}))
+				fmt.Fprint(w, "data: [DONE]\n\n")
+				_ = w.Flush()
+				return
+			}
+		case <-t.deadline.C:
+			cw.write(cw.failed("the turn did not finish in time", false))
+			return
 		}
-	})
-	return nil
+	}
+}
+
+// chunkWriter turns a turn's events into chunks and writes them as
+// server-sent events. The id is the turn's, once an event named it.
+type chunkWriter struct {
+	w       *bufio.Writer
+	id      string
+	created int64
+	model   string
+	started bool // the role was sent
+	spoken  strings.Builder
+}
+
+// chunk is a chunk of the completion with one choice.
+func (cw *chunkWriter) chunk(delta chunkDelta, finish *string, lh *chunkLivehat) chatCompletionChunk {
+	return chatCompletionChunk{Choices: []chunkChoice{{Delta: delta, FinishReason: finish}}, Created: cw.created, ID: cw.id,
+		Livehat: lh, Model: cw.model, Object: "chat.completion.chunk"}
+}
+
+// spokenChunk is the chunk of a spoken piece of the reply, joined to what
+// was said before it, with the avatar's actions.
+func (cw *chunkWriter) spokenChunk(e runtime.Event) chatCompletionChunk {
+	cw.id = "chatcmpl-" + e.Turn
+	text := e.Text
+	var delta chunkDelta
+	if cw.started {
+		text = joinSpoken(cw.spoken.String(), e.Text)
+	} else {
+		delta.Role, cw.started = "assistant", true
+	}
+	delta.Content = &text
+	cw.spoken.WriteString(text)
+	var lh *chunkLivehat
+	if len(e.Actions) > 0 {
+		lh = &chunkLivehat{Actions: e.Actions}
+	}
+	return cw.chunk(delta, nil, lh)
+}
+
+// last is the turn's last chunk: the role and an empty content when
+// nothing was said before it.
+func (cw *chunkWriter) last(reason string, done *completionLivehat) chatCompletionChunk {
+	var delta chunkDelta
+	if !cw.started {
+		empty := ""
+		delta = chunkDelta{Role: "assistant", Content: &empty}
+	}
+	return cw.chunk(delta, &reason, &chunkLivehat{completionLivehat: done})
+}
+
+// failed is the chunk that ends a turn that failed; withRole sends the
+// role and an empty content along.
+func (cw *chunkWriter) failed(why string, withRole bool) chatCompletionChunk {
+	var delta chunkDelta
+	if withRole {
+		empty := ""
+		delta = chunkDelta{Role: "assistant", Content: &empty}
+	}
+	reason := "error"
+	return cw.chunk(delta, &reason, &chunkLivehat{Error: why})
+}
+
+// write sends a chunk as one server-sent event; false means the client
+// is gone.
+func (cw *chunkWriter) write(ch chatCompletionChunk) bool {
+	b, _ := json.Marshal(ch)
+	fmt.Fprintf(cw.w, "data: %s\n\n", b)
+	return cw.w.Flush() == nil
 }
 
 // joinSpoken returns next as it continues what was said: chunks lose the
