@@ -235,6 +235,55 @@ type attrKey struct {
 // Analyze computes an experiment's report from its data. It is a pure
 // function: the same data and options give the same report.
 func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
+	a, err := newAnalysis(exp, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.exposeUnits(); err != nil {
+		return nil, err
+	}
+	a.airHours()
+	a.countTurns()
+	a.creditEvents()
+	s := a.sampleUnits()
+	a.armResults(s)
+	srm, err := CheckSRM(s.counts, a.weights())
+	if err != nil {
+		return nil, err
+	}
+	a.rep.SRM = srm
+	a.compare(s)
+	a.rep.Verdict = verdict(a.exp, a.rep, s.counts)
+	return a.rep, nil
+}
+
+// analysis is one run of Analyze: the experiment and its data, the end
+// of the period the report covers, the report being filled in, and what
+// each phase leaves for the next.
+type analysis struct {
+	exp  Experiment
+	data Data
+	opts AnalyzeOptions
+	end  time.Time
+	rep  *Report
+
+	// units are the exposed units by id; streamViewers the viewers
+	// exposed on each stream (exposeUnits).
+	units         map[string]*unitAcc
+	streamViewers map[string]map[string]bool
+	// latencies and replies are per arm; mentions index when each arm
+	// named an item on a stream, sorted, for attribution (countTurns).
+	latencies [][]float64
+	replies   []int
+	mentions  map[attrKey][]time.Time
+	// events counts each arm's credited events by kind (creditEvents).
+	events []map[EventKind]int
+}
+
+// newAnalysis validates the experiment, fills in the options' defaults
+// and finds the end of the reported period: the as-of time, or the stop
+// time when that is earlier.
+func newAnalysis(exp Experiment, data Data, opts AnalyzeOptions) (*analysis, error) {
 	exp = exp.withDefaults()
 	if err := exp.Validate(); err != nil {
 		return nil, err
@@ -256,42 +305,53 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 	if !exp.Stopped.IsZero() && exp.Stopped.Before(end) {
 		end = exp.Stopped
 	}
-	rep := &Report{Experiment: exp, AsOf: asOf, Seed: opts.Seed, Resamples: opts.Resamples}
+	return &analysis{exp: exp, data: data, opts: opts, end: end,
+		rep: &Report{Experiment: exp, AsOf: asOf, Seed: opts.Seed, Resamples: opts.Resamples}}, nil
+}
 
-	// Units from exposures: a unit's arm is its first exposure's.
-	units := map[string]*unitAcc{}
-	streamViewers := map[string]map[string]bool{}
-	exposures := slices.Clone(data.Exposures)
+// exposeUnits makes the units from the exposures up to the end: a unit's
+// arm is its first exposure's.
+func (a *analysis) exposeUnits() error {
+	exp := a.exp
+	a.units = map[string]*unitAcc{}
+	a.streamViewers = map[string]map[string]bool{}
+	exposures := slices.Clone(a.data.Exposures)
 	sort.SliceStable(exposures, func(i, j int) bool { return exposures[i].Time.Before(exposures[j].Time) })
 	for _, x := range exposures {
-		if x.Time.After(end) {
+		if x.Time.After(a.end) {
 			break // exposures are sorted; later units are not in this report
 		}
 		arm := exp.ArmIndex(x.Arm)
 		if arm < 0 {
-			return nil, fmt.Errorf("experiment %q: exposure of unit %q to unknown arm %q", exp.ID, x.Unit, x.Arm)
+			return fmt.Errorf("experiment %q: exposure of unit %q to unknown arm %q", exp.ID, x.Unit, x.Arm)
 		}
-		u := units[x.Unit]
+		u := a.units[x.Unit]
 		if u == nil {
 			u = &unitAcc{arm: arm, first: x.Time, viewers: map[string]bool{}, streams: map[string]bool{}, buyers: map[string]bool{}, claimers: map[string]bool{}}
-			units[x.Unit] = u
+			a.units[x.Unit] = u
 		}
 		u.streams[x.Stream] = true
 		if x.Viewer != "" {
 			u.viewers[x.Viewer] = true
-			if streamViewers[x.Stream] == nil {
-				streamViewers[x.Stream] = map[string]bool{}
+			if a.streamViewers[x.Stream] == nil {
+				a.streamViewers[x.Stream] = map[string]bool{}
 			}
-			streamViewers[x.Stream][x.Viewer] = true
+			a.streamViewers[x.Stream][x.Viewer] = true
 		}
 	}
+	return nil
+}
 
-	// Hours on air per stream, clipped to the experiment's period.
+// airHours gives each unit its hours on air: each stream's, clipped to
+// the experiment's period, whole to a stream unit and shared among the
+// viewers exposed on it for viewer units.
+func (a *analysis) airHours() {
+	exp := a.exp
 	hours := map[string]float64{}
-	for _, s := range data.Sessions {
+	for _, s := range a.data.Sessions {
 		from, to := s.Start, s.End
-		if to.IsZero() || to.After(end) {
-			to = end
+		if to.IsZero() || to.After(a.end) {
+			to = a.end
 		}
 		if from.Before(exp.Started) {
 			from = exp.Started
@@ -300,39 +360,43 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			hours[s.Stream] += to.Sub(from).Hours()
 		}
 	}
-	for _, u := range units {
+	for _, u := range a.units {
 		for st := range u.streams {
 			switch exp.Unit {
 			case UnitStream:
 				u.hours += hours[st]
 			default:
-				if n := len(streamViewers[st]); n > 0 {
+				if n := len(a.streamViewers[st]); n > 0 {
 					u.hours += hours[st] / float64(n)
 				}
 			}
 		}
 	}
+}
 
-	// Turns: latency per arm, guardrail counts per unit, attribution index.
-	latencies := make([][]float64, len(exp.Arms))
-	replies := make([]int, len(exp.Arms))
-	mentions := map[attrKey][]time.Time{}
-	for _, t := range data.Turns {
+// countTurns reads the turns: latency per arm, guardrail counts per unit,
+// and the attribution index.
+func (a *analysis) countTurns() {
+	exp := a.exp
+	a.latencies = make([][]float64, len(exp.Arms))
+	a.replies = make([]int, len(exp.Arms))
+	a.mentions = map[attrKey][]time.Time{}
+	for _, t := range a.data.Turns {
 		arm := exp.ArmIndex(t.Arm)
-		if arm < 0 || (t.Experiment != "" && t.Experiment != exp.ID) || !exp.Running(t.Time) || t.Time.After(end) {
+		if arm < 0 || (t.Experiment != "" && t.Experiment != exp.ID) || !exp.Running(t.Time) || t.Time.After(a.end) {
 			continue
 		}
-		latencies[arm] = append(latencies[arm], t.Latency.Seconds())
-		replies[arm]++
+		a.latencies[arm] = append(a.latencies[arm], t.Latency.Seconds())
+		a.replies[arm]++
 		for _, it := range t.Items {
 			k := attrKey{t.Stream, arm, it}
-			mentions[k] = append(mentions[k], t.Time)
+			a.mentions[k] = append(a.mentions[k], t.Time)
 		}
 		unit, err := exp.UnitID(t.Stream, t.Viewer)
 		if err != nil {
 			continue // a narration in a viewer-unit experiment belongs to no unit
 		}
-		if u := units[unit]; u != nil && u.arm == arm {
+		if u := a.units[unit]; u != nil && u.arm == arm {
 			u.replies++
 			u.shed += t.Shed
 			if t.Violation {
@@ -340,26 +404,34 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			}
 		}
 	}
-	for k := range mentions {
-		slices.SortFunc(mentions[k], func(a, b time.Time) int { return a.Compare(b) })
+	for k := range a.mentions {
+		slices.SortFunc(a.mentions[k], func(a, b time.Time) int { return a.Compare(b) })
 	}
-	attributed := func(ev Event, arm int) bool {
-		if exp.AttributionWindow == 0 {
-			return true
-		}
-		ts := mentions[attrKey{ev.Stream, arm, ev.Item}]
-		i := sort.Search(len(ts), func(i int) bool { return ts[i].After(ev.Time) }) // first mention after the event
-		return i > 0 && ev.Time.Sub(ts[i-1]) <= exp.AttributionWindow
-	}
+}
 
-	// Events.
+// attributed reports whether the arm named the event's item on its stream
+// within the attribution window before it (always, without a window).
+func (a *analysis) attributed(ev Event, arm int) bool {
+	if a.exp.AttributionWindow == 0 {
+		return true
+	}
+	ts := a.mentions[attrKey{ev.Stream, arm, ev.Item}]
+	i := sort.Search(len(ts), func(i int) bool { return ts[i].After(ev.Time) }) // first mention after the event
+	return i > 0 && ev.Time.Sub(ts[i-1]) <= a.exp.AttributionWindow
+}
+
+// creditEvents credits each commerce event to its unit's arm, or counts
+// in the report why it was not; pre-period events make the units'
+// covariates.
+func (a *analysis) creditEvents() {
+	exp, rep := a.exp, a.rep
 	seen := map[string]bool{}
-	events := make([]map[EventKind]int, len(exp.Arms))
-	for i := range events {
-		events[i] = map[EventKind]int{}
+	a.events = make([]map[EventKind]int, len(exp.Arms))
+	for i := range a.events {
+		a.events[i] = map[EventKind]int{}
 	}
 	preFrom := exp.Started.Add(-exp.PrePeriod)
-	for _, ev := range data.Events {
+	for _, ev := range a.data.Events {
 		if seen[ev.ID] {
 			rep.Excluded.Duplicates++
 			continue
@@ -370,7 +442,7 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			continue
 		}
 		unit, err := exp.UnitID(ev.Stream, ev.Viewer)
-		u := units[unit]
+		u := a.units[unit]
 		if err != nil || u == nil {
 			rep.Excluded.Unexposed++
 			continue
@@ -383,20 +455,20 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			continue
 		}
 		switch {
-		case ev.Time.After(end) || !ev.Time.Before(exp.Stopped) && !exp.Stopped.IsZero():
+		case ev.Time.After(a.end) || !ev.Time.Before(exp.Stopped) && !exp.Stopped.IsZero():
 			rep.Excluded.OutsidePeriod++
 			continue
 		case ev.Time.Before(u.first):
 			rep.Excluded.BeforeExposure++
 			continue
-		case !attributed(ev, u.arm):
+		case !a.attributed(ev, u.arm):
 			rep.Excluded.NotAttributed++
 			continue
 		case ev.Kind == KindPurchase && ev.Currency != exp.Currency:
 			rep.Excluded.OtherCurrency++
 			continue
 		}
-		events[u.arm][ev.Kind]++
+		a.events[u.arm][ev.Kind]++
 		switch ev.Kind {
 		case KindItemView:
 			u.views++
@@ -407,42 +479,52 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			u.claimers[ev.Viewer] = true
 		}
 	}
+}
 
-	// Per-arm samples of every ratio metric, in a fixed unit order.
-	ids := make([]string, 0, len(units))
-	for id := range units {
+// armSamples are the per-arm totals and the samples of every ratio
+// metric, one entry per unit in a fixed unit order.
+type armSamples struct {
+	samples     map[Metric][]sample
+	counts      []int
+	viewers     []int
+	streamHours []float64
+	gmv         []int64
+}
+
+// sampleUnits adds up the units per arm, in the order of their ids.
+func (a *analysis) sampleUnits() armSamples {
+	exp := a.exp
+	ids := make([]string, 0, len(a.units))
+	for id := range a.units {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	samples := map[Metric][]sample{}
+	s := armSamples{samples: map[Metric][]sample{}, counts: make([]int, len(exp.Arms)), viewers: make([]int, len(exp.Arms)),
+		streamHours: make([]float64, len(exp.Arms)), gmv: make([]int64, len(exp.Arms))}
 	for _, m := range Metrics() {
-		samples[m] = make([]sample, len(exp.Arms))
+		s.samples[m] = make([]sample, len(exp.Arms))
 	}
-	counts := make([]int, len(exp.Arms))
-	viewers := make([]int, len(exp.Arms))
-	streamHours := make([]float64, len(exp.Arms))
-	gmv := make([]int64, len(exp.Arms))
 	minor := math.Pow10(minorDigits(exp.Currency))
 	for _, id := range ids {
-		u := units[id]
-		a := u.arm
-		counts[a]++
+		u := a.units[id]
+		arm := u.arm
+		s.counts[arm]++
 		nv := float64(len(u.viewers))
 		if exp.Unit == UnitViewer {
 			nv = 1
 		}
-		viewers[a] += len(u.viewers)
-		streamHours[a] += u.hours
-		gmv[a] += u.gmv
+		s.viewers[arm] += len(u.viewers)
+		s.streamHours[arm] += u.hours
+		s.gmv[arm] += u.gmv
 		cov := u.pre
-		if data.Covariates != nil {
-			cov = data.Covariates[id]
+		if a.data.Covariates != nil {
+			cov = a.data.Covariates[id]
 		}
 		put := func(m Metric, num, den float64) {
-			s := &samples[m][a]
-			s.num = append(s.num, num)
-			s.den = append(s.den, den)
-			s.cov = append(s.cov, cov)
+			x := &s.samples[m][arm]
+			x.num = append(x.num, num)
+			x.den = append(x.den, den)
+			x.cov = append(x.cov, cov)
 		}
 		g := float64(u.gmv) / minor
 		put(MetricGMVPerViewer, g, nv)
@@ -453,20 +535,25 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 		put(MetricViolationsPer1000, 1000*float64(u.violation), float64(u.replies))
 		put(MetricShedPer1000, 1000*float64(u.shed), float64(u.replies+u.shed))
 	}
-	useCUPED := data.Covariates != nil || exp.PrePeriod > 0
+	return s
+}
 
-	for a, arm := range exp.Arms {
-		ar := ArmResult{Arm: arm.Name, Units: counts[a], Viewers: viewers[a], StreamHours: streamHours[a], Replies: replies[a], Events: events[a], GMVMinor: gmv[a]}
+// armResults fills in each arm's totals and metrics with their intervals.
+func (a *analysis) armResults(s armSamples) {
+	exp := a.exp
+	for i, arm := range exp.Arms {
+		ar := ArmResult{Arm: arm.Name, Units: s.counts[i], Viewers: s.viewers[i], StreamHours: s.streamHours[i], Replies: a.replies[i],
+			Events: a.events[i], GMVMinor: s.gmv[i]}
 		for _, m := range Metrics() {
 			if m == MetricLatencyP95 {
 				v := 0.0
-				if len(latencies[a]) > 0 {
-					v = percentile(slices.Clone(latencies[a]), 0.95)
+				if len(a.latencies[i]) > 0 {
+					v = percentile(slices.Clone(a.latencies[i]), 0.95)
 				}
 				ar.Metrics = append(ar.Metrics, ArmMetric{Metric: m, Value: v, CI: Interval{v, v}})
 				continue
 			}
-			est := ratioEstimate(samples[m][a])
+			est := ratioEstimate(s.samples[m][i])
 			q := normalQuantile(1 - exp.Alpha/2)
 			se := math.Sqrt(est.variance)
 			if math.IsNaN(se) || math.IsInf(se, 0) {
@@ -476,33 +563,36 @@ func Analyze(exp Experiment, data Data, opts AnalyzeOptions) (*Report, error) {
 			}
 			ar.Metrics = append(ar.Metrics, ArmMetric{Metric: m, Value: est.value, CI: Interval{est.value - q*se, est.value + q*se}})
 		}
-		rep.Arms = append(rep.Arms, ar)
+		a.rep.Arms = append(a.rep.Arms, ar)
 	}
+}
 
-	weights := make([]float64, len(exp.Arms))
-	for i, a := range exp.Arms {
-		weights[i] = a.Weight
+// weights are the arms' assignment weights.
+func (a *analysis) weights() []float64 {
+	w := make([]float64, len(a.exp.Arms))
+	for i, arm := range a.exp.Arms {
+		w[i] = arm.Weight
 	}
-	srm, err := CheckSRM(counts, weights)
-	if err != nil {
-		return nil, err
-	}
-	rep.SRM = srm
+	return w
+}
 
+// compare compares every treatment with the control on every metric;
+// the primary metric is CUPED-adjusted when there are covariates.
+func (a *analysis) compare(s armSamples) {
+	exp, opts := a.exp, a.opts
+	useCUPED := a.data.Covariates != nil || exp.PrePeriod > 0
 	for t := 1; t < len(exp.Arms); t++ {
 		for _, m := range Metrics() {
 			c := Comparison{Metric: m, Control: exp.Arms[0].Name, Treatment: exp.Arms[t].Name, Basis: BasisWelch}
 			seed := opts.Seed ^ uint64(t)<<32 ^ uint64(hashUnit(string(m), "")*(1<<31))
 			if m == MetricLatencyP95 {
-				compareQuantile(&c, latencies[0], latencies[t], exp.Alpha, opts.Resamples, seed)
+				compareQuantile(&c, a.latencies[0], a.latencies[t], exp.Alpha, opts.Resamples, seed)
 			} else {
-				compareRatio(&c, exp, samples[m][0], samples[m][t], m == exp.Primary && useCUPED, opts.Resamples, seed)
+				compareRatio(&c, exp, s.samples[m][0], s.samples[m][t], m == exp.Primary && useCUPED, opts.Resamples, seed)
 			}
-			rep.Comparisons = append(rep.Comparisons, c)
+			a.rep.Comparisons = append(a.rep.Comparisons, c)
 		}
 	}
-	rep.Verdict = verdict(exp, rep, counts)
-	return rep, nil
 }
 
 // primaryContribution is what one pre-period event adds to a unit's
