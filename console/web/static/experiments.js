@@ -6,11 +6,204 @@
 // charts over time, stop, and ship the winner through the release gate.
 // Every name, arm and reason is inserted as text (LiveHAT.el).
 LH.i18n.add({
-  en: {'experiments.title': 'LiveHAT · Experiments', 'experiments.heading': 'Experiments'},
-  'zh-CN': {'experiments.title': 'LiveHAT · 实验', 'experiments.heading': '实验'},
+  en: {
+    'experiments.title': 'LiveHAT · Experiments', 'experiments.heading': 'Experiments',
+    'experiments.experiments': 'Experiments',
+    'experiments.none': 'No experiments yet: create one below.',
+    'experiments.name': 'Name',
+    'experiments.state': 'State',
+    'experiments.unit': 'Unit',
+    'experiments.arms': 'Arms',
+    'experiments.primary_metric': 'Primary metric',
+    'experiments.planned_per_arm': 'Planned / arm',
+    'experiments.created': 'Created',
+    'experiments.started': 'Experiment started',
+    'experiments.start': 'Start',
+    'experiments.stopped': 'Experiment stopped',
+    'experiments.stop': 'Stop',
+    'experiments.control_badge': 'control',
+    'experiments.streams_own': 'stream’s own',
+    'experiments.serving': 'serving',
+    'experiments.guardrails': 'Guardrails',
+    'experiments.none_word': 'none',
+    'experiments.analysis': 'Analysis',
+    'experiments.analysis_sequential': 'sequential (always-valid mSPRT: look any time)',
+    'experiments.analysis_fixed': 'fixed horizon (verdict at the planned size)',
+    'experiments.planned_units': 'Planned units per arm',
+    'experiments.not_set': 'not set',
+    'experiments.attribution': 'Attribution window',
+    'experiments.attribution_min': ' min after a reply mentions the item',
+    'experiments.attribution_all': 'every event of an exposed unit',
+    'experiments.started_at': 'Started',
+    'experiments.stopped_at': 'Stopped',
+    'experiments.arm': 'Arm',
+    'experiments.harness_version': 'Harness version',
+    'experiments.checkpoint': 'Checkpoint',
+    'experiments.weight': 'Weight',
+    'experiments.streams': 'Streams',
+    'experiments.stream': 'Stream',
+    'experiments.runs_col': 'Runs',
+    'experiments.before': 'Before',
+    'experiments.computing': 'Computing the report…',
+    'experiments.shipped': 'Shipped',
+    'experiments.when': 'When',
+    'experiments.by': 'By',
+    'experiments.serving_model': 'Serving model',
+    'experiments.override': 'Override',
+    'experiments.already_serving': 'already serving',
+    'experiments.events_api': 'Commerce events API (for the shop side)',
+    'experiments.report': 'Report',
+    'experiments.withheld': 'Verdict withheld. ',
+    'experiments.planned_sample': 'Planned sample: ',
+    'experiments.stop_to_ship': 'Stop the experiment to ship the winner.',
+    'experiments.srm': 'Sample-ratio mismatch. ',
+    'experiments.guardrail_alert': 'Guardrail alert: ',
+    'experiments.units': 'Units',
+    'experiments.viewers': 'Viewers',
+    'experiments.replies': 'Replies',
+    'experiments.stream_hours': 'Stream hours',
+    'experiments.per_arm': 'Per arm',
+    'experiments.primary_badge': 'primary',
+    'experiments.guardrail_badge': 'guardrail',
+    'experiments.better': 'better',
+    'experiments.worse': 'worse',
+    'experiments.no_difference': 'no significant difference',
+    'experiments.comparison': 'Treatment vs control (difference and uplift, 95 % intervals)',
+    'experiments.metric': 'Metric',
+    'experiments.treatment': 'Treatment',
+    'experiments.control': 'Control',
+    'experiments.treatment_value': 'Treatment value',
+    'experiments.difference': 'Difference',
+    'experiments.uplift': 'Uplift',
+    'experiments.basis': 'Basis',
+    'experiments.over_time': 'Over time',
+    'experiments.minutes': 'minutes since start',
+    'experiments.streams_own_version': 'stream’s own version',
+    'experiments.checkpoint_optional': 'Checkpoint (optional)',
+    'experiments.traffic_weight': 'Traffic weight',
+    'experiments.new_experiment': 'New experiment',
+    'experiments.name_ph': 'e.g. coupon skill on the beauty streams',
+    'experiments.unit_of_assignment': 'Unit of assignment',
+    'experiments.unit_stream': 'stream (live sessions)',
+    'experiments.unit_viewer': 'viewer (one live session per arm in each room)',
+    'experiments.fixed_horizon': 'fixed horizon',
+    'experiments.sequential': 'sequential (mSPRT)',
+    'experiments.attribution_minutes': 'Attribution window (minutes, 0 = all)',
+    'experiments.currency': 'Currency',
+    'experiments.alpha': 'Significance level α',
+    'experiments.mde': 'Minimum detectable effect (relative)',
+    'experiments.planned_ph': 'or compute below',
+    'experiments.guardrails_hint': 'Guardrails (must not get significantly worse)',
+    'experiments.add_arm': 'Add an arm',
+    'experiments.sample_size': 'Sample size',
+    'experiments.baseline_mean': 'Control mean of the primary metric',
+    'experiments.sd': 'Per-unit standard deviation',
+    'experiments.power': 'Power',
+    'experiments.plan': 'Compute the planned size',
+    'experiments.create': 'Create draft',
+    'experiments.created_toast': 'Draft created: start it when ready',
+  },
+  'zh-CN': {
+    'experiments.title': 'LiveHAT · 实验', 'experiments.heading': '实验',
+    'experiments.experiments': '实验',
+    'experiments.none': '还没有实验：请在下方创建。',
+    'experiments.name': '名称',
+    'experiments.state': '状态',
+    'experiments.unit': '分配单位',
+    'experiments.arms': '实验组',
+    'experiments.primary_metric': '主要指标',
+    'experiments.planned_per_arm': '计划 / 组',
+    'experiments.created': '创建时间',
+    'experiments.started': '实验已开始',
+    'experiments.start': '开始',
+    'experiments.stopped': '实验已停止',
+    'experiments.stop': '停止',
+    'experiments.control_badge': '对照组',
+    'experiments.streams_own': '直播间自己的版本',
+    'experiments.serving': '当前服务模型',
+    'experiments.guardrails': '护栏指标',
+    'experiments.none_word': '无',
+    'experiments.analysis': '分析方法',
+    'experiments.analysis_sequential': '序贯（始终有效的 mSPRT：随时可看）',
+    'experiments.analysis_fixed': '固定样本量（达到计划样本后给出结论）',
+    'experiments.planned_units': '每组计划单位数',
+    'experiments.not_set': '未设置',
+    'experiments.attribution': '归因窗口',
+    'experiments.attribution_min': ' 分钟（回复提到商品之后）',
+    'experiments.attribution_all': '曝光单位的所有事件',
+    'experiments.started_at': '开始',
+    'experiments.stopped_at': '停止',
+    'experiments.arm': '组',
+    'experiments.harness_version': 'Harness 版本',
+    'experiments.checkpoint': '检查点',
+    'experiments.weight': '权重',
+    'experiments.streams': '直播间',
+    'experiments.stream': '直播间',
+    'experiments.runs_col': '运行版本',
+    'experiments.before': '之前',
+    'experiments.computing': '正在计算报告…',
+    'experiments.shipped': '已发布',
+    'experiments.when': '时间',
+    'experiments.by': '发布人',
+    'experiments.serving_model': '服务模型',
+    'experiments.override': '强制理由',
+    'experiments.already_serving': '已在服务',
+    'experiments.events_api': '电商事件 API（供店铺端使用）',
+    'experiments.report': '报告',
+    'experiments.withheld': '暂不给出结论。',
+    'experiments.planned_sample': '计划样本：',
+    'experiments.stop_to_ship': '停止实验后才能发布胜出组。',
+    'experiments.srm': '样本比例不匹配。',
+    'experiments.guardrail_alert': '护栏告警：',
+    'experiments.units': '单位数',
+    'experiments.viewers': '观众',
+    'experiments.replies': '回复',
+    'experiments.stream_hours': '直播时长（小时）',
+    'experiments.per_arm': '各组',
+    'experiments.primary_badge': '主要',
+    'experiments.guardrail_badge': '护栏',
+    'experiments.better': '更好',
+    'experiments.worse': '更差',
+    'experiments.no_difference': '无显著差异',
+    'experiments.comparison': '实验组对比对照组（差值和提升，95% 区间）',
+    'experiments.metric': '指标',
+    'experiments.treatment': '实验组',
+    'experiments.control': '对照组',
+    'experiments.treatment_value': '实验组数值',
+    'experiments.difference': '差值',
+    'experiments.uplift': '提升',
+    'experiments.basis': '依据',
+    'experiments.over_time': '随时间变化',
+    'experiments.minutes': '开始后的分钟数',
+    'experiments.streams_own_version': '直播间自己的版本',
+    'experiments.checkpoint_optional': '检查点（可选）',
+    'experiments.traffic_weight': '流量权重',
+    'experiments.new_experiment': '新建实验',
+    'experiments.name_ph': '如：美妆直播间的优惠券技能',
+    'experiments.unit_of_assignment': '分配单位',
+    'experiments.unit_stream': '直播间（直播会话）',
+    'experiments.unit_viewer': '观众（每个直播间每组一个直播会话）',
+    'experiments.fixed_horizon': '固定样本量',
+    'experiments.sequential': '序贯（mSPRT）',
+    'experiments.attribution_minutes': '归因窗口（分钟，0 = 全部）',
+    'experiments.currency': '币种',
+    'experiments.alpha': '显著性水平 α',
+    'experiments.mde': '最小可检测效应（相对）',
+    'experiments.planned_ph': '或在下方计算',
+    'experiments.guardrails_hint': '护栏指标（不得显著变差）',
+    'experiments.add_arm': '添加一组',
+    'experiments.sample_size': '样本量',
+    'experiments.baseline_mean': '对照组主要指标均值',
+    'experiments.sd': '单位标准差',
+    'experiments.power': '检验功效',
+    'experiments.plan': '计算计划样本量',
+    'experiments.create': '创建草稿',
+    'experiments.created_toast': '草稿已创建：准备好后开始',
+  },
 });
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
+  const t = LH.t;
   const main = document.getElementById('main');
   const METRICS = ['gmv_per_viewer', 'gmv_per_stream_hour', 'item_views_per_viewer', 'conversion_rate', 'coupon_use',
     'latency_p95_s', 'violations_per_1000_replies', 'shed_per_1000_messages'];
@@ -39,11 +232,11 @@ LiveHAT.page(async () => {
       el('td', {}, x.name), el('td', {}, stateBadge(x.state)), el('td', {}, x.unit),
       el('td', {}, x.arms.map((a) => a.name).join(' vs ')), el('td', {}, x.primary_metric),
       el('td', {}, String(x.planned_units_per_arm || '–')), el('td', {}, fmt.time(x.created))));
-    listBox.replaceChildren(el('h2', {}, 'Experiments'), list.length
+    listBox.replaceChildren(el('h2', {}, t('experiments.experiments')), list.length
       ? el('table', {id: 'experiments-table'},
-        el('thead', {}, el('tr', {}, ['Name', 'State', 'Unit', 'Arms', 'Primary metric', 'Planned / arm', 'Created'].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, [t('experiments.name'), t('experiments.state'), t('experiments.unit'), t('experiments.arms'), t('experiments.primary_metric'), t('experiments.planned_per_arm'), t('experiments.created')].map((h) => el('th', {}, h)))),
         el('tbody', {}, rows))
-      : el('p', {class: 'muted'}, 'No experiments yet: create one below.'));
+      : el('p', {class: 'muted'}, t('experiments.none')));
   }
 
   async function select(id) {
@@ -76,35 +269,35 @@ LiveHAT.page(async () => {
     }
     const base = '/api/experiments/' + encodeURIComponent(x.id);
     const buttons = el('div', {class: 'row'});
-    if (x.state === 'draft') buttons.append(el('button', {id: 'start-experiment', onclick: () => act(base + '/start', undefined, 'Experiment started')}, 'Start'));
-    if (x.state === 'running') buttons.append(el('button', {id: 'stop-experiment', class: 'danger', onclick: () => act(base + '/stop', undefined, 'Experiment stopped')}, 'Stop'));
+    if (x.state === 'draft') buttons.append(el('button', {id: 'start-experiment', onclick: () => act(base + '/start', undefined, t('experiments.started'))}, t('experiments.start')));
+    if (x.state === 'running') buttons.append(el('button', {id: 'stop-experiment', class: 'danger', onclick: () => act(base + '/stop', undefined, t('experiments.stopped'))}, t('experiments.stop')));
     const armRows = x.arms.map((a, i) => el('tr', {},
-      el('td', {}, a.name, i === 0 ? el('span', {class: 'badge small'}, 'control') : ''),
-      el('td', {class: 'mono'}, a.harness_version ? fmt.short(a.harness_version) : 'stream’s own'),
-      el('td', {}, a.checkpoint || 'serving'), el('td', {}, String(a.weight))));
+      el('td', {}, a.name, i === 0 ? el('span', {class: 'badge small'}, t('experiments.control_badge')) : ''),
+      el('td', {class: 'mono'}, a.harness_version ? fmt.short(a.harness_version) : t('experiments.streams_own')),
+      el('td', {}, a.checkpoint || t('experiments.serving')), el('td', {}, String(a.weight))));
     const streamRows = x.streams.map((s) => el('tr', {},
       el('td', {}, s.name || s.stream_id), el('td', {}, s.arm || '–'), el('td', {class: 'mono'}, fmt.short(s.harness_version) || '–'),
       el('td', {class: 'mono'}, fmt.short(s.previous_version) || '–')));
     const card = el('div', {class: 'card', id: 'experiment-card'},
       el('div', {class: 'row'}, el('h2', {}, x.name), stateBadge(x.state), el('span', {class: 'spacer'}), buttons),
       el('dl', {class: 'kv'},
-        el('dt', {}, 'Unit'), el('dd', {}, x.unit),
-        el('dt', {}, 'Primary metric'), el('dd', {}, x.primary_metric),
-        el('dt', {}, 'Guardrails'), el('dd', {}, (x.guardrails || []).join(', ') || 'none'),
-        el('dt', {}, 'Analysis'), el('dd', {}, x.analysis === 'sequential' ? 'sequential (always-valid mSPRT: look any time)' : 'fixed horizon (verdict at the planned size)'),
-        el('dt', {}, 'Planned units per arm'), el('dd', {}, String(x.planned_units_per_arm || 'not set')),
-        el('dt', {}, 'Attribution window'), el('dd', {}, x.attribution_window_ns ? (x.attribution_window_ns / 6e10) + ' min after a reply mentions the item' : 'every event of an exposed unit'),
-        el('dt', {}, 'Started'), el('dd', {}, fmt.time(x.started) || '–'),
-        el('dt', {}, 'Stopped'), el('dd', {}, fmt.time(x.stopped) || '–')),
-      el('h3', {}, 'Arms'),
-      el('table', {}, el('thead', {}, el('tr', {}, ['Arm', 'Harness version', 'Checkpoint', 'Weight'].map((h) => el('th', {}, h)))), el('tbody', {}, armRows)),
-      el('h3', {}, 'Streams'),
-      el('table', {id: 'experiment-streams'}, el('thead', {}, el('tr', {}, ['Stream', 'Arm', 'Runs', 'Before'].map((h) => el('th', {}, h)))), el('tbody', {}, streamRows)),
+        el('dt', {}, t('experiments.unit')), el('dd', {}, x.unit),
+        el('dt', {}, t('experiments.primary_metric')), el('dd', {}, x.primary_metric),
+        el('dt', {}, t('experiments.guardrails')), el('dd', {}, (x.guardrails || []).join(', ') || t('experiments.none_word')),
+        el('dt', {}, t('experiments.analysis')), el('dd', {}, x.analysis === 'sequential' ? t('experiments.analysis_sequential') : t('experiments.analysis_fixed')),
+        el('dt', {}, t('experiments.planned_units')), el('dd', {}, String(x.planned_units_per_arm || t('experiments.not_set'))),
+        el('dt', {}, t('experiments.attribution')), el('dd', {}, x.attribution_window_ns ? (x.attribution_window_ns / 6e10) + t('experiments.attribution_min') : t('experiments.attribution_all')),
+        el('dt', {}, t('experiments.started_at')), el('dd', {}, fmt.time(x.started) || '–'),
+        el('dt', {}, t('experiments.stopped_at')), el('dd', {}, fmt.time(x.stopped) || '–')),
+      el('h3', {}, t('experiments.arms')),
+      el('table', {}, el('thead', {}, el('tr', {}, [t('experiments.arm'), t('experiments.harness_version'), t('experiments.checkpoint'), t('experiments.weight')].map((h) => el('th', {}, h)))), el('tbody', {}, armRows)),
+      el('h3', {}, t('experiments.streams')),
+      el('table', {id: 'experiment-streams'}, el('thead', {}, el('tr', {}, [t('experiments.stream'), t('experiments.arm'), t('experiments.runs_col'), t('experiments.before')].map((h) => el('th', {}, h)))), el('tbody', {}, streamRows)),
       ...shipHistory(x),
       eventsHelp(x));
     detail.replaceChildren(card);
     if (x.state === 'draft') return;
-    const reportBox = el('div', {class: 'card', id: 'experiment-report'}, el('p', {class: 'muted'}, 'Computing the report…'));
+    const reportBox = el('div', {class: 'card', id: 'experiment-report'}, el('p', {class: 'muted'}, t('experiments.computing')));
     const chartBox = el('div', {class: 'card', id: 'experiment-charts'});
     detail.append(reportBox, chartBox);
     try {
@@ -129,10 +322,10 @@ LiveHAT.page(async () => {
     const rows = x.ships.map((sh) => el('tr', {},
       el('td', {}, fmt.time(sh.shipped_at)), el('td', {}, sh.arm), el('td', {}, sh.shipper || sh.shipped_by),
       el('td', {class: 'mono'}, sh.harness_version ? fmt.short(sh.harness_version) : '–'),
-      el('td', {}, sh.checkpoint ? (sh.serving_changed ? model(sh.previous_serving) + ' → ' + model(sh.serving) : 'already serving') : '–'),
+      el('td', {}, sh.checkpoint ? (sh.serving_changed ? model(sh.previous_serving) + ' → ' + model(sh.serving) : t('experiments.already_serving')) : '–'),
       el('td', {}, sh.override || '–')));
-    return [el('h3', {}, 'Shipped'),
-      el('table', {id: 'experiment-ships'}, el('thead', {}, el('tr', {}, ['When', 'Arm', 'By', 'Harness version', 'Serving model', 'Override'].map((h) => el('th', {}, h)))), el('tbody', {}, rows))];
+    return [el('h3', {}, t('experiments.shipped')),
+      el('table', {id: 'experiment-ships'}, el('thead', {}, el('tr', {}, [t('experiments.when'), t('experiments.arm'), t('experiments.by'), t('experiments.harness_version'), t('experiments.serving_model'), t('experiments.override')].map((h) => el('th', {}, h)))), el('tbody', {}, rows))];
   }
 
   function eventsHelp(x) {
@@ -140,7 +333,7 @@ LiveHAT.page(async () => {
     const sample = JSON.stringify({events: [{id: 'order-1001-view', viewer_id: 'viewer-42', item_id: 'p-serum', kind: 'item_view', time: '2026-01-01T12:00:00Z'},
       {id: 'order-1001', viewer_id: 'viewer-42', item_id: 'p-serum', kind: 'purchase', amount_minor: 19900, currency: 'CNY', time: '2026-01-01T12:03:00Z'}]}, null, 1);
     return el('details', {},
-      el('summary', {}, 'Commerce events API (for the shop side)'),
+      el('summary', {}, t('experiments.events_api')),
       el('p', {class: 'small muted'}, 'POST batches of up to 10,000 events per stream with an API token (Settings → API tokens) of an operator or of the stream’s merchant. ' +
         'Events are idempotent by id; unknown items, negative amounts and future times are rejected with a reason. Kinds: item_view, add_to_cart, purchase, coupon_claim, link_click.'),
       el('pre', {}, 'curl -X POST -H "Authorization: Bearer lh_…" -H "Content-Type: application/json" \\\n  ' + location.origin + '/api/streams/' + id + '/events -d \'' + sample + '\''));
@@ -149,13 +342,13 @@ LiveHAT.page(async () => {
   function interval(ci) { return ci ? '[' + num(ci.lo) + ', ' + num(ci.hi) + ']' : ''; }
 
   function renderReport(x, rep, base) {
-    const out = [el('h2', {}, 'Report'), el('p', {class: 'muted small'}, 'As of ' + fmt.time(rep.as_of) + ' · recomputed from the stored assignments, turns and events · bootstrap ' + rep.bootstrap_resamples + ' resamples, seed ' + rep.bootstrap_seed)];
+    const out = [el('h2', {}, t('experiments.report')), el('p', {class: 'muted small'}, 'As of ' + fmt.time(rep.as_of) + ' · recomputed from the stored assignments, turns and events · bootstrap ' + rep.bootstrap_resamples + ' resamples, seed ' + rep.bootstrap_seed)];
     const v = rep.verdict;
     // Verdict, or why it is withheld (peeking).
     const progress = el('progress', {max: 1, value: Math.min(1, v.progress || 0)});
     if (!v.allowed) {
       out.push(el('div', {class: 'card warn-box', id: 'peeking-warning'},
-        el('strong', {}, 'Verdict withheld. '), v.reason, el('div', {class: 'row small'}, 'Planned sample: ', progress, fmt.pct(v.progress || 0),
+        el('strong', {}, t('experiments.withheld')), v.reason, el('div', {class: 'row small'}, t('experiments.planned_sample'), progress, fmt.pct(v.progress || 0),
           x.analysis === 'fixed_horizon' ? ' — do not stop early on a significant result: with a fixed horizon, looking early and stopping inflates false positives.' : '')));
     } else {
       const cls = v.decision === 'ship' ? 'good' : '';
@@ -187,19 +380,19 @@ LiveHAT.page(async () => {
         }}, 'Ship the winner (' + v.winner + ')');
         out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, 'Publishes the winner’s harness version to the experiment’s streams through the release gate, and makes its checkpoint the serving model once its evaluations pass.')));
       } else if (v.decision === 'ship') {
-        out.push(el('p', {class: 'small muted'}, 'Stop the experiment to ship the winner.'));
+        out.push(el('p', {class: 'small muted'}, t('experiments.stop_to_ship')));
       }
     }
     if (rep.srm.mismatch) {
-      out.push(el('div', {class: 'card bad-box', id: 'srm-warning'}, el('strong', {}, 'Sample-ratio mismatch. '),
+      out.push(el('div', {class: 'card bad-box', id: 'srm-warning'}, el('strong', {}, t('experiments.srm')),
         'Observed units ' + rep.srm.observed.join(' / ') + ' against the expected ' + rep.srm.expected.map((e) => e.toFixed(1)).join(' / ') +
         ' (p = ' + num(rep.srm.p_value) + '): assignment or logging is broken, so no metric of this experiment can be trusted until it is explained.'));
     }
     for (const g of v.guardrail_alerts || []) {
-      out.push(el('div', {class: 'card bad-box guardrail-alert'}, el('strong', {}, 'Guardrail alert: '), g));
+      out.push(el('div', {class: 'card bad-box guardrail-alert'}, el('strong', {}, t('experiments.guardrail_alert')), g));
     }
     // Per-arm metrics with intervals.
-    const head = ['Arm', 'Units', 'Viewers', 'Replies', 'Stream hours', 'GMV (' + x.currency + ')', ...METRICS];
+    const head = [t('experiments.arm'), t('experiments.units'), t('experiments.viewers'), t('experiments.replies'), t('experiments.stream_hours'), 'GMV (' + x.currency + ')', ...METRICS];
     const rows = rep.arms.map((a) => el('tr', {dataset: {arm: a.arm}},
       el('td', {}, a.arm), el('td', {}, String(a.units)), el('td', {}, String(a.viewers)), el('td', {}, String(a.replies)),
       el('td', {}, num(a.stream_hours)), el('td', {}, (a.gmv_minor / 100).toFixed(2)),
@@ -207,7 +400,7 @@ LiveHAT.page(async () => {
         const am = a.metrics.find((q) => q.metric === m);
         return el('td', {}, am ? num(am.value) : '–', am ? el('div', {class: 'small muted'}, interval(am.ci95)) : '');
       })));
-    out.push(el('h3', {}, 'Per arm'), el('div', {class: 'scroll'}, el('table', {id: 'arm-table'},
+    out.push(el('h3', {}, t('experiments.per_arm')), el('div', {class: 'scroll'}, el('table', {id: 'arm-table'},
       el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, rows))));
     // Comparisons against the control.
     const crow = rep.comparisons.map((c) => {
@@ -217,16 +410,16 @@ LiveHAT.page(async () => {
       const ci = c.basis === 'bootstrap' && c.bootstrap_diff_ci ? c.bootstrap_diff_ci : c.basis === 'sequential' && c.sequential ? c.sequential.diff_ci : c.basis === 'cuped' && c.cuped ? c.cuped.diff_ci : c.diff_ci;
       const uci = c.basis === 'bootstrap' && c.bootstrap_uplift_ci ? c.bootstrap_uplift_ci : c.uplift_ci;
       return el('tr', {class: c.metric === x.primary_metric ? 'primary' : '', dataset: {metric: c.metric, treatment: c.treatment}},
-        el('td', {}, c.metric, c.metric === x.primary_metric ? el('span', {class: 'badge small'}, 'primary') : guard ? el('span', {class: 'badge small'}, 'guardrail') : ''),
+        el('td', {}, c.metric, c.metric === x.primary_metric ? el('span', {class: 'badge small'}, t('experiments.primary_badge')) : guard ? el('span', {class: 'badge small'}, t('experiments.guardrail_badge')) : ''),
         el('td', {}, c.treatment), el('td', {}, num(c.control_value)), el('td', {}, num(c.treatment_value)),
         el('td', {class: cls}, (c.diff > 0 ? '+' : '') + num(c.diff), el('div', {class: 'small'}, interval(ci))),
         el('td', {class: cls}, c.uplift_defined ? (c.uplift > 0 ? '+' : '') + fmt.pct(c.uplift) : 'n/a',
           c.uplift_defined ? el('div', {class: 'small'}, '[' + fmt.pct(uci.lo) + ', ' + fmt.pct(uci.hi) + ']') : ''),
         el('td', {}, c.basis), el('td', {}, c.sequential ? num(c.sequential.p_value) + ' (always-valid)' : num(c.p_value)),
-        el('td', {}, good ? el('span', {class: 'badge good'}, 'better') : bad ? el('span', {class: 'badge bad'}, 'worse') : el('span', {class: 'muted'}, 'no significant difference')));
+        el('td', {}, good ? el('span', {class: 'badge good'}, t('experiments.better')) : bad ? el('span', {class: 'badge bad'}, t('experiments.worse')) : el('span', {class: 'muted'}, t('experiments.no_difference'))));
     });
-    out.push(el('h3', {}, 'Treatment vs control (difference and uplift, 95 % intervals)'), el('div', {class: 'scroll'}, el('table', {id: 'comparison-table'},
-      el('thead', {}, el('tr', {}, ['Metric', 'Treatment', 'Control', 'Treatment value', 'Difference', 'Uplift', 'Basis', 'p', ''].map((h) => el('th', {}, h)))),
+    out.push(el('h3', {}, t('experiments.comparison')), el('div', {class: 'scroll'}, el('table', {id: 'comparison-table'},
+      el('thead', {}, el('tr', {}, [t('experiments.metric'), t('experiments.treatment'), t('experiments.control'), t('experiments.treatment_value'), t('experiments.difference'), t('experiments.uplift'), t('experiments.basis'), 'p', ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, crow))));
     const ex = rep.excluded;
     out.push(el('p', {class: 'small muted'}, 'Sample ratio: p = ' + num(rep.srm.p_value) + (rep.srm.mismatch ? ' (mismatch)' : ' (ok)') +
@@ -242,31 +435,31 @@ LiveHAT.page(async () => {
     const arms = x.arms.map((a) => a.name);
     const primary = arms.map((a) => ({name: a, points: pts.filter((p) => p.primary[a]).map((p) => [minutes(p), p.primary[a].value])}));
     const units = arms.map((a) => ({name: a, points: pts.map((p) => [minutes(p), p.units[a] || 0])}));
-    const charts = [el('h2', {}, 'Over time'), el('p', {class: 'small muted'}, 'Each point is the report as it would have read then (' + pts.length + ' points; bootstrap of 400 resamples per point).')];
+    const charts = [el('h2', {}, t('experiments.over_time')), el('p', {class: 'small muted'}, 'Each point is the report as it would have read then (' + pts.length + ' points; bootstrap of 400 resamples per point).')];
     const grid = el('div', {class: 'grid charts'});
-    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, x.primary_metric + ' per arm'), Charts.line(primary, {xLabel: 'minutes since start'})));
+    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, x.primary_metric + ' per arm'), Charts.line(primary, {xLabel: t('experiments.minutes')})));
     for (const a of arms.slice(1)) {
       const cmp = pts.map((p) => [p, p.comparisons.find((c) => c.treatment === a)]).filter(([, c]) => c);
       const ci = (c) => c.basis === 'bootstrap' && c.bootstrap_diff_ci ? c.bootstrap_diff_ci : c.sequential ? c.sequential.diff_ci : c.diff_ci;
       grid.append(el('div', {class: 'chart-box'}, el('h3', {}, a + ' − ' + arms[0] + ' with its 95 % interval'),
         Charts.line([{name: 'difference', points: cmp.map(([p, c]) => [minutes(p), c.diff])},
           {name: 'low', points: cmp.map(([p, c]) => [minutes(p), ci(c).lo])},
-          {name: 'high', points: cmp.map(([p, c]) => [minutes(p), ci(c).hi])}], {xLabel: 'minutes since start'})));
+          {name: 'high', points: cmp.map(([p, c]) => [minutes(p), ci(c).hi])}], {xLabel: t('experiments.minutes')})));
     }
-    grid.append(el('div', {class: 'chart-box'}, el('h3', {}, 'Units per arm (planned ' + (x.planned_units_per_arm || '–') + ')'), Charts.line(units, {xLabel: 'minutes since start'})));
+    grid.append(el('div', {class: 'chart-box'}, el('h3', {}, 'Units per arm (planned ' + (x.planned_units_per_arm || '–') + ')'), Charts.line(units, {xLabel: t('experiments.minutes')})));
     charts.push(grid);
     return charts;
   }
 
   // ---- create form ----
   function armRow(i, name) {
-    const sel = el('select', {name: `arms[${i}].harness_version`}, el('option', {value: ''}, 'stream’s own version'),
+    const sel = el('select', {name: `arms[${i}].harness_version`}, el('option', {value: ''}, t('experiments.streams_own_version')),
       ...versions.map((v) => el('option', {value: v.version}, fmt.short(v.version) + ' · ' + v.name + (v.streams ? ' (' + v.streams + ' streams)' : ''))));
     return el('div', {class: 'form-grid arm-row'},
       el('div', {class: 'field'}, el('label', {}, 'Arm ' + (i === 0 ? '(control)' : i)), el('input', {name: `arms[${i}].name`, value: name, required: true})),
-      el('div', {class: 'field'}, el('label', {}, 'Harness version'), sel),
-      el('div', {class: 'field'}, el('label', {}, 'Checkpoint (optional)'), el('input', {name: `arms[${i}].checkpoint`, placeholder: 'serving', title: 'the console model’s name, or a promoted checkpoint folder (Training page)'})),
-      el('div', {class: 'field'}, el('label', {}, 'Traffic weight'), el('input', {name: `arms[${i}].weight`, type: 'number', step: 'any', min: '0', value: '1'})));
+      el('div', {class: 'field'}, el('label', {}, t('experiments.harness_version')), sel),
+      el('div', {class: 'field'}, el('label', {}, t('experiments.checkpoint_optional')), el('input', {name: `arms[${i}].checkpoint`, placeholder: t('experiments.serving'), title: 'the console model’s name, or a promoted checkpoint folder (Training page)'})),
+      el('div', {class: 'field'}, el('label', {}, t('experiments.traffic_weight')), el('input', {name: `arms[${i}].weight`, type: 'number', step: 'any', min: '0', value: '1'})));
   }
 
   function field(label, input) { return el('div', {class: 'field'}, el('label', {}, label), input); }
@@ -277,28 +470,28 @@ LiveHAT.page(async () => {
       el('label', {class: 'check'}, el('input', {type: 'checkbox', name: 'streams', value: s.id, checked: true}), s.name)));
     const guards = el('div', {class: 'row'}, ...GUARDRAILS.map((g) =>
       el('label', {class: 'check'}, el('input', {type: 'checkbox', name: 'guardrails', value: g, checked: g !== 'shed_per_1000_messages'}), g)));
-    const planned = el('input', {name: 'planned_units_per_arm', type: 'number', min: '0', step: '1', placeholder: 'or compute below'});
+    const planned = el('input', {name: 'planned_units_per_arm', type: 'number', min: '0', step: '1', placeholder: t('experiments.planned_ph')});
     const form = el('form', {id: 'new-experiment'},
-      el('h2', {}, 'New experiment'),
+      el('h2', {}, t('experiments.new_experiment')),
       el('div', {class: 'form-grid'},
-        field('Name', el('input', {name: 'name', required: true, placeholder: 'e.g. coupon skill on the beauty streams'})),
-        field('Unit of assignment', el('select', {name: 'unit'}, el('option', {value: 'stream'}, 'stream (live sessions)'), el('option', {value: 'viewer'}, 'viewer (one live session per arm in each room)'))),
-        field('Primary metric', el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, m)))),
-        field('Analysis', el('select', {name: 'analysis'}, el('option', {value: 'fixed_horizon'}, 'fixed horizon'), el('option', {value: 'sequential'}, 'sequential (mSPRT)'))),
-        field('Attribution window (minutes, 0 = all)', el('input', {name: 'attribution_window_minutes', type: 'number', min: '0', step: 'any', value: '30'})),
-        field('Currency', el('input', {name: 'currency', value: 'CNY', maxlength: 3})),
-        field('Significance level α', el('input', {name: 'alpha', type: 'number', step: 'any', value: '0.05'})),
-        field('Minimum detectable effect (relative)', el('input', {name: 'mde', type: 'number', step: 'any', value: '0.05'})),
-        field('Planned units per arm', planned)),
-      el('label', {}, 'Streams'), streamBoxes,
-      el('label', {}, 'Guardrails (must not get significantly worse)'), guards,
-      el('h3', {}, 'Arms'), arms,
-      el('button', {type: 'button', class: 'secondary', onclick: () => arms.append(armRow(arms.children.length, 'arm' + arms.children.length))}, 'Add an arm'),
-      el('h3', {}, 'Sample size'),
+        field(t('experiments.name'), el('input', {name: 'name', required: true, placeholder: t('experiments.name_ph')})),
+        field(t('experiments.unit_of_assignment'), el('select', {name: 'unit'}, el('option', {value: 'stream'}, t('experiments.unit_stream')), el('option', {value: 'viewer'}, t('experiments.unit_viewer')))),
+        field(t('experiments.primary_metric'), el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, m)))),
+        field(t('experiments.analysis'), el('select', {name: 'analysis'}, el('option', {value: 'fixed_horizon'}, t('experiments.fixed_horizon')), el('option', {value: 'sequential'}, t('experiments.sequential')))),
+        field(t('experiments.attribution_minutes'), el('input', {name: 'attribution_window_minutes', type: 'number', min: '0', step: 'any', value: '30'})),
+        field(t('experiments.currency'), el('input', {name: 'currency', value: 'CNY', maxlength: 3})),
+        field(t('experiments.alpha'), el('input', {name: 'alpha', type: 'number', step: 'any', value: '0.05'})),
+        field(t('experiments.mde'), el('input', {name: 'mde', type: 'number', step: 'any', value: '0.05'})),
+        field(t('experiments.planned_units'), planned)),
+      el('label', {}, t('experiments.streams')), streamBoxes,
+      el('label', {}, t('experiments.guardrails_hint')), guards,
+      el('h3', {}, t('experiments.arms')), arms,
+      el('button', {type: 'button', class: 'secondary', onclick: () => arms.append(armRow(arms.children.length, 'arm' + arms.children.length))}, t('experiments.add_arm')),
+      el('h3', {}, t('experiments.sample_size')),
       el('div', {class: 'form-grid'},
-        field('Control mean of the primary metric', el('input', {name: 'plan.baseline_mean', type: 'number', step: 'any', placeholder: 'e.g. 60'})),
-        field('Per-unit standard deviation', el('input', {name: 'plan.sd', type: 'number', step: 'any', placeholder: 'e.g. 150'})),
-        field('Power', el('input', {name: 'plan.power', type: 'number', step: 'any', value: '0.8'}))),
+        field(t('experiments.baseline_mean'), el('input', {name: 'plan.baseline_mean', type: 'number', step: 'any', placeholder: 'e.g. 60'})),
+        field(t('experiments.sd'), el('input', {name: 'plan.sd', type: 'number', step: 'any', placeholder: 'e.g. 150'})),
+        field(t('experiments.power'), el('input', {name: 'plan.power', type: 'number', step: 'any', value: '0.8'}))),
       el('div', {class: 'row'},
         el('button', {type: 'button', class: 'secondary', id: 'plan-size', onclick: async () => {
           try {
@@ -307,8 +500,8 @@ LiveHAT.page(async () => {
             planned.value = r.units_per_arm;
             toast(r.units_per_arm + ' units per arm');
           } catch (err) { showError(err, form); }
-        }}, 'Compute the planned size'),
-        el('span', {class: 'spacer'}), el('button', {type: 'submit'}, 'Create draft')));
+        }}, t('experiments.plan')),
+        el('span', {class: 'spacer'}), el('button', {type: 'submit'}, t('experiments.create'))));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       form.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
@@ -321,7 +514,7 @@ LiveHAT.page(async () => {
         guardrails: [...form.querySelectorAll('input[name=guardrails]:checked')].map((n) => n.value), arms: armsBody};
       try {
         const x = await api('POST', '/api/experiments', body);
-        toast('Draft created: start it when ready');
+        toast(t('experiments.created_toast'));
         await select(x.id);
       } catch (err) { showError(err, form); }
     });

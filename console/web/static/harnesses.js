@@ -6,11 +6,232 @@
 // versions × installed plugins with the streams on each.
 // Every harness text is inserted with textContent (LiveHAT.el).
 LH.i18n.add({
-  en: {'harnesses.title': 'LiveHAT · Harnesses', 'harnesses.heading': 'Harnesses'},
-  'zh-CN': {'harnesses.title': 'LiveHAT · Harness 版本', 'harnesses.heading': 'Harness 版本'},
+  en: {
+    'harnesses.title': 'LiveHAT · Harnesses', 'harnesses.heading': 'Harnesses',
+    'harnesses.old_version': 'Old version',
+    'harnesses.new_version': 'New version',
+    'harnesses.versions': 'Versions',
+    'harnesses.version': 'Version',
+    'harnesses.name': 'Name',
+    'harnesses.parent': 'Parent',
+    'harnesses.author': 'Author',
+    'harnesses.created': 'Created',
+    'harnesses.streams': 'Streams',
+    'harnesses.notes': 'Notes',
+    'harnesses.edit_as_draft': 'Edit as draft',
+    'harnesses.gate': 'Gate',
+    'harnesses.publish': 'Publish',
+    'harnesses.compare': 'Compare two versions',
+    'harnesses.diff': 'Diff',
+    'harnesses.no_drafts': 'No drafts. "Edit as draft" on a version opens one.',
+    'harnesses.drafts': 'Drafts',
+    'harnesses.base': 'Base',
+    'harnesses.revision': 'Revision',
+    'harnesses.committed_as': 'Committed as',
+    'harnesses.open': 'Open',
+    'harnesses.no_changes': 'No changes.',
+    'harnesses.path': 'Path',
+    'harnesses.old': 'Old',
+    'harnesses.new': 'New',
+    'harnesses.draft_opened': 'Draft opened',
+    'harnesses.format': 'Format',
+    'harnesses.document': 'Document',
+    'harnesses.notes_hint': 'Notes (what changed and why)',
+    'harnesses.revision_prefix': 'Revision ',
+    'harnesses.base_infix': ' · base ',
+    'harnesses.last_committed': ' · last committed as ',
+    'harnesses.evolution_loop': ' · evolution loop',
+    'harnesses.save': 'Save',
+    'harnesses.validate': 'Validate',
+    'harnesses.diff_base': 'Diff against base',
+    'harnesses.commit': 'Commit version',
+    'harnesses.delete_draft': 'Delete draft',
+    'harnesses.pool': 'Pool',
+    'harnesses.train_pool': 'train pool',
+    'harnesses.heldout_pool': 'held-out pool',
+    'harnesses.seed': 'Seed',
+    'harnesses.preview_hsa': 'Preview HSA variant',
+    'harnesses.saved_infix': ' · saved ',
+    'harnesses.saved': 'Saved',
+    'harnesses.draft_conflict': 'Someone else saved this draft: your text is still in the editor; reload the draft to see theirs, then apply your edit again.',
+    'harnesses.valid': 'Valid',
+    'harnesses.changes_from': 'Changes from ',
+    'harnesses.committed_version': 'Committed version ',
+    'harnesses.draft_prefix': 'Draft: ',
+    'harnesses.hsa_preview': 'HSA preview',
+    'harnesses.hsa_hint': 'A family and a seed give a task-preserving variant of this draft and the mapping of gold calls; the same seed always gives the same variant.',
+    'harnesses.problems': 'Problems',
+    'harnesses.families': 'Families: ',
+    'harnesses.variant_infix': ' · variant ',
+    'harnesses.base_prompt': 'Base prompt ',
+    'harnesses.variant_prompt': 'Variant prompt',
+    'harnesses.gold_mapping': 'Gold mapping',
+    'harnesses.base_call': 'Base call',
+    'harnesses.variant_call': 'Variant call',
+    'harnesses.no_gold': 'No gold calls given: the mapping steps below say how calls change.',
+    'harnesses.mapping_steps': 'Mapping steps',
+    'harnesses.harness_changes': 'Harness changes',
+    'harnesses.candidate': 'Candidate',
+    'harnesses.baseline': 'Baseline',
+    'harnesses.items_per_suite': 'Items per suite',
+    'harnesses.tolerance': 'Tolerance (points)',
+    'harnesses.model': 'Model',
+    'harnesses.serving_model': 'the serving model',
+    'harnesses.checkpoint_with': 'a checkpoint released with it',
+    'harnesses.expert': 'the expert (harness sanity check)',
+    'harnesses.checkpoint': 'Checkpoint',
+    'harnesses.replayed': 'Replayed questions',
+    'harnesses.run_gate': 'Run gate',
+    'harnesses.release_gate': 'Release gate',
+    'harnesses.recent_gates': 'Recent gates',
+    'harnesses.started': 'Started',
+    'harnesses.state': 'State',
+    'harnesses.show': 'Show',
+    'harnesses.no_gates': 'No gates yet.',
+    'harnesses.cancel': 'Cancel',
+    'harnesses.starting': 'starting…',
+    'harnesses.sanity': 'sanity check',
+    'harnesses.suite_category': 'Suite / category',
+    'harnesses.delta_ci': 'Δ 95% interval',
+    'harnesses.overall': 'Overall',
+    'harnesses.failures_by_cause': 'Candidate failures by cause: ',
+    'harnesses.open_evolution': 'open in Evolution',
+    'harnesses.chosen_streams': ' chosen streams',
+    'harnesses.canary': ' canary',
+    'harnesses.canary_percent': 'Canary percent',
+    'harnesses.pct_streams': '% of streams',
+    'harnesses.latest_gate': 'The latest finished gate of this version is used; without one, give an override reason.',
+    'harnesses.override_reason': 'Override reason (recorded; needed without a gate or despite regressions)',
+    'harnesses.releases': 'Releases',
+    'harnesses.when': 'When',
+    'harnesses.by': 'By',
+    'harnesses.roll_back': 'Roll back',
+    'harnesses.no_releases': 'No releases.',
+    'harnesses.compat_plugins': 'Compatibility: harness versions × installed plugins',
+    'harnesses.installed': 'Installed: ',
+    'harnesses.plugins_serve': 'Plugins serve it',
+    'harnesses.requested': 'Requested by merchants: ',
+    'harnesses.compat_models': 'Compatibility: models × harness versions',
+    'harnesses.scores_hint': 'Scores appear here once a gate has run.',
+    'harnesses.choose_publish': 'Choose "Publish" on a version or after a gate.',
+    'harnesses.yes': 'yes',
+    'harnesses.no': 'no',
+  },
+  'zh-CN': {
+    'harnesses.title': 'LiveHAT · Harness 版本', 'harnesses.heading': 'Harness 版本',
+    'harnesses.old_version': '旧版本',
+    'harnesses.new_version': '新版本',
+    'harnesses.versions': '版本',
+    'harnesses.version': '版本',
+    'harnesses.name': '名称',
+    'harnesses.parent': '父版本',
+    'harnesses.author': '作者',
+    'harnesses.created': '创建时间',
+    'harnesses.streams': '直播间',
+    'harnesses.notes': '说明',
+    'harnesses.edit_as_draft': '编辑为草稿',
+    'harnesses.gate': '闸门',
+    'harnesses.publish': '发布',
+    'harnesses.compare': '比较两个版本',
+    'harnesses.diff': '对比',
+    'harnesses.no_drafts': '没有草稿。在版本上点击“编辑为草稿”即可打开。',
+    'harnesses.drafts': '草稿',
+    'harnesses.base': '基础版本',
+    'harnesses.revision': '修订',
+    'harnesses.committed_as': '提交为',
+    'harnesses.open': '打开',
+    'harnesses.no_changes': '没有变更。',
+    'harnesses.path': '路径',
+    'harnesses.old': '旧值',
+    'harnesses.new': '新值',
+    'harnesses.draft_opened': '草稿已打开',
+    'harnesses.format': '格式',
+    'harnesses.document': '文档',
+    'harnesses.notes_hint': '说明（改了什么、为什么）',
+    'harnesses.revision_prefix': '修订 ',
+    'harnesses.base_infix': ' · 基础 ',
+    'harnesses.last_committed': ' · 上次提交为 ',
+    'harnesses.evolution_loop': ' · evolution loop',
+    'harnesses.save': '保存',
+    'harnesses.validate': '校验',
+    'harnesses.diff_base': '与基础版本对比',
+    'harnesses.commit': '提交版本',
+    'harnesses.delete_draft': '删除草稿',
+    'harnesses.pool': '样本池',
+    'harnesses.train_pool': '训练池',
+    'harnesses.heldout_pool': '留出池',
+    'harnesses.seed': '随机种子',
+    'harnesses.preview_hsa': '预览 HSA 变体',
+    'harnesses.saved_infix': ' · 保存于 ',
+    'harnesses.saved': '已保存',
+    'harnesses.draft_conflict': '他人保存了此草稿：您的文本仍在编辑器中；请重新加载草稿查看对方的版本，再重新应用您的修改。',
+    'harnesses.valid': '有效',
+    'harnesses.changes_from': '相对于以下版本的变更：',
+    'harnesses.committed_version': '已提交版本 ',
+    'harnesses.draft_prefix': '草稿：',
+    'harnesses.hsa_preview': 'HSA 预览',
+    'harnesses.hsa_hint': '一个变换族和一个种子给出此草稿的保任务变体以及标准调用的映射；相同的种子总是给出相同的变体。',
+    'harnesses.problems': '问题',
+    'harnesses.families': '变换族：',
+    'harnesses.variant_infix': ' · 变体 ',
+    'harnesses.base_prompt': '基础提示词 ',
+    'harnesses.variant_prompt': '变体提示词',
+    'harnesses.gold_mapping': '标准调用映射',
+    'harnesses.base_call': '基础调用',
+    'harnesses.variant_call': '变体调用',
+    'harnesses.no_gold': '未给出标准调用：下面的映射步骤说明调用如何变化。',
+    'harnesses.mapping_steps': '映射步骤',
+    'harnesses.harness_changes': 'Harness 变更',
+    'harnesses.candidate': '候选版本',
+    'harnesses.baseline': '基线版本',
+    'harnesses.items_per_suite': '每个评测集的条目数',
+    'harnesses.tolerance': '容差（分）',
+    'harnesses.model': '模型',
+    'harnesses.serving_model': '当前服务模型',
+    'harnesses.checkpoint_with': '随它发布的检查点',
+    'harnesses.expert': '专家（harness 自检）',
+    'harnesses.checkpoint': '检查点',
+    'harnesses.replayed': '重放的问题数',
+    'harnesses.run_gate': '运行闸门',
+    'harnesses.release_gate': '发布闸门',
+    'harnesses.recent_gates': '最近的闸门',
+    'harnesses.started': '开始时间',
+    'harnesses.state': '状态',
+    'harnesses.show': '查看',
+    'harnesses.no_gates': '还没有闸门。',
+    'harnesses.cancel': '取消',
+    'harnesses.starting': '正在启动…',
+    'harnesses.sanity': '自检',
+    'harnesses.suite_category': '评测集 / 类别',
+    'harnesses.delta_ci': 'Δ 95% 区间',
+    'harnesses.overall': '总体',
+    'harnesses.failures_by_cause': '候选版本按原因分类的失败：',
+    'harnesses.open_evolution': '在“演进”中打开',
+    'harnesses.chosen_streams': ' 指定直播间',
+    'harnesses.canary': ' 灰度',
+    'harnesses.canary_percent': '灰度百分比',
+    'harnesses.pct_streams': '% 的直播间',
+    'harnesses.latest_gate': '使用此版本最近完成的闸门；没有闸门时，请填写强制理由。',
+    'harnesses.override_reason': '强制理由（会被记录；没有闸门或存在回退时必填）',
+    'harnesses.releases': '发布记录',
+    'harnesses.when': '时间',
+    'harnesses.by': '发布人',
+    'harnesses.roll_back': '回滚',
+    'harnesses.no_releases': '没有发布记录。',
+    'harnesses.compat_plugins': '兼容性：harness 版本 × 已安装插件',
+    'harnesses.installed': '已安装：',
+    'harnesses.plugins_serve': '插件是否支持',
+    'harnesses.requested': '商家申请的版本：',
+    'harnesses.compat_models': '兼容性：模型 × harness 版本',
+    'harnesses.scores_hint': '运行闸门后这里显示得分。',
+    'harnesses.choose_publish': '在版本上或闸门之后点击“发布”。',
+    'harnesses.yes': '是',
+    'harnesses.no': '否',
+  },
 });
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
+  const t = LH.t;
   const main = document.getElementById('main');
   const params = new URLSearchParams(location.search);
   const sections = {
@@ -46,13 +267,13 @@ LiveHAT.page(async () => {
 
   async function loadVersions() {
     [versions, streams] = await Promise.all([api('GET', '/api/harnesses'), api('GET', '/api/streams')]);
-    const oldSel = el('select', {name: 'old', 'aria-label': 'Old version'}, versionOptions(versions[1]?.version));
-    const newSel = el('select', {name: 'new', 'aria-label': 'New version'}, versionOptions(versions[0]?.version));
+    const oldSel = el('select', {name: 'old', 'aria-label': t('harnesses.old_version')}, versionOptions(versions[1]?.version));
+    const newSel = el('select', {name: 'new', 'aria-label': t('harnesses.new_version')}, versionOptions(versions[0]?.version));
     const diffOut = el('div', {id: 'version-diff'});
     sections.versions.replaceChildren(
-      el('h2', {}, 'Versions'),
+      el('h2', {}, t('harnesses.versions')),
       el('table', {id: 'versions-table'},
-        el('thead', {}, el('tr', {}, ['Version', 'Name', 'Parent', 'Author', 'Created', 'Streams', 'Notes', ''].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, [t('harnesses.version'), t('harnesses.name'), t('harnesses.parent'), t('harnesses.author'), t('harnesses.created'), t('harnesses.streams'), t('harnesses.notes'), ''].map((h) => el('th', {}, h)))),
         el('tbody', {}, versions.map((v) => el('tr', {dataset: {version: v.version}},
           el('td', {class: 'mono', title: v.version}, v.short),
           el('td', {}, v.name),
@@ -62,36 +283,36 @@ LiveHAT.page(async () => {
           el('td', {}, String(v.streams)),
           el('td', {}, v.notes || ''),
           el('td', {class: 'row'},
-            el('button', {class: 'secondary', onclick: () => newDraft(v.version)}, 'Edit as draft'),
-            el('button', {class: 'secondary', onclick: () => showGateForm(v.version)}, 'Gate'),
-            el('button', {class: 'secondary', onclick: () => showPublish(v.version)}, 'Publish')))))),
-      el('h2', {}, 'Compare two versions'),
+            el('button', {class: 'secondary', onclick: () => newDraft(v.version)}, t('harnesses.edit_as_draft')),
+            el('button', {class: 'secondary', onclick: () => showGateForm(v.version)}, t('harnesses.gate')),
+            el('button', {class: 'secondary', onclick: () => showPublish(v.version)}, t('harnesses.publish'))))))),
+      el('h2', {}, t('harnesses.compare')),
       el('form', {class: 'row', id: 'diff-form', onsubmit: async (e) => {
         e.preventDefault();
         try {
           const d = await api('POST', '/api/harness/diff', {old: oldSel.value, new: newSel.value});
           diffOut.replaceChildren(changeList(d.changes));
         } catch (err) { showError(err, e.target); }
-      }}, oldSel, el('span', {}, '→'), newSel, el('button', {type: 'submit'}, 'Diff')),
+      }}, oldSel, el('span', {}, '→'), newSel, el('button', {type: 'submit'}, t('harnesses.diff'))),
       diffOut,
       await draftsList());
   }
 
   async function draftsList() {
     const drafts = await api('GET', '/api/harness-drafts');
-    if (!drafts.length) return el('p', {class: 'muted'}, 'No drafts. "Edit as draft" on a version opens one.');
-    return el('div', {}, el('h2', {}, 'Drafts'), el('table', {id: 'drafts-table'},
-      el('thead', {}, el('tr', {}, ['Name', 'Base', 'Author', 'Saved', 'Revision', 'Committed as', ''].map((h) => el('th', {}, h)))),
+    if (!drafts.length) return el('p', {class: 'muted'}, t('harnesses.no_drafts'));
+    return el('div', {}, el('h2', {}, t('harnesses.drafts')), el('table', {id: 'drafts-table'},
+      el('thead', {}, el('tr', {}, [t('harnesses.name'), t('harnesses.base'), t('harnesses.author'), t('harnesses.saved'), t('harnesses.revision'), t('harnesses.committed_as'), ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, drafts.map((d) => el('tr', {},
         el('td', {}, d.name), el('td', {class: 'mono'}, short(d.base_version)), el('td', {}, d.author),
         el('td', {}, fmt.time(d.updated_at)), el('td', {}, String(d.revision)), el('td', {class: 'mono'}, short(d.committed_version)),
-        el('td', {}, el('button', {class: 'secondary', onclick: () => openDraft(d.id)}, 'Open')))))));
+        el('td', {}, el('button', {class: 'secondary', onclick: () => openDraft(d.id)}, t('harnesses.open'))))))));
   }
 
   function changeList(changes) {
-    if (!changes || !changes.length) return el('p', {class: 'muted'}, 'No changes.');
+    if (!changes || !changes.length) return el('p', {class: 'muted'}, t('harnesses.no_changes'));
     return el('table', {class: 'changes'},
-      el('thead', {}, el('tr', {}, ['', 'Path', 'Old', 'New'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ['', t('harnesses.path'), t('harnesses.old'), t('harnesses.new')].map((h) => el('th', {}, h)))),
       el('tbody', {}, changes.map((c) => el('tr', {class: 'change-' + c.kind},
         el('td', {}, {added: '+', removed: '−', changed: '~', moved: '↕'}[c.kind] || c.kind),
         el('td', {class: 'mono'}, c.path),
@@ -102,7 +323,7 @@ LiveHAT.page(async () => {
   async function newDraft(version) {
     try {
       const d = await api('POST', '/api/harness-drafts', {base_version: version});
-      toast('Draft opened');
+      toast(t('harnesses.draft_opened'));
       await openDraft(d.id);
       await loadVersions();
     } catch (err) { showError(err); }
@@ -117,21 +338,21 @@ LiveHAT.page(async () => {
     history.replaceState(null, '', '?draft=' + encodeURIComponent(d.id) + (loopID ? '&loop=' + encodeURIComponent(loopID) : ''));
     const form = el('form', {id: 'draft-form'},
       el('div', {class: 'row'},
-        el('label', {for: 'd-name'}, 'Name'), el('input', {id: 'd-name', name: 'name', value: d.name}),
-        el('label', {for: 'd-format'}, 'Format'),
+        el('label', {for: 'd-name'}, t('harnesses.name')), el('input', {id: 'd-name', name: 'name', value: d.name}),
+        el('label', {for: 'd-format'}, t('harnesses.format')),
         el('select', {id: 'd-format', name: 'format'}, ['json', 'yaml'].map((f) => el('option', {value: f, selected: f === d.format}, f)))),
-      el('label', {for: 'd-document'}, 'Document'),
+      el('label', {for: 'd-document'}, t('harnesses.document')),
       el('textarea', {id: 'd-document', name: 'document', class: 'editor', spellcheck: 'false'}, d.document),
-      el('label', {for: 'd-notes'}, 'Notes (what changed and why)'),
+      el('label', {for: 'd-notes'}, t('harnesses.notes_hint')),
       el('input', {id: 'd-notes', name: 'notes', value: d.notes, class: 'wide'}),
-      el('p', {class: 'muted', id: 'draft-meta'}, 'Revision ' + d.revision + ' · base ' + short(d.base_version) +
-        (d.committed_version ? ' · last committed as ' + short(d.committed_version) : '') + (d.loop_id ? ' · evolution loop' : '')),
+      el('p', {class: 'muted', id: 'draft-meta'}, t('harnesses.revision_prefix') + d.revision + t('harnesses.base_infix') + short(d.base_version) +
+        (d.committed_version ? t('harnesses.last_committed') + short(d.committed_version) : '') + (d.loop_id ? t('harnesses.evolution_loop') : '')),
       el('div', {class: 'row'},
-        el('button', {type: 'submit', id: 'draft-save'}, 'Save'),
-        el('button', {type: 'button', class: 'secondary', id: 'draft-validate', onclick: validate}, 'Validate'),
-        el('button', {type: 'button', class: 'secondary', id: 'draft-diff', onclick: diff}, 'Diff against base'),
-        el('button', {type: 'button', id: 'draft-commit', onclick: commit}, 'Commit version'),
-        el('button', {type: 'button', class: 'danger', onclick: remove}, 'Delete draft')));
+        el('button', {type: 'submit', id: 'draft-save'}, t('harnesses.save')),
+        el('button', {type: 'button', class: 'secondary', id: 'draft-validate', onclick: validate}, t('harnesses.validate')),
+        el('button', {type: 'button', class: 'secondary', id: 'draft-diff', onclick: diff}, t('harnesses.diff_base')),
+        el('button', {type: 'button', id: 'draft-commit', onclick: commit}, t('harnesses.commit')),
+        el('button', {type: 'button', class: 'danger', onclick: remove}, t('harnesses.delete_draft'))));
     const side = el('div', {id: 'draft-side'});
     const hsaOut = el('div', {id: 'hsa-out'});
     const famSel = el('select', {name: 'family', id: 'hsa-family'},
@@ -139,10 +360,10 @@ LiveHAT.page(async () => {
       families.map((f) => el('option', {value: f.name, title: f.description}, f.name + ' (' + f.pool + ')')));
     const hsaForm = el('form', {id: 'hsa-form', class: 'row'},
       famSel,
-      el('select', {name: 'pool', 'aria-label': 'Pool'}, el('option', {value: 'train'}, 'train pool'), el('option', {value: 'heldout'}, 'held-out pool')),
-      el('input', {name: 'seed', type: 'number', value: '1', size: 6, 'aria-label': 'Seed'}),
+      el('select', {name: 'pool', 'aria-label': t('harnesses.pool')}, el('option', {value: 'train'}, t('harnesses.train_pool')), el('option', {value: 'heldout'}, t('harnesses.heldout_pool'))),
+      el('input', {name: 'seed', type: 'number', value: '1', size: 6, 'aria-label': t('harnesses.seed')}),
       el('input', {name: 'gold', placeholder: 'gold calls JSON, e.g. [{"name":"product_lookup","arguments":{"item_id":"A1"}}]', class: 'wide'}),
-      el('button', {type: 'submit'}, 'Preview HSA variant'));
+      el('button', {type: 'submit'}, t('harnesses.preview_hsa')));
     hsaForm.addEventListener('submit', async (e) => {
       e.preventDefault();
       hsaForm.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
@@ -164,13 +385,13 @@ LiveHAT.page(async () => {
       const saved = await api('PUT', '/api/harness-drafts/' + d.id,
         {name: form.name.value, format: form.format.value, document: form.document.value, notes: form.notes.value, revision: rev});
       rev = saved.revision;
-      meta().textContent = 'Revision ' + rev + ' · base ' + short(d.base_version) + ' · saved ' + fmt.time(saved.updated_at);
+      meta().textContent = t('harnesses.revision_prefix') + rev + t('harnesses.base_infix') + short(d.base_version) + t('harnesses.saved_infix') + fmt.time(saved.updated_at);
       return saved;
     }
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
-      try { await save(); toast('Saved'); } catch (err) {
-        if (err.status === 409) toast('Someone else saved this draft: your text is still in the editor; reload the draft to see theirs, then apply your edit again.', 'error');
+      try { await save(); toast(t('harnesses.saved')); } catch (err) {
+        if (err.status === 409) toast(t('harnesses.draft_conflict'), 'error');
         else showError(err, form);
       }
     });
@@ -178,7 +399,7 @@ LiveHAT.page(async () => {
       try {
         const type = form.format.value === 'yaml' ? 'application/yaml' : 'application/json';
         const s = await api('POST', '/api/harness/validate', form.document.value, {type});
-        side.replaceChildren(el('h3', {}, 'Valid'), el('p', {}, s.name + ' · ' + s.skills + ' skills · ' + s.tools + ' tools · ' + s.hooks + ' hooks · ' + s.short),
+        side.replaceChildren(el('h3', {}, t('harnesses.valid')), el('p', {}, s.name + ' · ' + s.skills + ' skills · ' + s.tools + ' tools · ' + s.hooks + ' hooks · ' + s.short),
           (s.warnings || []).map((w) => el('p', {class: 'badge warn'}, w)));
       } catch (err) { side.replaceChildren(problems(err)); }
     }
@@ -186,14 +407,14 @@ LiveHAT.page(async () => {
       try {
         await save();
         const r = await api('GET', '/api/harness-drafts/' + d.id + '/diff');
-        side.replaceChildren(el('h3', {}, 'Changes from ' + short(r.old)), changeList(r.changes));
+        side.replaceChildren(el('h3', {}, t('harnesses.changes_from') + short(r.old)), changeList(r.changes));
       } catch (err) { side.replaceChildren(problems(err)); }
     }
     async function commit() {
       try {
         await save();
         const r = await api('POST', '/api/harness-drafts/' + d.id + '/commit', {revision: rev, notes: form.notes.value});
-        toast('Committed version ' + short(r.version.version));
+        toast(t('harnesses.committed_version') + short(r.version.version));
         rev = r.draft.revision;
         await loadVersions();
         showGateForm(r.version.version);
@@ -205,34 +426,34 @@ LiveHAT.page(async () => {
       try { await api('DELETE', '/api/harness-drafts/' + d.id); sections.editor.replaceChildren(); history.replaceState(null, '', '/harnesses'); await loadVersions(); } catch (err) { showError(err); }
     }
     sections.editor.replaceChildren(el('div', {class: 'card'},
-      el('h2', {}, 'Draft: ', d.name),
+      el('h2', {}, t('harnesses.draft_prefix'), d.name),
       el('div', {class: 'split'}, form, el('div', {}, side)),
-      el('h2', {}, 'HSA preview'),
-      el('p', {class: 'muted'}, 'A family and a seed give a task-preserving variant of this draft and the mapping of gold calls; the same seed always gives the same variant.'),
+      el('h2', {}, t('harnesses.hsa_preview')),
+      el('p', {class: 'muted'}, t('harnesses.hsa_hint')),
       hsaForm, hsaOut));
   }
 
   function problems(err) {
     const list = (err.body && err.body.problems) || [];
-    return el('div', {id: 'problems'}, el('h3', {}, 'Problems'), el('p', {class: 'bad'}, err.message),
+    return el('div', {id: 'problems'}, el('h3', {}, t('harnesses.problems')), el('p', {class: 'bad'}, err.message),
       el('ul', {}, list.map((p) => el('li', {}, (p.line ? 'line ' + p.line + (p.col ? ':' + p.col : '') + ' ' : '') + (p.path ? p.path + ': ' : '') + p.message))));
   }
 
   function showHSA(out, r) {
     const fams = (r.record.transforms || []).map((t) => t.family + ' (' + t.pool + ')').join(', ');
     out.replaceChildren(
-      el('p', {}, 'Families: ', fams, ' · variant ', short(r.variant.version)),
+      el('p', {}, t('harnesses.families'), fams, t('harnesses.variant_infix'), short(r.variant.version)),
       el('div', {class: 'split'},
-        el('div', {}, el('h3', {}, 'Base prompt ' + short(r.base.version)), el('pre', {class: 'prompt', id: 'hsa-base'}, r.base.prompt)),
-        el('div', {}, el('h3', {}, 'Variant prompt'), el('pre', {class: 'prompt', id: 'hsa-variant'}, r.variant.prompt))),
-      el('h3', {}, 'Gold mapping'),
-      r.gold.length ? el('table', {id: 'hsa-gold'}, el('thead', {}, el('tr', {}, el('th', {}, 'Base call'), el('th', {}, 'Variant call'))),
+        el('div', {}, el('h3', {}, t('harnesses.base_prompt') + short(r.base.version)), el('pre', {class: 'prompt', id: 'hsa-base'}, r.base.prompt)),
+        el('div', {}, el('h3', {}, t('harnesses.variant_prompt')), el('pre', {class: 'prompt', id: 'hsa-variant'}, r.variant.prompt))),
+      el('h3', {}, t('harnesses.gold_mapping')),
+      r.gold.length ? el('table', {id: 'hsa-gold'}, el('thead', {}, el('tr', {}, el('th', {}, t('harnesses.base_call')), el('th', {}, t('harnesses.variant_call')))),
         el('tbody', {}, r.gold.map((g) => el('tr', {}, el('td', {class: 'mono'}, JSON.stringify(g.base)),
           el('td', {class: 'mono' + (g.error ? ' bad' : '')}, g.error || JSON.stringify(g.variant))))))
-        : el('p', {class: 'muted'}, 'No gold calls given: the mapping steps below say how calls change.'),
-      el('h3', {}, 'Mapping steps'),
+        : el('p', {class: 'muted'}, t('harnesses.no_gold')),
+      el('h3', {}, t('harnesses.mapping_steps')),
       el('pre', {}, (r.mapping.steps || []).map((s) => JSON.stringify(s)).join('\n') || '(no steps)'),
-      el('h3', {}, 'Harness changes'), changeList(r.changes));
+      el('h3', {}, t('harnesses.harness_changes')), changeList(r.changes));
   }
 
   // The release gate.
@@ -241,19 +462,19 @@ LiveHAT.page(async () => {
     const suites = ['lsqa', 'hvqa', 'robust', 'strategy'];
     const form = el('form', {id: 'gate-form'},
       el('div', {class: 'row'},
-        el('label', {for: 'g-candidate'}, 'Candidate'), el('select', {id: 'g-candidate', name: 'candidate'}, versionOptions(candidate || versions[0]?.version)),
-        el('label', {for: 'g-baseline'}, 'Baseline'), el('select', {id: 'g-baseline', name: 'baseline'}, versionOptions(cur?.version)),
-        el('label', {for: 'g-n'}, 'Items per suite'), el('input', {id: 'g-n', name: 'n', type: 'number', value: '5', min: 1, max: 100, size: 4}),
-        el('label', {for: 'g-tol'}, 'Tolerance (points)'), el('input', {id: 'g-tol', name: 'tolerance', type: 'number', value: '1', step: '0.5', min: 0, size: 4})),
+        el('label', {for: 'g-candidate'}, t('harnesses.candidate')), el('select', {id: 'g-candidate', name: 'candidate'}, versionOptions(candidate || versions[0]?.version)),
+        el('label', {for: 'g-baseline'}, t('harnesses.baseline')), el('select', {id: 'g-baseline', name: 'baseline'}, versionOptions(cur?.version)),
+        el('label', {for: 'g-n'}, t('harnesses.items_per_suite')), el('input', {id: 'g-n', name: 'n', type: 'number', value: '5', min: 1, max: 100, size: 4}),
+        el('label', {for: 'g-tol'}, t('harnesses.tolerance')), el('input', {id: 'g-tol', name: 'tolerance', type: 'number', value: '1', step: '0.5', min: 0, size: 4})),
       el('div', {class: 'row'},
-        el('label', {for: 'g-model'}, 'Model'), el('select', {id: 'g-model', name: 'model'},
-          el('option', {value: 'serving', selected: true}, 'the serving model'),
-          el('option', {value: 'checkpoint'}, 'a checkpoint released with it'),
-          el('option', {value: 'expert'}, 'the expert (harness sanity check)')),
-        el('label', {for: 'g-checkpoint'}, 'Checkpoint'), el('input', {id: 'g-checkpoint', name: 'checkpoint', size: 16, placeholder: 'name'}),
-        el('label', {for: 'g-replay'}, 'Replayed questions'), el('input', {id: 'g-replay', name: 'replay', type: 'number', value: '10', min: 0, max: 100, size: 4})),
+        el('label', {for: 'g-model'}, t('harnesses.model')), el('select', {id: 'g-model', name: 'model'},
+          el('option', {value: 'serving', selected: true}, t('harnesses.serving_model')),
+          el('option', {value: 'checkpoint'}, t('harnesses.checkpoint_with')),
+          el('option', {value: 'expert'}, t('harnesses.expert'))),
+        el('label', {for: 'g-checkpoint'}, t('harnesses.checkpoint')), el('input', {id: 'g-checkpoint', name: 'checkpoint', size: 16, placeholder: 'name'}),
+        el('label', {for: 'g-replay'}, t('harnesses.replayed')), el('input', {id: 'g-replay', name: 'replay', type: 'number', value: '10', min: 0, max: 100, size: 4})),
       el('div', {class: 'row'}, suites.map((s) => el('label', {class: 'check'}, el('input', {type: 'checkbox', name: 'suites', value: s, checked: true}), ' ' + s)),
-        el('button', {type: 'submit', id: 'gate-run'}, 'Run gate')));
+        el('button', {type: 'submit', id: 'gate-run'}, t('harnesses.run_gate'))));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       form.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
@@ -265,7 +486,7 @@ LiveHAT.page(async () => {
       if (loopID) req.loop_id = loopID;
       try { watchGate(await api('POST', '/api/harness-gates', req)); } catch (err) { showError(err, form); }
     });
-    sections.gate.replaceChildren(el('h2', {}, 'Release gate'),
+    sections.gate.replaceChildren(el('h2', {}, t('harnesses.release_gate')),
       el('p', {class: 'muted'}, 'Runs the live-room suites and the streams\' recent questions with the model that will serve, under the candidate and the baseline, and shows what regressed. The expert only checks that the harness itself works; no release counts it.'),
       form, el('div', {id: 'gate-status'}), el('div', {id: 'gate-report'}), gateHistory());
     loadGateHistory();
@@ -276,12 +497,12 @@ LiveHAT.page(async () => {
     const box = document.getElementById('gate-history');
     if (!box) return;
     const gates = await api('GET', '/api/harness-gates');
-    box.replaceChildren(el('h3', {}, 'Recent gates'), gates.length ? el('table', {},
-      el('thead', {}, el('tr', {}, ['Started', 'Candidate', 'Baseline', 'Model', 'n', 'State', ''].map((h) => el('th', {}, h)))),
+    box.replaceChildren(el('h3', {}, t('harnesses.recent_gates')), gates.length ? el('table', {},
+      el('thead', {}, el('tr', {}, [t('harnesses.started'), t('harnesses.candidate'), t('harnesses.baseline'), t('harnesses.model'), 'n', t('harnesses.state'), ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, gates.slice(0, 10).map((g) => el('tr', {},
         el('td', {}, fmt.time(g.created_at)), el('td', {class: 'mono'}, short(g.candidate)), el('td', {class: 'mono'}, short(g.baseline)),
         el('td', {}, g.model), el('td', {}, String(g.n)), el('td', {}, stateBadge(g.state)),
-        el('td', {}, el('button', {class: 'link', onclick: () => watchGate(g)}, 'Show')))))) : el('p', {class: 'muted'}, 'No gates yet.'));
+        el('td', {}, el('button', {class: 'link', onclick: () => watchGate(g)}, t('harnesses.show'))))))) : el('p', {class: 'muted'}, t('harnesses.no_gates')));
   }
 
   function stateBadge(state) {
@@ -296,9 +517,9 @@ LiveHAT.page(async () => {
     if (g.state !== 'running') { showGateReport(g); return; }
     report.replaceChildren();
     const bar = el('progress', {id: 'gate-progress', max: g.total || 1, value: g.done || 0});
-    const phase = el('span', {class: 'muted'}, 'starting…');
+    const phase = el('span', {class: 'muted'}, t('harnesses.starting'));
     status.replaceChildren(el('div', {class: 'row'}, stateBadge('running'), bar, phase,
-      el('button', {class: 'secondary', onclick: () => api('POST', '/api/harness-gates/' + g.id + '/cancel').catch(showError)}, 'Cancel')));
+      el('button', {class: 'secondary', onclick: () => api('POST', '/api/harness-gates/' + g.id + '/cancel').catch(showError)}, t('harnesses.cancel'))));
     let finished = false;
     const done = async () => {
       if (finished) return;
@@ -328,7 +549,7 @@ LiveHAT.page(async () => {
     if (!status || !report) return;
     status.replaceChildren(el('div', {class: 'row', id: 'gate-state'}, stateBadge(g.state),
       el('span', {}, short(g.candidate) + ' vs ' + short(g.baseline) + ' · ' + g.model + ' · n=' + g.n),
-      g.report && g.report.sanity ? el('span', {class: 'badge warn', id: 'gate-sanity'}, 'sanity check') : null,
+      g.report && g.report.sanity ? el('span', {class: 'badge warn', id: 'gate-sanity'}, t('harnesses.sanity')) : null,
       g.error ? el('span', {class: 'bad'}, g.error) : null));
     const r = g.report || {};
     if (!r.suites) { report.replaceChildren(); loadGateHistory(); return; }
@@ -346,17 +567,17 @@ LiveHAT.page(async () => {
     const causes = Object.entries(r.causes || {});
     report.replaceChildren(
       el('table', {id: 'gate-table'},
-        el('thead', {}, el('tr', {}, ['Suite / category', 'Baseline', 'Candidate', 'Δ', 'Δ 95% interval', ''].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, [t('harnesses.suite_category'), t('harnesses.baseline'), t('harnesses.candidate'), 'Δ', t('harnesses.delta_ci'), ''].map((h) => el('th', {}, h)))),
         el('tbody', {}, rows),
-        el('tfoot', {}, el('tr', {}, el('td', {}, el('strong', {}, 'Overall')), el('td', {}, fmt.num(r.overall.baseline, 1)),
+        el('tfoot', {}, el('tr', {}, el('td', {}, el('strong', {}, t('harnesses.overall'))), el('td', {}, fmt.num(r.overall.baseline, 1)),
           el('td', {}, fmt.num(r.overall.candidate, 1)), deltaCell(r.overall.delta), el('td', {}), el('td', {})))),
       (r.warnings || []).map((w) => el('p', {class: 'badge warn gate-warning'}, w)),
       r.regressions.length
         ? el('p', {class: 'bad', id: 'gate-regressions'}, r.regressions.length + ' regressions beyond ' + r.tolerance + ' points: ',
           r.regressions.map((x) => x.suite + (x.category ? '/' + x.category : '') + ' ' + fmt.num(x.delta, 1)).join(', '))
         : el('p', {class: 'good', id: 'gate-regressions'}, 'No regression beyond ' + r.tolerance + ' points.'),
-      causes.length ? el('p', {}, 'Candidate failures by cause: ', causes.map(([k, n]) => k.replace('_', ' ') + ' ' + n).join(' · '), ' — ',
-        el('a', {href: '/evolution?version=' + encodeURIComponent(g.candidate)}, 'open in Evolution')) : null,
+      causes.length ? el('p', {}, t('harnesses.failures_by_cause'), causes.map(([k, n]) => k.replace('_', ' ') + ' ' + n).join(' · '), ' — ',
+        el('a', {href: '/evolution?version=' + encodeURIComponent(g.candidate)}, t('harnesses.open_evolution'))) : null,
       el('div', {class: 'row'}, el('button', {id: 'gate-publish', onclick: () => showPublish(g.candidate, g)}, 'Publish ' + short(g.candidate) + '…')));
     loadGateHistory().catch(showError);
     loadCompat().catch(showError);
@@ -366,17 +587,17 @@ LiveHAT.page(async () => {
   function showPublish(version, gate) {
     const g = gate && gate.candidate === version ? gate : (lastGate && lastGate.candidate === version && lastGate.state !== 'running' ? lastGate : null);
     const form = el('form', {id: 'publish-form'},
-      el('div', {class: 'row'}, el('label', {for: 'p-version'}, 'Version'), el('select', {id: 'p-version', name: 'version'}, versionOptions(version))),
+      el('div', {class: 'row'}, el('label', {for: 'p-version'}, t('harnesses.version')), el('select', {id: 'p-version', name: 'version'}, versionOptions(version))),
       el('div', {class: 'row'},
-        el('label', {class: 'check'}, el('input', {type: 'radio', name: 'mode', value: 'streams', checked: true}), ' chosen streams'),
-        el('label', {class: 'check'}, el('input', {type: 'radio', name: 'mode', value: 'canary'}), ' canary'),
-        el('input', {name: 'canary_percent', type: 'number', min: 1, max: 100, value: '10', size: 4, 'aria-label': 'Canary percent'}), el('span', {}, '% of streams')),
+        el('label', {class: 'check'}, el('input', {type: 'radio', name: 'mode', value: 'streams', checked: true}), t('harnesses.chosen_streams')),
+        el('label', {class: 'check'}, el('input', {type: 'radio', name: 'mode', value: 'canary'}), t('harnesses.canary')),
+        el('input', {name: 'canary_percent', type: 'number', min: 1, max: 100, value: '10', size: 4, 'aria-label': t('harnesses.canary_percent')}), el('span', {}, t('harnesses.pct_streams'))),
       el('div', {id: 'p-streams'}, streams.map((s) => el('label', {class: 'check'},
         el('input', {type: 'checkbox', name: 'streams', value: s.id}), ' ' + s.name + ' ', el('span', {class: 'mono muted'}, short(s.harness_version))))),
-      el('p', {class: 'muted'}, g ? 'Gate ' + g.state + ' (' + fmt.time(g.created_at) + ')' : 'The latest finished gate of this version is used; without one, give an override reason.'),
-      el('label', {for: 'p-override'}, 'Override reason (recorded; needed without a gate or despite regressions)'),
+      el('p', {class: 'muted'}, g ? 'Gate ' + g.state + ' (' + fmt.time(g.created_at) + ')' : t('harnesses.latest_gate')),
+      el('label', {for: 'p-override'}, t('harnesses.override_reason')),
       el('input', {id: 'p-override', name: 'override', class: 'wide'}),
-      el('div', {class: 'row'}, el('button', {type: 'submit', id: 'publish-submit'}, 'Publish')));
+      el('div', {class: 'row'}, el('button', {type: 'submit', id: 'publish-submit'}, t('harnesses.publish'))));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       form.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
@@ -392,14 +613,14 @@ LiveHAT.page(async () => {
         await Promise.all([loadVersions(), loadReleases()]);
       } catch (err) { showError(err, form); }
     });
-    sections.publish.replaceChildren(el('h2', {}, 'Publish'), form);
+    sections.publish.replaceChildren(el('h2', {}, t('harnesses.publish')), form);
     sections.publish.scrollIntoView();
   }
 
   async function loadReleases() {
     const rels = await api('GET', '/api/releases');
-    sections.releases.replaceChildren(el('h2', {}, 'Releases'), rels.length ? el('table', {id: 'releases-table'},
-      el('thead', {}, el('tr', {}, ['When', 'Version', 'Streams', 'Gate', 'By', 'State', ''].map((h) => el('th', {}, h)))),
+    sections.releases.replaceChildren(el('h2', {}, t('harnesses.releases')), rels.length ? el('table', {id: 'releases-table'},
+      el('thead', {}, el('tr', {}, [t('harnesses.when'), t('harnesses.version'), t('harnesses.streams'), t('harnesses.gate'), t('harnesses.by'), t('harnesses.state'), ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, rels.map((r) => el('tr', {},
         el('td', {}, fmt.time(r.created_at)),
         el('td', {class: 'mono'}, short(r.version)),
@@ -407,8 +628,8 @@ LiveHAT.page(async () => {
         el('td', {}, r.gate_id ? gateSummary(r.gate_report) : el('span', {class: 'badge warn', title: r.override}, 'override: ' + r.override)),
         el('td', {}, r.created_by),
         el('td', {}, stateBadge(r.state)),
-        el('td', {}, r.state === 'active' ? el('button', {class: 'danger', onclick: () => rollback(r)}, 'Roll back') : (r.rolled_back_by ? 'by ' + r.rolled_back_by : '')))))) :
-      el('p', {class: 'muted'}, 'No releases.'));
+        el('td', {}, r.state === 'active' ? el('button', {class: 'danger', onclick: () => rollback(r)}, t('harnesses.roll_back')) : (r.rolled_back_by ? 'by ' + r.rolled_back_by : '')))))) :
+      el('p', {class: 'muted'}, t('harnesses.no_releases')));
   }
 
   function gateSummary(rep) {
@@ -430,18 +651,18 @@ LiveHAT.page(async () => {
   // streams on it and any version a stream's merchant asked for.
   function pluginMatrix(m) {
     const names = Object.fromEntries(streams.map((s) => [s.id, s.name]));
-    return [el('h2', {}, 'Compatibility: harness versions × installed plugins'),
-      el('p', {class: 'muted', id: 'compat-plugins'}, 'Installed: ' + (m.plugins.length ? m.plugins.map((p) => p.name + '@' + p.version).join(', ') : 'none')),
+    return [el('h2', {}, t('harnesses.compat_plugins')),
+      el('p', {class: 'muted', id: 'compat-plugins'}, t('harnesses.installed') + (m.plugins.length ? m.plugins.map((p) => p.name + '@' + p.version).join(', ') : 'none')),
       el('table', {id: 'plugin-compat-table'},
-        el('thead', {}, el('tr', {}, ['Version', 'Name', 'Streams', 'Plugins serve it', 'Problems'].map((h) => el('th', {}, h)))),
+        el('thead', {}, el('tr', {}, [t('harnesses.version'), t('harnesses.name'), t('harnesses.streams'), t('harnesses.plugins_serve'), t('harnesses.problems')].map((h) => el('th', {}, h)))),
         el('tbody', {}, m.harnesses.map((h) => el('tr', {dataset: {version: h.version}, class: h.compatible ? '' : 'regressed'},
           el('td', {class: 'mono', title: h.version}, short(h.version)), el('td', {}, h.name),
           el('td', {}, h.streams.map((id) => names[id] || id).join(', ')),
-          el('td', {}, el('span', {class: 'badge ' + (h.compatible ? 'good' : 'bad')}, h.compatible ? 'yes' : 'no')),
+          el('td', {}, el('span', {class: 'badge ' + (h.compatible ? 'good' : 'bad')}, h.compatible ? t('harnesses.yes') : t('harnesses.no'))),
           el('td', {class: 'small'}, h.problems.slice(0, 3).map((p) => el('div', {}, p.message)),
             h.problems.length > 3 ? el('div', {class: 'muted'}, '… ' + (h.problems.length - 3) + ' more') : null))))),
       m.streams.some((s) => s.requested_version)
-        ? el('p', {id: 'compat-requests'}, 'Requested by merchants: ', m.streams.filter((s) => s.requested_version)
+        ? el('p', {id: 'compat-requests'}, t('harnesses.requested'), m.streams.filter((s) => s.requested_version)
           .map((s) => s.name + ' → ' + short(s.requested_version)).join(', '))
         : null].filter(Boolean);
   }
@@ -450,14 +671,14 @@ LiveHAT.page(async () => {
     const c = await api('GET', '/api/harness-compat');
     const scored = c.versions.filter((v) => c.cells.some((x) => x.version === v.version));
     if (!c.cells.length) {
-      sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, 'Compatibility: models × harness versions'),
-        el('p', {class: 'muted'}, 'Scores appear here once a gate has run.'));
+      sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, t('harnesses.compat_models')),
+        el('p', {class: 'muted'}, t('harnesses.scores_hint')));
       return;
     }
     const cell = (m, v) => c.cells.find((x) => x.model === m && x.version === v);
-    sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, 'Compatibility: models × harness versions'),
+    sections.compat.replaceChildren(...pluginMatrix(c.plugins), el('h2', {}, t('harnesses.compat_models')),
       el('table', {id: 'compat-table'},
-        el('thead', {}, el('tr', {}, el('th', {}, 'Model'), scored.map((v) => el('th', {title: v.version}, short(v.version) + ' ' + v.name)))),
+        el('thead', {}, el('tr', {}, el('th', {}, t('harnesses.model')), scored.map((v) => el('th', {title: v.version}, short(v.version) + ' ' + v.name)))),
         el('tbody', {}, c.models.map((m) => el('tr', {}, el('td', {}, m), scored.map((v) => {
           const x = cell(m, v.version);
           if (!x) return el('td', {class: 'muted'}, '—');
@@ -469,7 +690,7 @@ LiveHAT.page(async () => {
   families = await api('GET', '/api/hsa/families');
   await loadVersions();
   showGateForm(versions[0]?.version);
-  sections.publish.replaceChildren(el('h2', {}, 'Publish'), el('p', {class: 'muted'}, 'Choose "Publish" on a version or after a gate.'));
+  sections.publish.replaceChildren(el('h2', {}, t('harnesses.publish')), el('p', {class: 'muted'}, t('harnesses.choose_publish')));
   await Promise.all([loadReleases(), loadCompat()]);
   if (params.get('draft')) await openDraft(params.get('draft'));
   else if (loopID) {
