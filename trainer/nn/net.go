@@ -52,7 +52,7 @@ type net[F float] struct {
 	backend model.Backend
 	// fastExp uses the float32 polynomial exp (set for float32 networks).
 	fastExp bool
-	// block overrides attentionBlock when positive (tests use small
+	// block overrides queryBlock when positive (tests use small
 	// blocks to cross block edges with short sequences).
 	block int
 }
@@ -121,93 +121,185 @@ type result[F float] struct {
 
 // run computes the forward pass over b and, when scale is non-zero,
 // accumulates scale·∂(summed loss)/∂θ into the gradients. With allLogits the
-// logits of every position are returned (and no loss is needed).
+// logits of every position are returned (and no loss is needed). It runs
+// the blocks model.Model's forward pass and the CUDA runner run — embed,
+// each decoder layer (attention block, then MLP block), the output head —
+// then the loss and, backwards, the same blocks' gradients.
 func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (result[F], error) {
-	c := n.cfg
-	N, D := len(b.tokens), c.HiddenSize
-	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
 	backward := scale != 0
 	if backward && allLogits {
 		return result[F]{}, fmt.Errorf("nn: a pass cannot both return logits and train")
 	}
-	x := make([]F, N*D)
-	for i, t := range b.tokens {
-		if t < 0 || t >= c.VocabSize {
-			return result[F]{}, fmt.Errorf("nn: token %d at %d is outside the vocabulary of %d", t, i, c.VocabSize)
-		}
-		copy(x[i*D:(i+1)*D], n.embed.w[t*D:(t+1)*D])
+	x, err := n.embedTokens(b)
+	if err != nil {
+		return result[F]{}, err
 	}
-	cos, sin := ropeTable[F](b.pos, hd, c.RopeTheta)
+	cos, sin := ropeTable[F](b.pos, n.cfg.HeadDim, n.cfg.RopeTheta)
 	acts := make([]layerActs[F], len(n.layers))
 	for li := range n.layers {
 		if err := ctx.Err(); err != nil {
 			return result[F]{}, err
 		}
-		l, a := &n.layers[li], &acts[li]
-		a.x, a.xa = x, map[*tensor[F]][]F{}
-		a.h1, a.r1 = make([]F, N*D), make([]F, N)
-		n.rmsNorm(a.h1, a.r1, x, l.attnNorm.w, N, D)
-		a.q, a.k, a.v = make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
-		n.linear(a, a.q, a.h1, N, l.q, l.qBias)
-		n.linear(a, a.k, a.h1, N, l.k, l.kBias)
-		n.linear(a, a.v, a.h1, N, l.v, l.vBias)
-		if c.QKNorm {
-			a.qRaw, a.kRaw = a.q, a.k
-			a.q, a.k = make([]F, N*qd), make([]F, N*kvd)
-			a.rq, a.rk = make([]F, N*c.NumHeads), make([]F, N*c.NumKVHeads)
-			n.rmsNorm(a.q, a.rq, a.qRaw, l.qNorm.w, N*c.NumHeads, hd)
-			n.rmsNorm(a.k, a.rk, a.kRaw, l.kNorm.w, N*c.NumKVHeads, hd)
-		}
-		rope(a.q, cos, sin, N, c.NumHeads, hd, false)
-		rope(a.k, cos, sin, N, c.NumKVHeads, hd, false)
-		a.o, a.lse = make([]F, N*qd), make([]F, N*c.NumHeads)
-		n.attention(a, b)
-		a.x2 = make([]F, N*D)
-		n.linear(a, a.x2, a.o, N, l.o, l.oBias)
-		for i := range a.x2 {
-			a.x2[i] += x[i]
-		}
-		a.h2, a.r2 = make([]F, N*D), make([]F, N)
-		n.rmsNorm(a.h2, a.r2, a.x2, l.mlpNorm.w, N, D)
-		I := c.IntermediateSize
-		a.g, a.u, a.a = make([]F, N*I), make([]F, N*I), make([]F, N*I)
-		n.linear(a, a.g, a.h2, N, l.gate, nil)
-		n.linear(a, a.u, a.h2, N, l.up, nil)
-		n.par(N, func(r int) {
-			g, u, out := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], a.a[r*I:(r+1)*I]
-			for i, v := range g {
-				out[i] = -v
-			}
-			n.expShift(out, 0) // e^-g
-			for i, v := range g {
-				out[i] = v / (1 + out[i]) * u[i]
-			}
-		})
-		next := make([]F, N*D)
-		n.linear(a, next, a.a, N, l.down, nil)
-		for i := range next {
-			next[i] += a.x2[i]
-		}
-		x = next
+		x = n.decoderLayer(li, &acts[li], x, b, cos, sin)
+	}
+	h := n.outputHead(x, b, allLogits)
+	res, err := n.loss(h, b, scale, allLogits)
+	if err != nil || !backward {
+		return res, err
 	}
 
-	// The LM head runs only on the rows that are trained (or on all rows
-	// when the logits are wanted): it is the widest matrix product.
-	var rows []int
-	for i, lab := range b.labels {
-		if allLogits || lab >= 0 {
-			rows = append(rows, i)
+	dx := n.outputHeadBackward(h, len(b.tokens))
+	for li := len(n.layers) - 1; li >= 0; li-- {
+		if err := ctx.Err(); err != nil {
+			return result[F]{}, err
+		}
+		n.decoderLayerBackward(li, &acts[li], dx, b, cos, sin)
+	}
+	n.embedBackward(b, dx)
+	return res, nil
+}
+
+// embedTokens returns the batch's residual stream: the embeddings of its
+// tokens (N×HiddenSize).
+func (n *net[F]) embedTokens(b *batch) ([]F, error) {
+	c := n.cfg
+	D := c.HiddenSize
+	x := make([]F, len(b.tokens)*D)
+	for i, t := range b.tokens {
+		if t < 0 || t >= c.VocabSize {
+			return nil, fmt.Errorf("nn: token %d at %d is outside the vocabulary of %d", t, i, c.VocabSize)
+		}
+		copy(x[i*D:(i+1)*D], n.embed.w[t*D:(t+1)*D])
+	}
+	return x, nil
+}
+
+// embedBackward adds the gradient at the residual stream's input to the
+// embedding rows of the batch's tokens.
+func (n *net[F]) embedBackward(b *batch, dx []F) {
+	if n.embed.g == nil {
+		return
+	}
+	D := n.cfg.HiddenSize
+	for i, t := range b.tokens {
+		g, d := n.embed.g[t*D:(t+1)*D], dx[i*D:(i+1)*D]
+		for j := range g {
+			g[j] += d[j]
 		}
 	}
-	M, V := len(rows), c.VocabSize
-	xf := make([]F, M*D)
-	for j, r := range rows {
-		copy(xf[j*D:(j+1)*D], x[r*D:(r+1)*D])
+}
+
+// decoderLayer runs layer li over the residual stream x and returns the
+// layer's output, x + Attn(x) + MLP(x + Attn(x)), keeping in a what the
+// backward pass needs.
+func (n *net[F]) decoderLayer(li int, a *layerActs[F], x []F, b *batch, cos, sin []F) []F {
+	a.xa = map[*tensor[F]][]F{}
+	n.attentionBlock(li, a, x, b, cos, sin)
+	return n.mlpBlock(li, a)
+}
+
+// attentionBlock sets a.x2 to x plus layer li's self-attention: RMSNorm,
+// the q, k and v projections (with their biases and Qwen3's per-head
+// norms), RoPE, causal attention within each example, and the o
+// projection.
+func (n *net[F]) attentionBlock(li int, a *layerActs[F], x []F, b *batch, cos, sin []F) {
+	c, l := n.cfg, &n.layers[li]
+	N, D := len(b.tokens), c.HiddenSize
+	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	a.x = x
+	a.h1, a.r1 = make([]F, N*D), make([]F, N)
+	n.rmsNorm(a.h1, a.r1, x, l.attnNorm.w, N, D)
+	a.q, a.k, a.v = make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
+	n.linear(a, a.q, a.h1, N, l.q, l.qBias)
+	n.linear(a, a.k, a.h1, N, l.k, l.kBias)
+	n.linear(a, a.v, a.h1, N, l.v, l.vBias)
+	if c.QKNorm {
+		a.qRaw, a.kRaw = a.q, a.k
+		a.q, a.k = make([]F, N*qd), make([]F, N*kvd)
+		a.rq, a.rk = make([]F, N*c.NumHeads), make([]F, N*c.NumKVHeads)
+		n.rmsNorm(a.q, a.rq, a.qRaw, l.qNorm.w, N*c.NumHeads, hd)
+		n.rmsNorm(a.k, a.rk, a.kRaw, l.kNorm.w, N*c.NumKVHeads, hd)
 	}
-	hf, rf := make([]F, M*D), make([]F, M)
-	n.rmsNorm(hf, rf, xf, n.norm.w, M, D)
-	logits := make([]F, M*V)
-	n.gemm(false, true, M, V, D, 1, hf, D, n.head.w, D, 0, logits, V)
+	rope(a.q, cos, sin, N, c.NumHeads, hd, false)
+	rope(a.k, cos, sin, N, c.NumKVHeads, hd, false)
+	a.o, a.lse = make([]F, N*qd), make([]F, N*c.NumHeads)
+	n.attention(a, b)
+	a.x2 = make([]F, N*D)
+	n.linear(a, a.x2, a.o, N, l.o, l.oBias)
+	for i := range a.x2 {
+		a.x2[i] += x[i]
+	}
+}
+
+// mlpBlock returns a.x2 plus layer li's SwiGLU MLP: RMSNorm, the gate and
+// up projections, silu(gate)·up, and the down projection.
+func (n *net[F]) mlpBlock(li int, a *layerActs[F]) []F {
+	c, l := n.cfg, &n.layers[li]
+	D, I := c.HiddenSize, c.IntermediateSize
+	N := len(a.x2) / D
+	a.h2, a.r2 = make([]F, N*D), make([]F, N)
+	n.rmsNorm(a.h2, a.r2, a.x2, l.mlpNorm.w, N, D)
+	a.g, a.u, a.a = make([]F, N*I), make([]F, N*I), make([]F, N*I)
+	n.linear(a, a.g, a.h2, N, l.gate, nil)
+	n.linear(a, a.u, a.h2, N, l.up, nil)
+	n.par(N, func(r int) {
+		g, u, out := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], a.a[r*I:(r+1)*I]
+		for i, v := range g {
+			out[i] = -v
+		}
+		n.expShift(out, 0) // e^-g
+		for i, v := range g {
+			out[i] = v / (1 + out[i]) * u[i]
+		}
+	})
+	next := make([]F, N*D)
+	n.linear(a, next, a.a, N, l.down, nil)
+	for i := range next {
+		next[i] += a.x2[i]
+	}
+	return next
+}
+
+// headActs keeps what the output head's backward pass needs.
+type headActs[F float] struct {
+	rows       []int // the batch rows the head ran on
+	xf, hf, rf []F   // their residual stream, its final norm, the inverse RMS
+	// logits are M×V; the loss turns them into their gradient in place.
+	logits []F
+}
+
+// outputHead computes the logits of the rows that are trained (or of all
+// rows when the logits are wanted): the final RMSNorm and the LM head, the
+// widest matrix product.
+func (n *net[F]) outputHead(x []F, b *batch, allLogits bool) *headActs[F] {
+	c := n.cfg
+	D := c.HiddenSize
+	h := &headActs[F]{}
+	for i, lab := range b.labels {
+		if allLogits || lab >= 0 {
+			h.rows = append(h.rows, i)
+		}
+	}
+	M, V := len(h.rows), c.VocabSize
+	h.xf = make([]F, M*D)
+	for j, r := range h.rows {
+		copy(h.xf[j*D:(j+1)*D], x[r*D:(r+1)*D])
+	}
+	h.hf, h.rf = make([]F, M*D), make([]F, M)
+	n.rmsNorm(h.hf, h.rf, h.xf, n.norm.w, M, D)
+	h.logits = make([]F, M*V)
+	n.gemm(false, true, M, V, D, 1, h.hf, D, n.head.w, D, 0, h.logits, V)
+	return h
+}
+
+// loss sums the loss of the trained rows: the batch's own token loss, or
+// the cross-entropy. When training (scale non-zero) it leaves
+// scale·∂loss/∂logits in h.logits; with allLogits the logits stay and are
+// returned.
+func (n *net[F]) loss(h *headActs[F], b *batch, scale F, allLogits bool) (result[F], error) {
+	backward := scale != 0
+	rows, logits := h.rows, h.logits
+	M, V := len(rows), n.cfg.VocabSize
 	res := result[F]{}
 	if allLogits {
 		res.logits = logits
@@ -258,86 +350,96 @@ func (n *net[F]) run(ctx context.Context, b *batch, scale F, allLogits bool) (re
 			res.tokens++
 		}
 	}
-	if !backward {
-		return res, nil
-	}
+	return res, nil
+}
 
-	dl := logits
+// outputHeadBackward takes the gradient at the logits (h.logits, after
+// the loss) back through the LM head and the final norm, and returns the
+// gradient at the residual stream of all N rows (zero on rows the head
+// did not run on).
+func (n *net[F]) outputHeadBackward(h *headActs[F], N int) []F {
+	D, V, M := n.cfg.HiddenSize, n.cfg.VocabSize, len(h.rows)
+	dl := h.logits
 	if n.head.g != nil {
-		n.gemm(true, false, V, D, M, 1, dl, V, hf, D, 1, n.head.g, D)
+		n.gemm(true, false, V, D, M, 1, dl, V, h.hf, D, 1, n.head.g, D)
 	}
 	dhf := make([]F, M*D)
 	n.gemm(false, false, M, D, V, 1, dl, V, n.head.w, D, 0, dhf, D)
 	dxf := make([]F, M*D)
-	n.rmsNormBackward(dxf, dhf, xf, rf, n.norm, M, D)
+	n.rmsNormBackward(dxf, dhf, h.xf, h.rf, n.norm, M, D)
 	dx := make([]F, N*D)
-	for j, r := range rows {
+	for j, r := range h.rows {
 		copy(dx[r*D:(r+1)*D], dxf[j*D:(j+1)*D])
 	}
-
-	for li := len(n.layers) - 1; li >= 0; li-- {
-		if err := ctx.Err(); err != nil {
-			return result[F]{}, err
-		}
-		l, a := &n.layers[li], &acts[li]
-		I := c.IntermediateSize
-		// MLP: dx is the gradient at the block output, which is also the
-		// gradient at x2 through the residual.
-		da := make([]F, N*I)
-		n.linearBackward(a, da, dx, a.a, N, l.down, nil)
-		dg, du := make([]F, N*I), make([]F, N*I)
-		n.par(N, func(r int) {
-			g, u, d := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], da[r*I:(r+1)*I]
-			sg := dg[r*I : (r+1)*I]
-			for i, v := range g {
-				sg[i] = -v
-			}
-			n.expShift(sg, 0) // e^-g, then σ(g) in place
-			for i, v := range g {
-				s := 1 / (1 + sg[i])
-				du[r*I+i] = d[i] * v * s
-				sg[i] = d[i] * u[i] * s * (1 + v*(1-s))
-			}
-		})
-		dh2 := make([]F, N*D)
-		n.linearBackward(a, dh2, dg, a.h2, N, l.gate, nil)
-		n.linearBackward(a, dh2, du, a.h2, N, l.up, nil)
-		n.rmsNormBackwardAdd(dx, dh2, a.x2, a.r2, l.mlpNorm, N, D)
-
-		// Attention: dx is now the gradient at x2.
-		do := make([]F, N*qd)
-		n.linearBackward(a, do, dx, a.o, N, l.o, l.oBias)
-		dq, dk, dv := make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
-		n.attentionBackward(a, b, do, dq, dk, dv)
-		rope(dq, cos, sin, N, c.NumHeads, hd, true)
-		rope(dk, cos, sin, N, c.NumKVHeads, hd, true)
-		if c.QKNorm {
-			dqr, dkr := make([]F, N*qd), make([]F, N*kvd)
-			n.rmsNormBackward(dqr, dq, a.qRaw, a.rq, l.qNorm, N*c.NumHeads, hd)
-			n.rmsNormBackward(dkr, dk, a.kRaw, a.rk, l.kNorm, N*c.NumKVHeads, hd)
-			dq, dk = dqr, dkr
-		}
-		dh1 := make([]F, N*D)
-		n.linearBackward(a, dh1, dq, a.h1, N, l.q, l.qBias)
-		n.linearBackward(a, dh1, dk, a.h1, N, l.k, l.kBias)
-		n.linearBackward(a, dh1, dv, a.h1, N, l.v, l.vBias)
-		n.rmsNormBackwardAdd(dx, dh1, a.x, a.r1, l.attnNorm, N, D)
-	}
-	if n.embed.g != nil {
-		for i, t := range b.tokens {
-			g, d := n.embed.g[t*D:(t+1)*D], dx[i*D:(i+1)*D]
-			for j := range g {
-				g[j] += d[j]
-			}
-		}
-	}
-	return res, nil
+	return dx
 }
 
-// attentionBlock is the number of query rows whose scores are computed
+// decoderLayerBackward takes dx, the gradient at layer li's output, back
+// to the gradient at its input, in place, accumulating the gradients of
+// the layer's tensors.
+func (n *net[F]) decoderLayerBackward(li int, a *layerActs[F], dx []F, b *batch, cos, sin []F) {
+	n.mlpBlockBackward(li, a, dx)
+	n.attentionBlockBackward(li, a, dx, b, cos, sin)
+}
+
+// mlpBlockBackward: dx is the gradient at the block output, which is also
+// the gradient at x2 through the residual; the MLP's share is added.
+func (n *net[F]) mlpBlockBackward(li int, a *layerActs[F], dx []F) {
+	c, l := n.cfg, &n.layers[li]
+	D, I := c.HiddenSize, c.IntermediateSize
+	N := len(dx) / D
+	da := make([]F, N*I)
+	n.linearBackward(a, da, dx, a.a, N, l.down, nil)
+	dg, du := make([]F, N*I), make([]F, N*I)
+	n.par(N, func(r int) {
+		g, u, d := a.g[r*I:(r+1)*I], a.u[r*I:(r+1)*I], da[r*I:(r+1)*I]
+		sg := dg[r*I : (r+1)*I]
+		for i, v := range g {
+			sg[i] = -v
+		}
+		n.expShift(sg, 0) // e^-g, then σ(g) in place
+		for i, v := range g {
+			s := 1 / (1 + sg[i])
+			du[r*I+i] = d[i] * v * s
+			sg[i] = d[i] * u[i] * s * (1 + v*(1-s))
+		}
+	})
+	dh2 := make([]F, N*D)
+	n.linearBackward(a, dh2, dg, a.h2, N, l.gate, nil)
+	n.linearBackward(a, dh2, du, a.h2, N, l.up, nil)
+	n.rmsNormBackwardAdd(dx, dh2, a.x2, a.r2, l.mlpNorm, N, D)
+}
+
+// attentionBlockBackward: dx is the gradient at x2, which is also the
+// gradient at the block input x through the residual; the attention's
+// share is added.
+func (n *net[F]) attentionBlockBackward(li int, a *layerActs[F], dx []F, b *batch, cos, sin []F) {
+	c, l := n.cfg, &n.layers[li]
+	N, D := len(b.tokens), c.HiddenSize
+	qd, kvd, hd := c.NumHeads*c.HeadDim, c.NumKVHeads*c.HeadDim, c.HeadDim
+	do := make([]F, N*qd)
+	n.linearBackward(a, do, dx, a.o, N, l.o, l.oBias)
+	dq, dk, dv := make([]F, N*qd), make([]F, N*kvd), make([]F, N*kvd)
+	n.attentionBackward(a, b, do, dq, dk, dv)
+	rope(dq, cos, sin, N, c.NumHeads, hd, true)
+	rope(dk, cos, sin, N, c.NumKVHeads, hd, true)
+	if c.QKNorm {
+		dqr, dkr := make([]F, N*qd), make([]F, N*kvd)
+		n.rmsNormBackward(dqr, dq, a.qRaw, a.rq, l.qNorm, N*c.NumHeads, hd)
+		n.rmsNormBackward(dkr, dk, a.kRaw, a.rk, l.kNorm, N*c.NumKVHeads, hd)
+		dq, dk = dqr, dkr
+	}
+	dh1 := make([]F, N*D)
+	n.linearBackward(a, dh1, dq, a.h1, N, l.q, l.qBias)
+	n.linearBackward(a, dh1, dk, a.h1, N, l.k, l.kBias)
+	n.linearBackward(a, dh1, dv, a.h1, N, l.v, l.vBias)
+	n.rmsNormBackwardAdd(dx, dh1, a.x, a.r1, l.attnNorm, N, D)
+}
+
+// queryBlock is the number of query rows whose scores are computed
 // at once: each block sees only the keys up to its last row, which skips
 // most of the masked upper triangle, and the score buffer stays small.
-const attentionBlock = 128
+const queryBlock = 128
 
 // attention computes causal grouped-query attention within each example.
 // It keeps only the log-sum-exp of every row's scores; the backward pass
@@ -436,7 +538,7 @@ func (n *net[F]) attentionRows() int {
 	if n.block > 0 {
 		return n.block
 	}
-	return attentionBlock
+	return queryBlock
 }
 
 // grow returns buf with length n, reallocated only when too small.
