@@ -417,14 +417,14 @@ func scan(text string, used []bool) []token {
 
 // scanKinds is scan for the token kinds of kinds only.
 func scanKinds(text string, used []bool, kinds kindSet) []token {
-	if !mayHoldNumber(text) {
+	lower := asciiLower(text)
+	set := newRuneSet(lower)
+	hasDigit := set.holdsAny(lower, digits)
+	if !hasDigit && !mayHoldNumber(lower, set) {
 		return nil
 	}
 	var out []token
-	lower := asciiLower(text)
-	hasDigit := strings.ContainsAny(text, "0123456789")
 	runs := numberRuns(text)
-	set := newRuneSet(lower)
 	for i := range scanPatterns {
 		p := &scanPatterns[i]
 		if kinds&(1<<p.kind) == 0 || (needsDigit[i] && !hasDigit) || (p.need != nil && !p.need(lower, set)) {
@@ -556,19 +556,22 @@ const (
 	cnDigitRunes = "零〇一二三四五六七八九"
 )
 
-// mayHoldNumber is a cheap test that text holds a digit, a Chinese
-// numeral, a duration word or a size; most result strings hold none.
-func mayHoldNumber(text string) bool {
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= '0' && c <= '9' {
-			return true
-		}
-	}
-	return strings.ContainsAny(text, "零〇一二两三四五六七八九十百千万码号穿选拍荐今明后") ||
-		containsAny(asciiLower(text), []string{"次日", "隔天", "隔日", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try", "today",
-			"tonight", "tomorrow"})
+// mayHoldNumber is a cheap test that a text without a digit (lower, its
+// ASCII lower-cased form, whose runes set holds) holds a Chinese numeral,
+// a duration word or a size; most result strings hold none. The set
+// spares the guest a search for each word a text cannot hold.
+func mayHoldNumber(lower string, set *runeSet) bool {
+	return set.holdsAny(lower, numberCues) || set.holdsAny(lower, numberWords)
 }
+
+var (
+	digits = strings.Split("0123456789", "")
+	// numberCues are the runes that start a number or a size in words.
+	numberCues = strings.Split("零〇一二两三四五六七八九十百千万码号穿选拍荐今明后", "")
+	// numberWords are the words of durations, dates and size advice.
+	numberWords = []string{"次日", "隔天", "隔日", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try",
+		"today", "tonight", "tomorrow"}
+)
 
 func containsAny(s string, subs []string) bool {
 	for _, x := range subs {
