@@ -238,13 +238,13 @@ func (h *liveHub) rehearsalQuestions(c *fiber.Ctx) error {
 	if lang != "zh" && lang != "en" {
 		return badRequest("lang", "want zh or en")
 	}
-	max := 8
+	limit := 8
 	if v := c.Query("max"); v != "" {
-		if max, err = strconv.Atoi(v); err != nil || max < 1 || max > maxRehearsalQuestions {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxRehearsalQuestions {
 			return badRequest("max", fmt.Sprintf("want 1 to %d", maxRehearsalQuestions))
 		}
 	}
-	return c.JSON(fiber.Map{"lang": lang, "questions": orEmpty(rehearsal.Questions(cat, lang, max))})
+	return c.JSON(fiber.Map{"lang": lang, "questions": orEmpty(rehearsal.Questions(cat, lang, limit))})
 }
 
 // runRehearsal runs a rehearsal: {"lang", "questions": [{"text",
@@ -287,7 +287,7 @@ func (h *liveHub) runRehearsal(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := h.s.liveModel(c.UserContext(), st.OrgID); err != nil {
+	if _, _, err := h.s.streamModel(c.UserContext(), st.OrgID, st.ID, ""); err != nil {
 		return err
 	}
 	lang := req.Lang
@@ -295,6 +295,7 @@ func (h *liveHub) runRehearsal(c *fiber.Ctx) error {
 		lang = streamLang(setup.context)
 	}
 	grounding := groundingHooks(setup.harness)
+	ctx := c.UserContext() // the goroutines do not touch the fiber context
 	answers := make([]rehearsalAnswer, len(req.Questions))
 	models := make([]string, len(req.Questions))
 	var wg sync.WaitGroup
@@ -307,7 +308,7 @@ func (h *liveHub) runRehearsal(c *fiber.Ctx) error {
 			defer func() { <-sem }()
 			a := rehearsalAnswer{rehearsalQuestion: q, Tools: []toolTrace{}, Hooks: []hookTrace{}, Why: []string{}}
 			t0 := time.Now()
-			turn, model, err := h.soloTurn(c.UserContext(), st, setup, q.Text, false)
+			turn, model, err := h.soloTurn(ctx, st, setup, q.Text, false)
 			a.TookMS, models[i] = durationMS(time.Since(t0)), model
 			if err != nil {
 				a.Verdict, a.Error, a.Why = verdictFailed, err.Error(), []string{err.Error()}

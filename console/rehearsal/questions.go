@@ -54,14 +54,14 @@ type Question struct {
 	Stated bool `json:"stated"`
 }
 
-// Questions returns up to max practice questions for the catalog in lang
+// Questions returns up to limit practice questions for the catalog in lang
 // ("zh" for Chinese, anything else English): one per category in the
 // order of Categories, each about an item the category fits (items that
 // state the fact first, then those that should and do not), the one with
 // the fewest questions so far, so the questions spread over the catalog;
-// then further rounds over the next items. max ≤ 0 means no limit. An
+// then further rounds over the next items. limit ≤ 0 means no limit. An
 // empty catalog has no questions.
-func Questions(c *catalog.Catalog, lang string, max int) []Question {
+func Questions(c *catalog.Catalog, lang string, limit int) []Question {
 	zh := lang == "zh"
 	var out []Question
 	seen := map[string]bool{}
@@ -71,7 +71,7 @@ func Questions(c *catalog.Catalog, lang string, max int) []Question {
 	for round := 0; round < len(c.Products); round++ {
 		added := false
 		for _, cat := range Categories() {
-			if max > 0 && len(out) >= max {
+			if limit > 0 && len(out) >= limit {
 				return out
 			}
 			q, ok := pick(c, cat, zh, round, used)
