@@ -129,6 +129,24 @@ LH.i18n.add({
     'catalog.import_warning': '提示：{text}',
     'catalog.col.section': '部分', 'catalog.col.row': '行', 'catalog.col.column': '列', 'catalog.col.message': '问题',
     'catalog.section.file': '文件', 'catalog.section.products': '商品', 'catalog.section.coupons': '优惠券', 'catalog.section.promotions': '促销活动',
+    // The catalog check's messages are English; these are the ones a
+    // merchant meets most, matched in problemText.
+    'catalog.msg.required': '缺少必填字段“{0}”', 'catalog.msg.empty': '不能为空', 'catalog.msg.empty_list': '不能为空，至少需要一项',
+    'catalog.msg.negative': '{0} 不能为负数', 'catalog.msg.at_least': '{0} 小于最小值 {1}', 'catalog.msg.at_most': '{0} 超过最大值 {1}',
+    'catalog.msg.above': '{0} 必须大于 {1}', 'catalog.msg.below': '{0} 必须小于 {1}', 'catalog.msg.want_number': '应为数字（现为{0}）',
+    'catalog.msg.want_whole': '应为整数（现为{0}）', 'catalog.msg.want': '类型不对：应为{1}（现为{0}）',
+    'catalog.msg.not_number': '“{0}”不是数字', 'catalog.msg.not_whole': '“{0}”不是整数',
+    'catalog.msg.link_taken': '链接 {0} 已被第 {1} 个商品使用', 'catalog.msg.id_taken': 'ID“{0}”已被使用',
+    'catalog.msg.list_price_below': '划线价 {0} 低于直播价 {1}', 'catalog.msg.variants_sum': '库存为 {0}，但规格库存合计为 {1}',
+    'catalog.msg.variants_over': '库存为 {0}，但已标明库存的规格合计已达 {1}',
+    'catalog.msg.unknown_product': '商品库中没有商品“{0}”', 'catalog.msg.unknown_product_hint': '商品库中没有商品“{0}”；您是不是想写“{1}”？',
+    'catalog.msg.coupon_needs': '需要填写立减金额或折扣', 'catalog.msg.coupon_both': '优惠券只能填写立减金额或折扣之一',
+    'catalog.msg.no_bound': '至少填写一个身高或体重范围', 'catalog.msg.height_order': '最低身高 {0} 高于最高身高 {1}',
+    'catalog.msg.weight_order': '最低体重 {0} 高于最高体重 {1}', 'catalog.msg.kind_needs': '此类型需要填写 {1}',
+    'catalog.msg.kind_needs_one': '此类型需要填写以下之一：{1}', 'catalog.msg.kind_takes': '与活动类型不符（此类型只接受 {1}）',
+    'catalog.msg.bundle': '组合套装至少需要两个商品，现为 {0} 个', 'catalog.msg.state_stock0': '库存为 0，但库存状态为“{0}”',
+    'catalog.msg.not_before': '开始时间必须早于结束时间', 'catalog.msg.unknown_field': '未知字段“{0}”；您是不是想写“{1}”？',
+    'catalog.msg.bad_date': '日期“{0}”不是有效的 YYYY-MM-DD 日期', 'catalog.msg.place': '（第 {0} 行，第 {1} 列）',
   },
 });
 
@@ -308,6 +326,51 @@ LiveHAT.page(async () => {
     }
   }
 
+  // PROBLEM_TEXTS match the catalog check's English messages that have a
+  // Chinese text; the captured parts fill the text's {0}, {1}.
+  const PROBLEM_TEXTS = [
+    [/^required field "(.+)" is missing$/, 'required'], [/^is (?:empty|blank)$/, 'empty'], [/^is empty; it needs at least one item$/, 'empty_list'],
+    [/^is (.+); must not be negative$/, 'negative'], [/^is (.+); must be at least (.+)$/, 'at_least'], [/^is (.+); must be at most (.+)$/, 'at_most'],
+    [/^is (.+); must be above (.+)$/, 'above'], [/^is (.+); must be below (.+)$/, 'below'],
+    [/^is (.+); want a number$/, 'want_number'], [/^is (.+); want a whole number$/, 'want_whole'], [/^is (.+); want (.+)$/, 'want'],
+    [/^"(.*)" is not a number$/, 'not_number'], [/^"(.*)" is not a whole number$/, 'not_whole'],
+    [/^link (\d+) is already the link of products\[(\d+)\]$/, 'link_taken', (m) => [m[1], Number(m[2]) + 1]],
+    [/^id "(.+)" is already the id of /, 'id_taken'], [/^list price (.+) is below the price (.+)$/, 'list_price_below'],
+    [/^is (\d+) but the variants.* that state stock already add up to (\d+)$/, 'variants_over'],
+    [/^is (\d+) but the variants.* add up to (\d+)$/, 'variants_sum'],
+    [/^names product "(.+)", which the catalog does not have; did you mean "(.+)"\?$/, 'unknown_product_hint'],
+    [/^names product "(.+)", which the catalog does not have$/, 'unknown_product'],
+    [/^needs amount \(a fixed amount off\) or percent \(a percent off\)$/, 'coupon_needs'],
+    [/^a coupon takes amount or percent, not both$/, 'coupon_both'], [/^states no bound; /, 'no_bound'],
+    [/^(.+) is above max_height_cm (.+)$/, 'height_order'], [/^(.+) is above max_weight_kg (.+)$/, 'weight_order'],
+    [/^kind "(.+)" needs one of (.+)$/, 'kind_needs_one'], [/^kind "(.+)" needs (.+)$/, 'kind_needs'],
+    [/^does not go with kind "(.+)" \(it takes (.+)\)$/, 'kind_takes'], [/^a bundle needs two or more products; it names (\d+)$/, 'bundle'],
+    [/^is "(.+)" but stock is 0$/, 'state_stock0'], [/^(.+) is not before ends (.+)$/, 'not_before'],
+    [/^unknown field "(.+)"; did you mean "(.+)"\?$/, 'unknown_field'],
+    [/^date "(.+)" is not a calendar date in the form YYYY-MM-DD$/, 'bad_date'],
+  ];
+
+  // TYPE_WORDS name the JSON types the check's messages name.
+  const TYPE_WORDS = {'a string': '文本', 'a number': '数字', 'a whole number': '整数', 'a boolean': '是/否', 'a bool': '是/否',
+    'an object': '对象', 'a list': '列表', 'an array': '列表', 'null': '空值'};
+
+  // problemText is a problem's message in the page's language: in
+  // Chinese when its English form is one of PROBLEM_TEXTS (the place in a
+  // JSON file kept), else as the server wrote it.
+  function problemText(message) {
+    if (LH.locale() !== 'zh-CN') return message;
+    const place = / \(line (\d+), column (\d+)\)$/.exec(message);
+    const core = place ? message.slice(0, place.index) : message;
+    for (const [re, key, parts] of PROBLEM_TEXTS) {
+      const m = re.exec(core);
+      if (!m) continue;
+      const values = parts ? parts(m) : m.slice(1);
+      const params = Object.fromEntries(values.map((v, i) => [String(i), TYPE_WORDS[v] || v]));
+      return t('catalog.msg.' + key, params) + (place ? t('catalog.msg.place', {0: place[1], 1: place[2]}) : '');
+    }
+    return message;
+  }
+
   // pathOf is the data-path of the input a problem is about.
   function pathOf(p) {
     if (p.section === 'file' || !p.row) return p.column || '';
@@ -328,7 +391,7 @@ LiveHAT.page(async () => {
     for (const p of state.problems) {
       const path = pathOf(p);
       const input = main.querySelector('[data-path="' + CSS.escape(path) + '"]');
-      if (input) { input.classList.add('invalid'); input.title = p.message; }
+      if (input) { input.classList.add('invalid'); input.title = problemText(p.message); }
       // The entry's row is marked too, for a field shown elsewhere (a
       // variant of a product whose details are closed).
       const entry = p.row ? main.querySelector('tr[data-entry="' + CSS.escape(p.section + '[' + (p.row - 1) + ']') + '"]') : null;
@@ -337,7 +400,7 @@ LiveHAT.page(async () => {
     problemBox.replaceChildren(...(state.problems.length ? [el('div', {class: 'card bad-box'},
       el('h2', {}, t('catalog.problems')),
       el('ul', {class: 'tight', id: 'catalog-problem-list'}, state.problems.map((p) =>
-        el('li', {}, el('strong', {}, whereOf(p)), ': ', p.message))))] : []));
+        el('li', {}, el('strong', {}, whereOf(p)), ': ', problemText(p.message)))))] : []));
     renderStatus();
   }
 
@@ -865,7 +928,7 @@ LiveHAT.page(async () => {
             el('thead', {}, el('tr', {}, ['section', 'row', 'column', 'message'].map((h) => el('th', {}, t('catalog.col.' + h))))),
             el('tbody', {}, probs.map((p) => el('tr', {},
               el('td', {}, t('catalog.section.' + p.section)), el('td', {}, p.row ? String(p.row) : ''),
-              el('td', {class: 'mono'}, p.column || ''), el('td', {}, p.message))))));
+              el('td', {class: 'mono'}, p.column || ''), el('td', {}, problemText(p.message)))))));
       }
     };
     cards.import.replaceChildren(
