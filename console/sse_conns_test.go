@@ -58,7 +58,7 @@ func TestEventStreamsHoldNoDatabaseConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := e.store.DB().Stats()
+	st := e.store.Stats()
 	if st.MaxOpenConnections != store.DefaultMaxConns || st.OpenConnections > store.DefaultMaxConns {
 		t.Errorf("%d connections open, cap %d; want the store's cap of %d", st.OpenConnections, st.MaxOpenConnections, store.DefaultMaxConns)
 	}

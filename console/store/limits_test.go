@@ -74,7 +74,7 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 func TestConnectionsAreCapped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	if got := openTest(t, t.TempDir()).DB().Stats().MaxOpenConnections; got != DefaultMaxConns {
+	if got := openTest(t, t.TempDir()).Stats().MaxOpenConnections; got != DefaultMaxConns {
 		t.Errorf("default cap %d, want %d", got, DefaultMaxConns)
 	}
 	const limit = 3
@@ -110,7 +110,7 @@ func TestConnectionsAreCapped(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if st := s.DB().Stats(); st.OpenConnections > limit || st.MaxOpenConnections != limit {
+	if st := s.Stats(); st.OpenConnections > limit || st.MaxOpenConnections != limit {
 		t.Errorf("after a burst: %d open (cap %d), want at most %d", st.OpenConnections, st.MaxOpenConnections, limit)
 	}
 	if _, err := Open(ctx, t.TempDir(), WithMaxConns(0)); err == nil || !strings.Contains(err.Error(), "WithMaxConns(0)") {

@@ -213,6 +213,9 @@ func (s *Store) Migrated(ctx context.Context, version int) (bool, error) {
 	return n == 1, nil
 }
 
+// Stats reports the use of the store's database connections.
+func (s *Store) Stats() sql.DBStats { return s.db.Stats() }
+
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
