@@ -43,6 +43,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	suites := fs.String("suite", "all", "suites to run: lsqa, hvqa, robust, strategy, transfer, miniif, ifeval, all, or a comma-separated list")
 	modelArg := fs.String("model", examples.ModelName, "the model: bundled (the repository's compact model), expert (the scripted policy), host (the rule-based host), a checkpoint folder, or an OpenAI-compatible server URL")
 	remoteModel := fs.String("remote-model", "", "model name to ask the remote server for")
+	remoteTimeout := fs.Duration("remote-timeout", 0, "a served model: the longest wait for the server's answer to start, and between two pieces of it (0: 60s)")
 	asJSON := fs.Bool("json", false, "print the report as JSON on standard output")
 	limit := fs.Int("n", 0, "run only the first N items of each suite (0: all)")
 	parallel := fs.Int("parallel", 2, "items run at once")
@@ -60,7 +61,17 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	m, err := OpenModel(*modelArg, *remoteModel)
+	var m *Model
+	switch {
+	case *remoteTimeout < 0:
+		return &harness.UsageError{Msg: fmt.Sprintf("--remote-timeout %v: want a positive duration, or 0 for 60s", *remoteTimeout)}
+	case *remoteTimeout > 0 && (strings.HasPrefix(*modelArg, "http://") || strings.HasPrefix(*modelArg, "https://")):
+		m, err = OpenServer(remote.Config{BaseURL: *modelArg, Model: *remoteModel, Timeout: *remoteTimeout, StreamIdleTimeout: *remoteTimeout})
+	case *remoteTimeout > 0:
+		return &harness.UsageError{Msg: "--remote-timeout: only a served model (--model http://…) has one"}
+	default:
+		m, err = OpenModel(*modelArg, *remoteModel)
+	}
 	if err != nil {
 		return err
 	}
@@ -175,8 +186,18 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 			return err
 		}
 	}
-	if err := writeReport(stdout, reports, extra, notes, *asJSON); err != nil || *asJSON {
+	if err := writeReport(stdout, reports, extra, notes, *asJSON); err != nil {
 		return err
+	}
+	// Items lost to the server scored its safe line, not the model: the
+	// report stands, and the exit status says it is not a measurement.
+	failed, kinds := serverFailures(reports)
+	var serverErr error
+	if failed > 0 {
+		serverErr = fmt.Errorf("eval: %d items failed on the model server (%s): their scores are the safe line's, not the model's", failed, kinds)
+	}
+	if *asJSON {
+		return serverErr
 	}
 	for _, rep := range miniIFReports {
 		fmt.Fprintln(stdout)
@@ -190,7 +211,7 @@ func Main(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writ
 			return err
 		}
 	}
-	return nil
+	return serverErr
 }
 
 // remoteGenerator answers plain prompts with a served model: the prompt
@@ -271,6 +292,9 @@ func writeReport(w io.Writer, reports []*SuiteReport, extra []any, notes []strin
 		tw.Flush()
 		for _, it := range r.Worst {
 			fmt.Fprintf(w, "  worst %s (%s) score %.1f: %s\n", it.ID, it.Category, it.Grade.Score, strings.Join(it.Grade.Deductions, "; "))
+		}
+		if n, kinds := serverFailures([]*SuiteReport{r}); n > 0 {
+			fmt.Fprintf(w, "  model server failures: %d items (%s)\n", n, kinds)
 		}
 		writeUnbacked(w, r)
 	}

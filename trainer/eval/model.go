@@ -28,6 +28,21 @@ type Model struct {
 	close    func()
 }
 
+// OpenServer opens an OpenAI-compatible server as a model: cfg.BaseURL is
+// the server and cfg.Model the model to ask it for; cfg's timeouts and
+// retries apply to every generation.
+func OpenServer(cfg remote.Config) (*Model, error) {
+	if cfg.Model == "" {
+		return nil, &harness.UsageError{Msg: "--remote-model: name the model the server should answer with"}
+	}
+	client, err := remote.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Name: cfg.BaseURL, Generate: remoteGenerator(client),
+		Factory: func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }}, nil
+}
+
 // Close releases the model's engine, if it has one.
 func (m *Model) Close() {
 	if m.close != nil {
@@ -47,15 +62,7 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 	case spec == "host":
 		return &Model{Name: spec, Factory: func(Case) (runtime.Model, error) { return liveroom.Host{}, nil }}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
-		if remoteModel == "" {
-			return nil, &harness.UsageError{Msg: "--remote-model: name the model the server should answer with"}
-		}
-		client, err := remote.New(remote.Config{BaseURL: spec, Model: remoteModel})
-		if err != nil {
-			return nil, err
-		}
-		return &Model{Name: spec, Generate: remoteGenerator(client),
-			Factory: func(Case) (runtime.Model, error) { return runtime.RemoteModel{Client: client}, nil }}, nil
+		return OpenServer(remote.Config{BaseURL: spec, Model: remoteModel})
 	}
 	dir := spec
 	if spec == examples.ModelName {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -67,9 +68,13 @@ type ItemResult struct {
 	Outcome  runtime.Outcome `json:"outcome"`
 	Took     time.Duration   `json:"took_ns"`
 	Error    string          `json:"error,omitempty"`
-	Turn     *runtime.Turn   `json:"-"`
-	Harness  string          `json:"harness_version"`
-	Families []string        `json:"families,omitempty"`
+	// ServerError is the kind of failure of the model server the item's
+	// turn (an episode's step) ended on, with Error saying what happened;
+	// empty when the server answered or no server was asked.
+	ServerError remote.Kind   `json:"server_error,omitempty"`
+	Turn        *runtime.Turn `json:"-"`
+	Harness     string        `json:"harness_version"`
+	Families    []string      `json:"families,omitempty"`
 	// OnAir counts the item's replies that reached the audience: turns
 	// the runtime replied with (not denied, not its safe line), with
 	// something said. An episode has one per step that did.
@@ -199,6 +204,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	if err != nil {
 		return fail(err)
 	}
+	watch := &serverWatch{Model: model}
 	var hooks *runtime.PluginSet
 	if r.Plugins != nil {
 		hooks, err = r.Plugins(ctx, catalog)
@@ -217,7 +223,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := runtime.Config{
-		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: model,
+		Stream: fmt.Sprintf("liveroom-%d", it.Room), Harness: h, Model: watch,
 		Plugins: roomPlugins{PluginSet: hooks, tools: toolsFor(ctx, hooks, r.Base, it), harness: h, mapping: mapping}, TurnTimeout: timeout, Logger: log,
 		// Tool calls get the hooks' floor: a busy machine must not turn a
 		// slow first call of a WASM tool into an item the model failed.
@@ -237,7 +243,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 	defer sess.Close()
 	events := sess.Listen(256)
 	if len(it.Steps) > 0 {
-		return r.runEpisode(ctx, sess, events, room, h, mapping, it, res)
+		return r.runEpisode(ctx, sess, events, watch, room, h, mapping, it, res)
 	}
 	t0 := time.Now()
 	if err := sess.Submit(runtime.Message{Viewer: it.Question.Viewer, Text: it.Question.Text}); err != nil {
@@ -258,6 +264,9 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 			res.Took, res.Turn, res.Outcome, res.Reply = time.Since(t0), t, t.Outcome, t.Reply
 			res.Grade = gradeTurn(room, it.Question, t, mapping, h)
 			res.countOnAir(t, res.Grade.Unbacked)
+			if failed := watch.failure(t); failed != nil {
+				res.serverFailed(failed)
+			}
 			return res
 		}
 	}
@@ -304,7 +313,7 @@ func nextTurn(ctx context.Context, events <-chan runtime.Event) (*runtime.Turn, 
 // runEpisode plays an episode's steps in one session, grading each turn;
 // the episode's grade is the mean of its steps, except accuracy, which a
 // single false or banned statement anywhere takes to 0.
-func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <-chan runtime.Event, room *liveroom.Room,
+func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <-chan runtime.Event, watch *serverWatch, room *liveroom.Room,
 	h *harness.Harness, mapping *hsa.Mapping, it Item, res ItemResult) ItemResult {
 	t0 := time.Now()
 	g := liveroom.Grade{Accuracy: 1}
@@ -323,6 +332,12 @@ func (r *Runner) runEpisode(ctx context.Context, sess *runtime.Session, events <
 		t, err := nextTurn(ctx, events)
 		if err != nil {
 			res.Error = err.Error()
+			break
+		}
+		if failed := watch.failure(t); failed != nil {
+			// The rest of the episode would be played against a server
+			// that just failed; the item is an error either way.
+			res.serverFailed(failed)
 			break
 		}
 		sg := gradeTurn(room, st.Question, t, mapping, h)
@@ -452,6 +467,9 @@ type SuiteReport struct {
 	CallArgs  float64 `json:"call_args"`
 	Facts     float64 `json:"facts"`
 	Errors    int     `json:"errors"`
+	// ServerErrors counts, by kind, the items that failed on the model
+	// server (ItemResult.ServerError); they are among Errors.
+	ServerErrors map[remote.Kind]int `json:"server_errors,omitempty"`
 	// OnAir counts the replies that reached the audience (ItemResult.OnAir)
 	// and OnAirUnbacked those with a statement the tools did not back: the
 	// number the grounding target holds at 0. UnbackedKinds counts them by
@@ -494,6 +512,12 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 		rep.SkillSelection += r.Grade.SkillSelection
 		if r.Error != "" {
 			rep.Errors++
+		}
+		if r.ServerError != "" {
+			if rep.ServerErrors == nil {
+				rep.ServerErrors = map[remote.Kind]int{}
+			}
+			rep.ServerErrors[r.ServerError]++
 		}
 		cat[r.Category] = append(cat[r.Category], r.Grade.Score)
 		rep.OnAir += r.OnAir
