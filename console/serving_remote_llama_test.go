@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +67,31 @@ type llamaServer struct {
 	bin, gguf string
 	port      int
 	cmd       *exec.Cmd
-	log       bytes.Buffer
+	log       serverLog
+}
+
+// serverLog is the server's output, read while the server writes it.
+type serverLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *serverLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *serverLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *serverLog) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Reset()
 }
 
 func (s *llamaServer) url() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
@@ -74,8 +99,12 @@ func (s *llamaServer) url() string { return fmt.Sprintf("http://127.0.0.1:%d", s
 func (s *llamaServer) start(t *testing.T) {
 	t.Helper()
 	s.log.Reset()
+	// One thread: llama.cpp's threads spin at a barrier after every op, so
+	// on two shared cores a second thread made prompt processing 8× slower
+	// (6 ms a token against 0.75), which pushed the first, uncached prompt
+	// after a restart past the stream's idle timeout.
 	s.cmd = exec.Command(s.bin, "-m", s.gguf, "--jinja", "--host", "127.0.0.1", "--port", fmt.Sprint(s.port),
-		"-np", "1", "-c", "1024", "-t", "2", "--no-webui")
+		"-np", "1", "-c", "1024", "-t", "1", "--no-webui")
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -280,7 +309,7 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 	}
 	ls.start(t)
 	if back := ask(server, demoQuestions[0]); back.Outcome != runtime.OutcomeReplied {
-		t.Errorf("after the restart: %s (%s)", back.Outcome, back.Reason)
+		t.Errorf("after the restart: %s (%s); the server's log:\n%s", back.Outcome, back.Reason, ls.log.String())
 	}
 	// A stopped (hung) server times out.
 	ls.cmd.Process.Signal(syscall.SIGSTOP)
