@@ -2,14 +2,12 @@ package livebench
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
 )
@@ -24,21 +22,8 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	ctx := context.Background()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := runtime.OpenSandbox(ctx, filepath.Join(os.TempDir(), "livehat-test-plugin-cache"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(ctx)
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := testfixture.DemoHarness(t)
+	sb := testfixture.DemoSandbox(t, nil)
 	m, closeModel, err := openModel("random:tiny", "", engine.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,13 @@ package liveroom
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/runtime"
 )
 
@@ -23,38 +20,10 @@ func hostSession(t *testing.T) (*runtime.Session, <-chan runtime.Event) {
 	if testing.Short() {
 		t.Skip("builds the example WASM plugins; skipped with -short")
 	}
-	ctx := context.Background()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := runtime.OpenSandbox(ctx, "", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close(context.Background()) })
-	// A busy test machine must not turn the fail-closed compliance hook
-	// into safe lines: this test is about what the host answers.
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ps, err := sb.Plugins(examples.Catalog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := runtime.NewSession(ctx, runtime.Config{Stream: "demo", Harness: h, Model: Host{}, Plugins: ps, Logger: quiet,
+	return testfixture.DemoSession(t, runtime.Config{Model: Host{},
 		Context: func() []harness.ContextItem {
 			return []harness.ContextItem{runtime.FeaturedItem("玻尿酸精华", "p-serum")}
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, s.Listen(256)
 }
 
 func waitTurn(t *testing.T, ev <-chan runtime.Event) *runtime.Turn {
@@ -272,10 +241,7 @@ func playHost(t *testing.T, h *harness.Harness, room ToolRunner, text string) []
 // TestHostAnswersCatalogFacts checks the host on the facts only version 2
 // catalogs state, through the room's tools: what it calls and says.
 func TestHostAnswersCatalogFacts(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	room := goldRoom(t)
 	for _, tc := range []struct {
 		ask       string
@@ -362,10 +328,7 @@ func TestHostLanguageIsTheViewers(t *testing.T) {
 // and that a call that keeps failing is said to be unavailable, never
 // answered with another item's facts.
 func TestHostRetriesAFailedCall(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	room := goldRoom(t)
 	for _, tc := range []struct {
 		fault Fault

@@ -10,17 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/internal/testfixture"
 )
 
 func demoHarness(t testing.TB) *harness.Harness {
 	t.Helper()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	return h
 }
 

@@ -6,19 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/internal/testfixture"
 )
 
 // TestShopExpertIsPerfect holds every shop question's expert answer to
 // the suites' bar: score 1 under the grader and no statement the tools do
 // not back.
 func TestShopExpertIsPerfect(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	types := map[QuestionType]int{}
 	for seed := uint64(1); seed <= 120; seed++ {
 		room, err := ShopRoom(seed, ShopConfig{MinItems: 1, MaxItems: 8})

@@ -4,8 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
-	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 )
 
 // TestStrategyEpisodesExpertIsPerfect holds every step of generated
@@ -13,10 +12,7 @@ import (
 // no unbacked statement, narrations follow the last viewer's language,
 // and the episodes vary in length and in the mix of their steps.
 func TestStrategyEpisodesExpertIsPerfect(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	lengths, kinds := map[int]bool{}, map[QuestionType]int{}
 	for seed := uint64(1); seed <= 80; seed++ {
 		room := NewRoom(900_000+seed, RoomConfig{MinItems: 1, MaxItems: 6, Variety: 3})
@@ -67,10 +63,7 @@ func TestStrategyEpisodesExpertIsPerfect(t *testing.T) {
 // suite's grade: 1, with the retry made, and for a persistent fault the
 // honest "unavailable" instead of an answer.
 func TestExpertUnderFaultIsPerfect(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	n := 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		rooms := []*Room{NewRoom(800_000+seed, RoomConfig{Variety: 3})}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/internal/testfixture"
 )
 
 // skeleton is a question's wording with the room's names, variants and
@@ -252,10 +252,7 @@ func TestTransferFieldMix(t *testing.T) {
 // of unbacked statements is reported, not held here: its rules are the
 // grader's.
 func TestTransferExpertIsRight(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	unbacked, n := map[string]int{}, 0
 	for seed := uint64(1); seed <= 100; seed++ {
 		room, err := TransferRoom(seed)
@@ -411,10 +408,7 @@ func TestCatalogGold(t *testing.T) {
 // catalogs it did not generate — the every-field example and one without
 // aliases — and checks the expert answers them as the gold says.
 func TestTransferQuestionsOnAnyCatalog(t *testing.T) {
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	bare, err := catalog.Parse([]byte(`{"schema":"livehat.catalog/2","currency":"CNY","products":[
 		{"id":"a","name":"猫抓板","price":39,"shipping":{"dispatch_hours":24}},{"id":"b","name":"逗猫棒","price":9.9,"returns":{"accepted":true,"days":7}}]}`))
 	if err != nil {
