@@ -7,6 +7,14 @@
 // Every harness text is inserted with textContent (LiveHAT.el).
 LH.i18n.add({
   en: {
+    'harnesses.n_streams': ' ({n} streams)', 'harnesses.summary': '{name} · {skills} skills · {tools} tools · {hooks} hooks · {short}',
+    'harnesses.confirm_delete_draft': 'Delete draft {name}?', 'harnesses.no_steps': '(no steps)',
+    'harnesses.regressions': '{n} regressions beyond {tolerance} points: ', 'harnesses.no_regression': 'No regression beyond {tolerance} points.',
+    'harnesses.publish_version': 'Publish {v}…', 'harnesses.gate_state': 'Gate {state} ({at})',
+    'harnesses.published': 'Published {v} to {n} streams; each switches at its next turn', 'harnesses.override_badge': 'override: {reason}',
+    'harnesses.rolled_back_by': 'by {by}', 'harnesses.confirm_rollback': 'Roll back {v} on {n} streams?',
+    'harnesses.rolled_back': 'Rolled back: {n} streams restored', 'harnesses.skipped': ', {n} skipped',
+    'harnesses.gate_hint': 'Runs the live-room suites and the streams’ recent questions with the model that will serve, under the candidate and the baseline, and shows what regressed. The expert only checks that the harness itself works; no release counts it.',
     'harnesses.title': 'LiveHAT · Harnesses', 'harnesses.heading': 'Harnesses',
     'harnesses.old_version': 'Old version',
     'harnesses.new_version': 'New version',
@@ -118,6 +126,14 @@ LH.i18n.add({
     'harnesses.no': 'no',
   },
   'zh-CN': {
+    'harnesses.n_streams': '（{n} 个直播间）', 'harnesses.summary': '{name} · {skills} 个技能 · {tools} 个工具 · {hooks} 个钩子 · {short}',
+    'harnesses.confirm_delete_draft': '删除草稿 {name}？', 'harnesses.no_steps': '（无步骤）',
+    'harnesses.regressions': '{n} 项回退超过 {tolerance} 分：', 'harnesses.no_regression': '没有超过 {tolerance} 分的回退。',
+    'harnesses.publish_version': '发布 {v}…', 'harnesses.gate_state': '闸门 {state}（{at}）',
+    'harnesses.published': '已发布 {v} 到 {n} 个直播间；各直播间在下一回合切换', 'harnesses.override_badge': '强制：{reason}',
+    'harnesses.rolled_back_by': '由 {by} 回滚', 'harnesses.confirm_rollback': '在 {n} 个直播间回滚 {v}？',
+    'harnesses.rolled_back': '已回滚：恢复了 {n} 个直播间', 'harnesses.skipped': '，跳过 {n} 个',
+    'harnesses.gate_hint': '用将要服务的模型，在候选版本和基线版本下运行直播间评测集和各直播间最近的问题，并显示回退的部分。专家只检查 harness 本身能否运行；不作为任何发布的依据。',
     'harnesses.title': 'LiveHAT · Harness 版本', 'harnesses.heading': 'Harness 版本',
     'harnesses.old_version': '旧版本',
     'harnesses.new_version': '新版本',
@@ -251,7 +267,7 @@ LiveHAT.page(async () => {
   let loopID = params.get('loop') || '';
 
   const short = fmt.short;
-  const versionLabel = (v) => short(v.version) + ' · ' + v.name + (v.streams ? ' (' + v.streams + ' streams)' : '');
+  const versionLabel = (v) => short(v.version) + ' · ' + v.name + (v.streams ? t('harnesses.n_streams', {n: v.streams}) : '');
   const versionOptions = (selected) => versions.map((v) => el('option', {value: v.version, selected: v.version === selected}, versionLabel(v)));
   const current = () => versions.reduce((best, v) => (!best || v.streams > best.streams ? v : best), null);
 
@@ -399,7 +415,7 @@ LiveHAT.page(async () => {
       try {
         const type = form.format.value === 'yaml' ? 'application/yaml' : 'application/json';
         const s = await api('POST', '/api/harness/validate', form.document.value, {type});
-        side.replaceChildren(el('h3', {}, t('harnesses.valid')), el('p', {}, s.name + ' · ' + s.skills + ' skills · ' + s.tools + ' tools · ' + s.hooks + ' hooks · ' + s.short),
+        side.replaceChildren(el('h3', {}, t('harnesses.valid')), el('p', {}, t('harnesses.summary', {name: s.name, skills: s.skills, tools: s.tools, hooks: s.hooks, short: s.short})),
           (s.warnings || []).map((w) => el('p', {class: 'badge warn'}, w)));
       } catch (err) { side.replaceChildren(problems(err)); }
     }
@@ -422,7 +438,7 @@ LiveHAT.page(async () => {
       } catch (err) { side.replaceChildren(problems(err)); showError(err, form); }
     }
     async function remove() {
-      if (!confirm('Delete draft ' + d.name + '?')) return;
+      if (!confirm(t('harnesses.confirm_delete_draft', {name: d.name}))) return;
       try { await api('DELETE', '/api/harness-drafts/' + d.id); sections.editor.replaceChildren(); history.replaceState(null, '', '/harnesses'); await loadVersions(); } catch (err) { showError(err); }
     }
     sections.editor.replaceChildren(el('div', {class: 'card'},
@@ -452,7 +468,7 @@ LiveHAT.page(async () => {
           el('td', {class: 'mono' + (g.error ? ' bad' : '')}, g.error || JSON.stringify(g.variant))))))
         : el('p', {class: 'muted'}, t('harnesses.no_gold')),
       el('h3', {}, t('harnesses.mapping_steps')),
-      el('pre', {}, (r.mapping.steps || []).map((s) => JSON.stringify(s)).join('\n') || '(no steps)'),
+      el('pre', {}, (r.mapping.steps || []).map((s) => JSON.stringify(s)).join('\n') || t('harnesses.no_steps')),
       el('h3', {}, t('harnesses.harness_changes')), changeList(r.changes));
   }
 
@@ -487,7 +503,7 @@ LiveHAT.page(async () => {
       try { watchGate(await api('POST', '/api/harness-gates', req)); } catch (err) { showError(err, form); }
     });
     sections.gate.replaceChildren(el('h2', {}, t('harnesses.release_gate')),
-      el('p', {class: 'muted'}, 'Runs the live-room suites and the streams\' recent questions with the model that will serve, under the candidate and the baseline, and shows what regressed. The expert only checks that the harness itself works; no release counts it.'),
+      el('p', {class: 'muted'}, t('harnesses.gate_hint')),
       form, el('div', {id: 'gate-status'}), el('div', {id: 'gate-report'}), gateHistory());
     loadGateHistory();
   }
@@ -573,12 +589,12 @@ LiveHAT.page(async () => {
           el('td', {}, fmt.num(r.overall.candidate, 1)), deltaCell(r.overall.delta), el('td', {}), el('td', {})))),
       (r.warnings || []).map((w) => el('p', {class: 'badge warn gate-warning'}, w)),
       r.regressions.length
-        ? el('p', {class: 'bad', id: 'gate-regressions'}, r.regressions.length + ' regressions beyond ' + r.tolerance + ' points: ',
+        ? el('p', {class: 'bad', id: 'gate-regressions'}, t('harnesses.regressions', {n: r.regressions.length, tolerance: r.tolerance}),
           r.regressions.map((x) => x.suite + (x.category ? '/' + x.category : '') + ' ' + fmt.num(x.delta, 1)).join(', '))
-        : el('p', {class: 'good', id: 'gate-regressions'}, 'No regression beyond ' + r.tolerance + ' points.'),
+        : el('p', {class: 'good', id: 'gate-regressions'}, t('harnesses.no_regression', {tolerance: r.tolerance})),
       causes.length ? el('p', {}, t('harnesses.failures_by_cause'), causes.map(([k, n]) => k.replace('_', ' ') + ' ' + n).join(' · '), ' — ',
         el('a', {href: '/evolution?version=' + encodeURIComponent(g.candidate)}, t('harnesses.open_evolution'))) : null,
-      el('div', {class: 'row'}, el('button', {id: 'gate-publish', onclick: () => showPublish(g.candidate, g)}, 'Publish ' + short(g.candidate) + '…')));
+      el('div', {class: 'row'}, el('button', {id: 'gate-publish', onclick: () => showPublish(g.candidate, g)}, t('harnesses.publish_version', {v: short(g.candidate)}))));
     loadGateHistory().catch(showError);
     loadCompat().catch(showError);
   }
@@ -594,7 +610,7 @@ LiveHAT.page(async () => {
         el('input', {name: 'canary_percent', type: 'number', min: 1, max: 100, value: '10', size: 4, 'aria-label': t('harnesses.canary_percent')}), el('span', {}, t('harnesses.pct_streams'))),
       el('div', {id: 'p-streams'}, streams.map((s) => el('label', {class: 'check'},
         el('input', {type: 'checkbox', name: 'streams', value: s.id}), ' ' + s.name + ' ', el('span', {class: 'mono muted'}, short(s.harness_version))))),
-      el('p', {class: 'muted'}, g ? 'Gate ' + g.state + ' (' + fmt.time(g.created_at) + ')' : t('harnesses.latest_gate')),
+      el('p', {class: 'muted'}, g ? t('harnesses.gate_state', {state: g.state, at: fmt.time(g.created_at)}) : t('harnesses.latest_gate')),
       el('label', {for: 'p-override'}, t('harnesses.override_reason')),
       el('input', {id: 'p-override', name: 'override', class: 'wide'}),
       el('div', {class: 'row'}, el('button', {type: 'submit', id: 'publish-submit'}, t('harnesses.publish'))));
@@ -609,7 +625,7 @@ LiveHAT.page(async () => {
       if (loopID) req.loop_id = loopID;
       try {
         const r = await api('POST', '/api/releases', req);
-        toast('Published ' + short(r.version) + ' to ' + r.streams.length + ' streams; each switches at its next turn');
+        toast(t('harnesses.published', {v: short(r.version), n: r.streams.length}));
         await Promise.all([loadVersions(), loadReleases()]);
       } catch (err) { showError(err, form); }
     });
@@ -625,10 +641,10 @@ LiveHAT.page(async () => {
         el('td', {}, fmt.time(r.created_at)),
         el('td', {class: 'mono'}, short(r.version)),
         el('td', {}, (r.canary_percent ? r.canary_percent + '% canary: ' : '') + r.streams.map((s) => s.name).join(', ')),
-        el('td', {}, r.gate_id ? gateSummary(r.gate_report) : el('span', {class: 'badge warn', title: r.override}, 'override: ' + r.override)),
+        el('td', {}, r.gate_id ? gateSummary(r.gate_report) : el('span', {class: 'badge warn', title: r.override}, t('harnesses.override_badge', {reason: r.override}))),
         el('td', {}, r.created_by),
         el('td', {}, stateBadge(r.state)),
-        el('td', {}, r.state === 'active' ? el('button', {class: 'danger', onclick: () => rollback(r)}, t('harnesses.roll_back')) : (r.rolled_back_by ? 'by ' + r.rolled_back_by : '')))))) :
+        el('td', {}, r.state === 'active' ? el('button', {class: 'danger', onclick: () => rollback(r)}, t('harnesses.roll_back')) : (r.rolled_back_by ? t('harnesses.rolled_back_by', {by: r.rolled_back_by}) : '')))))) :
       el('p', {class: 'muted'}, t('harnesses.no_releases')));
   }
 
@@ -639,10 +655,10 @@ LiveHAT.page(async () => {
   }
 
   async function rollback(r) {
-    if (!confirm('Roll back ' + short(r.version) + ' on ' + r.streams.length + ' streams?')) return;
+    if (!confirm(t('harnesses.confirm_rollback', {v: short(r.version), n: r.streams.length}))) return;
     try {
       const res = await api('POST', '/api/releases/' + r.id + '/rollback');
-      toast('Rolled back: ' + res.restored.length + ' streams restored' + (res.skipped.length ? ', ' + res.skipped.length + ' skipped' : ''));
+      toast(t('harnesses.rolled_back', {n: res.restored.length}) + (res.skipped.length ? t('harnesses.skipped', {n: res.skipped.length}) : ''));
       await Promise.all([loadVersions(), loadReleases()]);
     } catch (err) { showError(err); }
   }
