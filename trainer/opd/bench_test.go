@@ -6,8 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
-	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 	"github.com/livehat/livehat/trainer/opd"
@@ -19,10 +18,7 @@ import (
 // they share the stage's 2048-word BPE vocabulary.
 func benchCheckpoints(b *testing.B, shape string) (student, teacher string) {
 	b.Helper()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := testfixture.DemoHarness(b)
 	var dirs []string
 	for seed := range uint64(2) {
 		c := sft.DefaultTrainConfig()

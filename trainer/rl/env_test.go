@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -17,10 +17,7 @@ import (
 // and the faulty tool fails as its fault says (a transient one only
 // once). Graded, the expert's transcript under the variant is perfect.
 func TestTasksServeGoldThroughVariantsAndFaults(t *testing.T) {
-	base, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testfixture.DemoHarness(t)
 	cfg := DefaultTaskConfig()
 	cfg.VariantShare, cfg.FaultShare = 0.5, 1
 	cfg.QuestionTypes = []liveroom.QuestionType{liveroom.QPrice, liveroom.QStock, liveroom.QShipping}

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
@@ -24,10 +24,7 @@ import (
 // so a tiny model's rollouts stay short.
 func toyHarness(t testing.TB) *harness.Harness {
 	t.Helper()
-	demo, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testfixture.DemoHarness(t)
 	h := demo.Clone()
 	h.Name = "toy-room"
 	var sections []harness.Section
