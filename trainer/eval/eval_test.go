@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/ifeval"
 	"github.com/livehat/livehat/trainer/liveroom"
@@ -26,11 +26,7 @@ var update = flag.Bool("update", false, "rewrite the committed suite files from 
 
 func base(t testing.TB) *harness.Harness {
 	t.Helper()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return testfixture.DemoHarness(t)
 }
 
 // TestSuitesUpToDate regenerates every suite from its seeds and compares
@@ -209,27 +205,10 @@ func TestGradersCanFail(t *testing.T) {
 }
 
 // hookSandbox loads the example hook plugins the demo harness names.
-func hookSandbox(t *testing.T) *runtime.Sandbox {
-	t.Helper()
-	ctx := context.Background()
-	sb, err := runtime.OpenSandbox(ctx, testCacheDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close(ctx) })
-	sb.SetTimeoutFloor(evalTimeoutFloor)
-	for _, p := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return sb
-}
+func hookSandbox(t *testing.T) *runtime.Sandbox { return testfixture.DemoSandbox(t, nil) }
 
-// testCacheDir is shared by the test binaries of a run, so the example
-// plugins are compiled once (the cache is keyed by a hash of their sources
-// and written atomically).
-func testCacheDir() string { return filepath.Join(os.TempDir(), "livehat-test-plugin-cache") }
+// testCacheDir is the plugin cache the test binaries of a run share.
+func testCacheDir() string { return testfixture.PluginCacheDir() }
 
 // TestIFEvalWithServedModel generates IFEval responses from an in-process
 // OpenAI-compatible server and scores them through the eval command.
