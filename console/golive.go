@@ -156,7 +156,7 @@ func (h *liveHub) checklist(ctx context.Context, st *store.Stream) (goLiveList, 
 		add(checkEntry{Code: "harness_released", Level: checkOK, Params: map[string]any{"version": st.HarnessVersion},
 			Message: "A harness version is released to the stream."})
 	}
-	if _, name, err := h.s.liveModel(ctx, st.OrgID); err != nil {
+	if _, name, err := h.s.streamModel(ctx, st.OrgID, st.ID, ""); err != nil {
 		add(checkEntry{Code: "model_missing", Level: checkBlock, Message: "No model serves live sessions: " + err.Error()})
 	} else {
 		add(checkEntry{Code: "model_ready", Level: checkOK, Params: map[string]any{"model": name}, Message: "The serving model is " + name + "."})

@@ -253,7 +253,7 @@ func (h *liveHub) air(c *fiber.Ctx) error {
 		if _, err := h.setupOf(c.UserContext(), st); err != nil {
 			return err
 		}
-		if _, _, err := h.s.liveModel(c.UserContext(), st.OrgID); err != nil {
+		if _, _, err := h.s.streamModel(c.UserContext(), st.OrgID, st.ID, ""); err != nil {
 			return err
 		}
 	}
@@ -338,7 +338,7 @@ func (h *liveHub) stats(c *fiber.Ctx) error {
 	}
 	recent := total[:min(len(total), 200)]
 	out := fiber.Map{
-		"stream": st.ID, "on_air": st.OnAir, "model": h.s.liveModelName(c.UserContext(), st.OrgID), "harness_version": st.HarnessVersion,
+		"stream": st.ID, "on_air": st.OnAir, "model": h.s.streamServingView(c.UserContext(), st.OrgID, st.ID).Spec, "harness_version": st.HarnessVersion,
 		"turns": len(lat), "window": statsWindow, "outcomes": outcomes,
 		"total": percentilesOf(total), "first_chunk": percentilesOf(first),
 		"histogram": buckets, "values_ms": orEmpty(recent),

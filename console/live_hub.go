@@ -371,10 +371,11 @@ func (ls *liveSession) catalogItems() []string {
 
 // newSession builds a runtime session for a stream setup. The model is
 // the checkpoint an experiment's arm names (checkpointModel), or with ""
-// the organisation's serving model when the session opens; a promotion
-// reaches sessions opened after it.
+// the stream's own model server or else the organisation's serving model
+// when the session opens (streamModel); a promotion or a new server
+// setting reaches sessions opened after it.
 func (h *liveHub) newSession(ctx context.Context, st *store.Stream, setup *streamSetup, checkpoint string, cfg runtime.Config) (*runtime.Session, *switchablePlugins, string, error) {
-	model, modelName, err := h.s.checkpointModel(ctx, st.OrgID, checkpoint)
+	model, modelName, err := h.s.streamModel(ctx, st.OrgID, st.ID, checkpoint)
 	if err != nil {
 		return nil, nil, "", err
 	}

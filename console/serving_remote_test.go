@@ -138,3 +138,128 @@ func TestServingFromAModelServer(t *testing.T) {
 		t.Errorf("reset serving model: %d %v", code, sv)
 	}
 }
+
+// TestLiveViewAnswersThroughTheStreamsOwnServer sets a model server for the
+// organisation and another for the demo stream: the stream's live view
+// answers its viewers through the stream's server, the organisation's is
+// never asked, and the live view names the stream's server.
+func TestLiveViewAnswersThroughTheStreamsOwnServer(t *testing.T) {
+	e := newLiveEnv(t)
+	orgServer, orgRequests := fakeModelServer(t, "Hello from the organisation's server.")
+	streamServer, streamRequests := fakeModelServer(t, "Hello from the stream's own server.")
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model", "application/json",
+		`{"server": {"url": "`+orgServer.URL+`", "model": "org-model"}}`); code != 200 {
+		t.Fatalf("PUT serving model: %d %s", code, raw)
+	}
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model/streams/"+e.demoStream, "application/json",
+		`{"server": {"url": "`+streamServer.URL+`", "model": "stream-model", "api_key": "sk-stream"}}`); code != 200 {
+		t.Fatalf("PUT stream serving model: %d %s", code, raw)
+	}
+	want := "stream-model at " + strings.TrimPrefix(streamServer.URL, "http://")
+
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json",
+		`{"messages":[{"viewer":"v1","text":"How much is the lipstick?"}]}`); code != 202 {
+		t.Fatalf("messages: %d %s", code, raw)
+	}
+	turn := waitLive(t, events, "turn").Data
+	if turn["model"] != want {
+		t.Errorf("the turn ran on %v, want %s", turn["model"], want)
+	}
+	if got := streamRequests(); len(got) == 0 || got[0] != "Bearer sk-stream" {
+		t.Errorf("the stream's server got requests with Authorization %q, want the stream's key", got)
+	}
+	if got := orgRequests(); len(got) != 0 {
+		t.Errorf("the organisation's server got %d requests for a stream with its own", len(got))
+	}
+	if code, stats, raw := e.call(t, e.merchant, "GET", "/api/streams/"+e.demoStream+"/live/stats", "", ""); code != 200 || stats["model"] != want {
+		t.Errorf("live stats: %d %s, want the model %s", code, raw, want)
+	}
+}
+
+// TestConsolePathsWithAServingServer serves the organisation from a model
+// server: an evaluation of the serving model asks that server; a server
+// named as a checkpoint (evaluations, experiment arms, release gates all
+// resolve checkpoints the same way) is refused as no checkpoint rather than
+// opened as a folder.
+func TestConsolePathsWithAServingServer(t *testing.T) {
+	e := evalEnv(t)
+	ctx := context.Background()
+	admin, _ := e.store.UserByUsername(ctx, "admin")
+	srv, requests := fakeModelServer(t, "Hello from the GPU pool.")
+	name := "qwen at " + strings.TrimPrefix(srv.URL, "http://")
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model", "application/json",
+		`{"server": {"url": "`+srv.URL+`", "model": "qwen"}}`); code != 200 {
+		t.Fatalf("PUT serving model: %d %s", code, raw)
+	}
+
+	code, ev, raw := e.call(t, e.admin, "POST", "/api/evals", "application/json", `{"suite":"lsqa","n":1,"model":"serving"}`)
+	if code != 201 || ev["model_name"] != name {
+		t.Fatalf("evaluate the serving model: %d %s", code, raw)
+	}
+	if ev = waitEval(t, e, ev["id"].(string)); ev["state"] != "done" || len(requests()) == 0 {
+		t.Errorf("the evaluation of a served model ended %v after %d requests to the server", ev, len(requests()))
+	}
+
+	for _, tt := range []struct{ checkpoint, want string }{
+		{name, "is the organisation's model server, not a checkpoint"},
+		{srv.URL, "is a model server's URL, not a checkpoint"},
+	} {
+		if _, _, err := e.srv.checkpointModel(ctx, admin.OrgID, tt.checkpoint); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("checkpointModel(%q): %v, want %q", tt.checkpoint, err, tt.want)
+		}
+		body, _ := json.Marshal(map[string]any{"suite": "lsqa", "n": 1, "model": "checkpoint", "checkpoint": tt.checkpoint})
+		if code, _, raw := e.call(t, e.admin, "POST", "/api/evals", "application/json", string(body)); code != 422 || !strings.Contains(string(raw), tt.want) {
+			t.Errorf("evaluate checkpoint %q: %d %s, want 422 saying %q", tt.checkpoint, code, raw, tt.want)
+		}
+	}
+	// The serving model itself still serves, by no checkpoint.
+	if _, got, err := e.srv.checkpointModel(ctx, admin.OrgID, ""); err != nil || got != name {
+		t.Errorf("checkpointModel(\"\") = %q, %v; want the server", got, err)
+	}
+}
+
+// TestServingConnectionTest asks servers for one token through the
+// settings' "test connection": nothing is stored, a stored key is used
+// when the body gives none, and a failure says its kind.
+func TestServingConnectionTest(t *testing.T) {
+	e := newTestEnv(t, nil)
+	srv, auths := fakeModelServer(t, "OK")
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"no such model"}}`, http.StatusNotFound)
+	}))
+	t.Cleanup(refusing.Close)
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model", "application/json",
+		`{"server": {"url": "`+srv.URL+`", "model": "qwen", "api_key": "sk-stored"}}`); code != 200 {
+		t.Fatalf("PUT serving model: %d %s", code, raw)
+	}
+	for _, tt := range []struct {
+		path, body string
+		ok         bool
+		kind, auth string
+	}{
+		{"/api/serving-model/test", `{"server": {"url": "` + srv.URL + `", "model": "qwen"}}`, true, "", "Bearer sk-stored"},
+		{"/api/serving-model/test", `{"server": {"url": "` + srv.URL + `", "model": "qwen", "api_key": "sk-new"}}`, true, "", "Bearer sk-new"},
+		{"/api/serving-model/streams/" + e.demoStream + "/test", `{"server": {"url": "` + srv.URL + `", "model": "qwen"}}`, true, "", ""},
+		{"/api/serving-model/test", `{"server": {"url": "` + refusing.URL + `", "model": "nope"}}`, false, "rejected", ""},
+	} {
+		before := len(auths())
+		code, res, raw := e.call(t, e.admin, "POST", tt.path, "application/json", tt.body)
+		if code != 200 || res["ok"] != tt.ok || (tt.kind != "" && res["kind"] != tt.kind) || strings.Contains(string(raw), "sk-") {
+			t.Errorf("POST %s %s: %d %s", tt.path, tt.body, code, raw)
+			continue
+		}
+		if a := auths(); tt.ok && (len(a) != before+1 || a[len(a)-1] != tt.auth) {
+			t.Errorf("POST %s %s: the server got Authorization %q, want %q", tt.path, tt.body, a[before:], tt.auth)
+		}
+	}
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/serving-model/test", "application/json", `{"server": {"url": "`+srv.URL+`"}}`); code != 400 || !strings.Contains(string(raw), "server.model") {
+		t.Errorf("a test without a model: %d %s", code, raw)
+	}
+	if code, _, _ := e.call(t, e.merchant, "POST", "/api/serving-model/test", "application/json", `{"server": {"url": "`+srv.URL+`", "model": "qwen"}}`); code != 403 && code != 404 {
+		t.Errorf("a merchant tested a server: %d", code)
+	}
+	if code, sv, _ := e.call(t, e.admin, "GET", "/api/serving-model", "", ""); code != 200 || sv["server"].(map[string]any)["has_api_key"] != true {
+		t.Errorf("after the tests the stored setting is %v", sv)
+	}
+}
