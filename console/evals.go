@@ -196,11 +196,21 @@ func (e *evaluations) start(c *fiber.Ctx) error {
 }
 
 // openModel opens the evaluation's model; the serving model is the
-// promoted checkpoint or, when none was, the console's own model.
+// organisation's model server (through the client its live sessions
+// share), the promoted checkpoint or, when none was, the console's own
+// model.
 func (e *evaluations) openModel(ctx context.Context, sc store.Scope, req evalRequest) (*eval.Model, error) {
 	switch req.Model {
 	case modelServing:
-		if v := e.s.servingView(ctx, sc.OrgID); !v.Default {
+		v := e.s.servingView(ctx, sc.OrgID)
+		switch {
+		case v.Server != nil:
+			m, name, err := e.s.liveModel(ctx, sc.OrgID)
+			if err != nil {
+				return nil, err
+			}
+			return &eval.Model{Name: name, Factory: func(eval.Case) (runtime.Model, error) { return m, nil }}, nil
+		case !v.Default:
 			return eval.OpenModel(v.Spec, "")
 		}
 		return e.s.configuredEvalModel()

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,9 +180,16 @@ func (s *Server) checkpointModel(ctx context.Context, orgID, checkpoint string) 
 // promotedFolder resolves a checkpoint an experiment names to a folder
 // the organisation promoted: the organisation's serving checkpoint, or a
 // folder under models/ whose promotion record names a training run of the
-// organisation.
+// organisation. A model server is no checkpoint: naming one (its URL, or
+// the name the organisation's server is shown by) is refused as such.
 func (s *Server) promotedFolder(ctx context.Context, orgID, checkpoint string) (string, error) {
-	if v := s.servingView(ctx, orgID); !v.Default && v.Spec != "" && (checkpoint == v.Spec || checkpoint == filepath.Base(v.Spec)) {
+	v := s.servingView(ctx, orgID)
+	switch {
+	case v.Server != nil && checkpoint == v.Spec:
+		return "", fmt.Errorf("checkpoint %q is the organisation's model server, not a checkpoint: name no checkpoint to use the serving model", checkpoint)
+	case strings.HasPrefix(checkpoint, "http://") || strings.HasPrefix(checkpoint, "https://"):
+		return "", fmt.Errorf("checkpoint %q is a model server's URL, not a checkpoint: set the server as the serving model on the Settings page", checkpoint)
+	case v.Server == nil && !v.Default && v.Spec != "" && (checkpoint == v.Spec || checkpoint == filepath.Base(v.Spec)):
 		return v.Spec, nil
 	}
 	models, err := s.dataPath("models")

@@ -53,6 +53,7 @@ type trainingRuns struct {
 //	PUT    /api/serving-model        serve them from a model server ({"server": {url, model, api_key|api_key_env, timeout_s, idle_timeout_s, concurrency, retries}})
 //	DELETE /api/serving-model        back to the configured model
 //	GET|PUT|DELETE /api/serving-model/streams/:stream  one stream's own model server
+//	POST   /api/serving-model/test, /api/serving-model/streams/:stream/test  ask a server (PUT's body) for one token; nothing is stored
 //	GET    /api/evals[?suite=S]      evaluation history, oldest first
 //	GET    /api/evals/suites         the suites and their sizes
 //	POST   /api/evals                run a suite (evalRequest); 201 queued
@@ -93,6 +94,8 @@ func (s *Server) runRoutes(api fiber.Router) {
 	api.Get("/serving-model/streams/:stream", op, t.streamServing)
 	api.Put("/serving-model/streams/:stream", op, t.setStreamServing)
 	api.Delete("/serving-model/streams/:stream", op, t.resetStreamServing)
+	api.Post("/serving-model/test", op, t.testServing)
+	api.Post("/serving-model/streams/:stream/test", op, t.testServing)
 	ev.routes(api.Group("/evals", op))
 }
 

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/livehat/livehat/console/store"
+	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 )
@@ -239,20 +242,9 @@ func (s *Server) serverModel(value string, sv servedServer) (runtime.Model, stri
 	if c, ok := rc.clients[value]; ok {
 		return runtime.RemoteModel{Client: c}, sv.name(), nil
 	}
-	cfg := remote.Config{BaseURL: sv.URL, Model: sv.Model, Timeout: seconds(sv.TimeoutSeconds),
-		StreamIdleTimeout: seconds(sv.IdleTimeoutSeconds), MaxConcurrent: sv.Concurrency, MaxRetries: sv.Retries}
-	switch {
-	case sv.KeyEnv != "":
-		cfg.APIKey = os.Getenv(sv.KeyEnv)
-		if cfg.APIKey == "" {
-			return nil, "", fmt.Errorf("model server %s: the environment variable %s that holds its API key is not set", sv.name(), sv.KeyEnv)
-		}
-	case sv.KeySealed != "":
-		key, err := s.openServingKey(sv.KeySealed)
-		if err != nil {
-			return nil, "", fmt.Errorf("model server %s: %w", sv.name(), err)
-		}
-		cfg.APIKey = key
+	cfg, err := s.remoteConfig(sv)
+	if err != nil {
+		return nil, "", err
 	}
 	if rc.metrics == nil && s.cfg.Metrics != nil {
 		m, err := runtime.NewRemoteMetrics(s.cfg.Metrics)
@@ -273,7 +265,112 @@ func (s *Server) serverModel(value string, sv servedServer) (runtime.Model, stri
 	return runtime.RemoteModel{Client: c}, sv.name(), nil
 }
 
+// remoteConfig is a stored server's client configuration, its API key
+// opened.
+func (s *Server) remoteConfig(sv servedServer) (remote.Config, error) {
+	cfg := remote.Config{BaseURL: sv.URL, Model: sv.Model, Timeout: seconds(sv.TimeoutSeconds),
+		StreamIdleTimeout: seconds(sv.IdleTimeoutSeconds), MaxConcurrent: sv.Concurrency, MaxRetries: sv.Retries}
+	switch {
+	case sv.KeyEnv != "":
+		cfg.APIKey = os.Getenv(sv.KeyEnv)
+		if cfg.APIKey == "" {
+			return remote.Config{}, fmt.Errorf("model server %s: the environment variable %s that holds its API key is not set", sv.name(), sv.KeyEnv)
+		}
+	case sv.KeySealed != "":
+		key, err := s.openServingKey(sv.KeySealed)
+		if err != nil {
+			return remote.Config{}, fmt.Errorf("model server %s: %w", sv.name(), err)
+		}
+		cfg.APIKey = key
+	}
+	return cfg, nil
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// servingTestTimeout bounds a connection test: an operator waits for it.
+const servingTestTimeout = 15 * time.Second
+
+// servingTest is what a connection test answers.
+type servingTest struct {
+	OK     bool   `json:"ok"`
+	Server string `json:"server"`
+	// Model is the model the server says answered.
+	Model  string      `json:"model,omitempty"`
+	TookMS int64       `json:"took_ms"`
+	Kind   remote.Kind `json:"kind,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// testServing is POST /api/serving-model/test and
+// /api/serving-model/streams/:stream/test: it asks the server a body
+// describes (as PUT takes it; without api_key, with the key stored in the
+// setting it would replace) for one token, once, streamed as live
+// sessions ask, and says how that went.
+// Nothing is stored; a server that fails answers 200 with ok false and
+// the failure's kind, since the test itself worked.
+func (t *trainingRuns) testServing(c *fiber.Ctx) error {
+	ctx, sc := c.UserContext(), scopeOf(c)
+	setting := servingSetting
+	if c.Params("stream") != "" {
+		id, err := t.streamOf(c)
+		if err != nil {
+			return err
+		}
+		setting = streamServingSetting(id)
+	}
+	previous := ""
+	if st, err := t.s.store.OrgSetting(ctx, sc.OrgID, setting); err == nil {
+		previous = st.Value
+	}
+	sv, err := t.s.serverFromRequest(c.Body(), previous)
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	cfg, err := t.s.remoteConfig(sv)
+	if err != nil {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, err.Error())
+	}
+	cfg.MaxRetries = -1
+	cfg.Timeout = min(cmp.Or(cfg.Timeout, servingTestTimeout), servingTestTimeout)
+	cfg.StreamIdleTimeout = min(cmp.Or(cfg.StreamIdleTimeout, servingTestTimeout), servingTestTimeout)
+	client, err := remote.New(cfg)
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "server.url: "+err.Error())
+	}
+	start := time.Now()
+	model, err := askOneToken(ctx, client)
+	res := servingTest{Server: sv.name(), Model: model, TookMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		res.Kind, res.Error = remote.ErrorKind(err), err.Error()
+	} else {
+		res.OK = true
+	}
+	return c.JSON(res)
+}
+
+// askOneToken streams a one-token answer and returns the model the server
+// says gave it.
+func askOneToken(ctx context.Context, client *remote.Client) (string, error) {
+	zero := 0.0
+	s, err := client.Stream(ctx, remote.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "Say OK."}}, MaxTokens: 1, Temperature: &zero})
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	for {
+		if _, err := s.Recv(); err == io.EOF {
+			break
+		} else if err != nil {
+			return "", err
+		}
+	}
+	resp, err := s.Response()
+	if err != nil {
+		return "", err
+	}
+	return resp.Model, nil
+}
 
 // setServing is PUT /api/serving-model: the organisation's streams are
 // served from a model server.
