@@ -7,6 +7,25 @@
 // Every name, arm and reason is inserted as text (LiveHAT.el).
 LH.i18n.add({
   en: {
+    'experiments.state.draft': 'draft', 'experiments.state.running': 'running', 'experiments.state.stopped': 'stopped',
+    'experiments.console_model': 'the console’s model',
+    'experiments.events_hint': 'POST batches of up to 10,000 events per stream with an API token (Settings → API tokens) of an operator or of the stream’s merchant. Events are idempotent by id; unknown items, negative amounts and future times are rejected with a reason. Kinds: item_view, add_to_cart, purchase, coupon_claim, link_click.',
+    'experiments.as_of': 'As of {at} · recomputed from the stored assignments, turns and events · bootstrap {n} resamples, seed {seed}',
+    'experiments.no_peeking': ' — do not stop early on a significant result: with a fixed horizon, looking early and stopping inflates false positives.',
+    'experiments.ship_arm': 'ship {arm}', 'experiments.of_planned': '({pct} of the planned sample)',
+    'experiments.ship_published': 'published {v} to {n} stream(s)', 'experiments.now_serving': 'now serving {model}',
+    'experiments.already_serves': 'the checkpoint already serves', 'experiments.shipped_toast': 'Shipped {arm}: {what}',
+    'experiments.ship_anyway': 'Reason to ship anyway (recorded with the ship):', 'experiments.ship_winner': 'Ship the winner ({arm})',
+    'experiments.ship_hint': 'Publishes the winner’s harness version to the experiment’s streams through the release gate, and makes its checkpoint the serving model once its evaluations pass.',
+    'experiments.srm_text': 'Observed units {observed} against the expected {expected} (p = {p}): assignment or logging is broken, so no metric of this experiment can be trusted until it is explained.',
+    'experiments.na': 'n/a', 'experiments.always_valid': ' (always-valid)',
+    'experiments.srm_ok': 'Sample ratio: p = {p} (ok)', 'experiments.srm_mismatch': 'Sample ratio: p = {p} (mismatch)',
+    'experiments.not_credited': ' · events not credited: {window} outside the attribution window, {unexposed} from unexposed units, {before} before exposure, {period} outside the period, {currency} in another currency, {duplicates} duplicates.',
+    'experiments.each_point': 'Each point is the report as it would have read then ({n} points; bootstrap of 400 resamples per point).',
+    'experiments.metric_per_arm': '{metric} per arm', 'experiments.diff_title': '{a} − {b} with its 95 % interval',
+    'experiments.units_per_arm': 'Units per arm (planned {n})', 'experiments.n_streams': ' ({n} streams)',
+    'experiments.arm_control': 'Arm (control)', 'experiments.arm_n': 'Arm {n}',
+    'experiments.checkpoint_title': 'the console model’s name, or a promoted checkpoint folder (Training page)',
     'experiments.title': 'LiveHAT · Experiments', 'experiments.heading': 'Experiments',
     'experiments.experiments': 'Experiments',
     'experiments.none': 'No experiments yet: create one below.',
@@ -104,6 +123,25 @@ LH.i18n.add({
     'experiments.created_toast': 'Draft created: start it when ready',
   },
   'zh-CN': {
+    'experiments.state.draft': '草稿', 'experiments.state.running': '运行中', 'experiments.state.stopped': '已停止',
+    'experiments.console_model': '控制台的模型',
+    'experiments.events_hint': '用运营或该直播间商家的 API 令牌（设置 → API 令牌）按直播间批量 POST，每批最多 10,000 个事件。事件按 id 幂等；未知商品、负金额和未来时间会被拒绝并说明原因。类型：item_view、add_to_cart、purchase、coupon_claim、link_click。',
+    'experiments.as_of': '截至 {at} · 由已存储的分配、回合和事件重新计算 · bootstrap {n} 次重采样，种子 {seed}',
+    'experiments.no_peeking': ' — 不要因为结果显著就提前停止：固定样本量下，提前查看并停止会增加假阳性。',
+    'experiments.ship_arm': '发布 {arm}', 'experiments.of_planned': '（计划样本的 {pct}）',
+    'experiments.ship_published': '已发布 {v} 到 {n} 个直播间', 'experiments.now_serving': '现在服务的是 {model}',
+    'experiments.already_serves': '该检查点已在服务', 'experiments.shipped_toast': '已发布 {arm}：{what}',
+    'experiments.ship_anyway': '仍要发布的理由（随发布记录）：', 'experiments.ship_winner': '发布胜出组（{arm}）',
+    'experiments.ship_hint': '通过发布闸门把胜出组的 harness 版本发布到实验的直播间，并在其评测通过后把它的检查点设为服务模型。',
+    'experiments.srm_text': '观察到的单位数 {observed}，预期为 {expected}（p = {p}）：分配或日志有问题，在查明之前本实验的任何指标都不可信。',
+    'experiments.na': '不适用', 'experiments.always_valid': '（始终有效）',
+    'experiments.srm_ok': '样本比例：p = {p}（正常）', 'experiments.srm_mismatch': '样本比例：p = {p}（不匹配）',
+    'experiments.not_credited': ' · 未计入的事件：归因窗口外 {window} 个，未曝光单位 {unexposed} 个，曝光前 {before} 个，实验期外 {period} 个，其他币种 {currency} 个，重复 {duplicates} 个。',
+    'experiments.each_point': '每个点是当时报告的样子（{n} 个点；每点 400 次 bootstrap 重采样）。',
+    'experiments.metric_per_arm': '各组的 {metric}', 'experiments.diff_title': '{a} − {b} 及其 95% 区间',
+    'experiments.units_per_arm': '各组单位数（计划 {n}）', 'experiments.n_streams': '（{n} 个直播间）',
+    'experiments.arm_control': '组（对照组）', 'experiments.arm_n': '组 {n}',
+    'experiments.checkpoint_title': '控制台模型的名称，或已推广的检查点目录（训练页面）',
     'experiments.title': 'LiveHAT · 实验', 'experiments.heading': '实验',
     'experiments.experiments': '实验',
     'experiments.none': '还没有实验：请在下方创建。',
@@ -222,7 +260,8 @@ LiveHAT.page(async () => {
     if (a !== 0 && (a < 0.01 || a >= 1e5)) return Number(v).toExponential(2);
     return Number(v.toPrecision(4)).toString();
   };
-  const stateBadge = (s) => el('span', {class: 'badge ' + ({running: 'good', stopped: ''}[s] ?? 'warn')}, s);
+  const stateBadge = (s) => el('span', {class: 'badge ' + ({running: 'good', stopped: ''}[s] ?? 'warn')},
+    LH.i18n.has('experiments.state.' + s) ? t('experiments.state.' + s) : s);
 
   // ---- list ----
   async function loadList() {
@@ -318,7 +357,7 @@ LiveHAT.page(async () => {
   // override reason.
   function shipHistory(x) {
     if (!(x.ships || []).length) return [];
-    const model = (spec) => spec || 'the console’s model';
+    const model = (spec) => spec || t('experiments.console_model');
     const rows = x.ships.map((sh) => el('tr', {},
       el('td', {}, fmt.time(sh.shipped_at)), el('td', {}, sh.arm), el('td', {}, sh.shipper || sh.shipped_by),
       el('td', {class: 'mono'}, sh.harness_version ? fmt.short(sh.harness_version) : '–'),
@@ -334,26 +373,25 @@ LiveHAT.page(async () => {
       {id: 'order-1001', viewer_id: 'viewer-42', item_id: 'p-serum', kind: 'purchase', amount_minor: 19900, currency: 'CNY', time: '2026-01-01T12:03:00Z'}]}, null, 1);
     return el('details', {},
       el('summary', {}, t('experiments.events_api')),
-      el('p', {class: 'small muted'}, 'POST batches of up to 10,000 events per stream with an API token (Settings → API tokens) of an operator or of the stream’s merchant. ' +
-        'Events are idempotent by id; unknown items, negative amounts and future times are rejected with a reason. Kinds: item_view, add_to_cart, purchase, coupon_claim, link_click.'),
+      el('p', {class: 'small muted'}, t('experiments.events_hint')),
       el('pre', {}, 'curl -X POST -H "Authorization: Bearer lh_…" -H "Content-Type: application/json" \\\n  ' + location.origin + '/api/streams/' + id + '/events -d \'' + sample + '\''));
   }
 
   function interval(ci) { return ci ? '[' + num(ci.lo) + ', ' + num(ci.hi) + ']' : ''; }
 
   function renderReport(x, rep, base) {
-    const out = [el('h2', {}, t('experiments.report')), el('p', {class: 'muted small'}, 'As of ' + fmt.time(rep.as_of) + ' · recomputed from the stored assignments, turns and events · bootstrap ' + rep.bootstrap_resamples + ' resamples, seed ' + rep.bootstrap_seed)];
+    const out = [el('h2', {}, t('experiments.report')), el('p', {class: 'muted small'}, t('experiments.as_of', {at: fmt.time(rep.as_of), n: rep.bootstrap_resamples, seed: rep.bootstrap_seed}))];
     const v = rep.verdict;
     // Verdict, or why it is withheld (peeking).
     const progress = el('progress', {max: 1, value: Math.min(1, v.progress || 0)});
     if (!v.allowed) {
       out.push(el('div', {class: 'card warn-box', id: 'peeking-warning'},
         el('strong', {}, t('experiments.withheld')), v.reason, el('div', {class: 'row small'}, t('experiments.planned_sample'), progress, fmt.pct(v.progress || 0),
-          x.analysis === 'fixed_horizon' ? ' — do not stop early on a significant result: with a fixed horizon, looking early and stopping inflates false positives.' : '')));
+          x.analysis === 'fixed_horizon' ? t('experiments.no_peeking') : '')));
     } else {
       const cls = v.decision === 'ship' ? 'good' : '';
-      out.push(el('div', {class: 'row', id: 'verdict'}, el('span', {class: 'badge ' + cls}, v.decision === 'ship' ? 'ship ' + v.winner : v.decision.replace('_', ' ')),
-        el('span', {}, v.reason), el('span', {class: 'small muted'}, '(' + fmt.pct(v.progress || 0) + ' of the planned sample)')));
+      out.push(el('div', {class: 'row', id: 'verdict'}, el('span', {class: 'badge ' + cls}, v.decision === 'ship' ? t('experiments.ship_arm', {arm: v.winner}) : v.decision.replace('_', ' ')),
+        el('span', {}, v.reason), el('span', {class: 'small muted'}, t('experiments.of_planned', {pct: fmt.pct(v.progress || 0)}))));
       if (v.decision === 'ship' && x.state === 'stopped') {
         const ship = el('button', {id: 'ship-winner', onclick: async () => {
           let body = {};
@@ -361,32 +399,32 @@ LiveHAT.page(async () => {
             try {
               const res = await api('POST', base + '/ship', body);
               const done = [];
-              if (res.release) done.push('published ' + fmt.short(res.release.version) + ' to ' + res.release.streams.length + ' stream(s)');
-              if (res.ship.serving_changed) done.push('now serving ' + (res.serving.default ? 'the console’s model' : res.serving.spec));
-              else if (res.ship.checkpoint) done.push('the checkpoint already serves');
-              toast('Shipped ' + res.ship.arm + ': ' + done.join('; '));
+              if (res.release) done.push(t('experiments.ship_published', {v: fmt.short(res.release.version), n: res.release.streams.length}));
+              if (res.ship.serving_changed) done.push(t('experiments.now_serving', {model: res.serving.default ? t('experiments.console_model') : res.serving.spec}));
+              else if (res.ship.checkpoint) done.push(t('experiments.already_serves'));
+              toast(t('experiments.shipped_toast', {arm: res.ship.arm, what: done.join('; ')}));
               await Promise.all([loadList(), loadDetail()]);
               return;
             } catch (err) {
               // A gate that found regressions needs a recorded reason.
               if (err.field === 'override' && !body.override) {
-                const reason = window.prompt(err.message + '\n\nReason to ship anyway (recorded with the ship):');
+                const reason = window.prompt(err.message + '\n\n' + t('experiments.ship_anyway'));
                 if (reason) { body = {override: reason}; continue; }
               }
               showError(err);
               return;
             }
           }
-        }}, 'Ship the winner (' + v.winner + ')');
-        out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, 'Publishes the winner’s harness version to the experiment’s streams through the release gate, and makes its checkpoint the serving model once its evaluations pass.')));
+        }}, t('experiments.ship_winner', {arm: v.winner}));
+        out.push(el('div', {class: 'row'}, ship, el('span', {class: 'small muted'}, t('experiments.ship_hint'))));
       } else if (v.decision === 'ship') {
         out.push(el('p', {class: 'small muted'}, t('experiments.stop_to_ship')));
       }
     }
     if (rep.srm.mismatch) {
       out.push(el('div', {class: 'card bad-box', id: 'srm-warning'}, el('strong', {}, t('experiments.srm')),
-        'Observed units ' + rep.srm.observed.join(' / ') + ' against the expected ' + rep.srm.expected.map((e) => e.toFixed(1)).join(' / ') +
-        ' (p = ' + num(rep.srm.p_value) + '): assignment or logging is broken, so no metric of this experiment can be trusted until it is explained.'));
+        t('experiments.srm_text', {observed: rep.srm.observed.join(' / '), expected: rep.srm.expected.map((e) => e.toFixed(1)).join(' / '),
+          p: num(rep.srm.p_value)})));
     }
     for (const g of v.guardrail_alerts || []) {
       out.push(el('div', {class: 'card bad-box guardrail-alert'}, el('strong', {}, t('experiments.guardrail_alert')), g));
@@ -413,18 +451,18 @@ LiveHAT.page(async () => {
         el('td', {}, c.metric, c.metric === x.primary_metric ? el('span', {class: 'badge small'}, t('experiments.primary_badge')) : guard ? el('span', {class: 'badge small'}, t('experiments.guardrail_badge')) : ''),
         el('td', {}, c.treatment), el('td', {}, num(c.control_value)), el('td', {}, num(c.treatment_value)),
         el('td', {class: cls}, (c.diff > 0 ? '+' : '') + num(c.diff), el('div', {class: 'small'}, interval(ci))),
-        el('td', {class: cls}, c.uplift_defined ? (c.uplift > 0 ? '+' : '') + fmt.pct(c.uplift) : 'n/a',
+        el('td', {class: cls}, c.uplift_defined ? (c.uplift > 0 ? '+' : '') + fmt.pct(c.uplift) : t('experiments.na'),
           c.uplift_defined ? el('div', {class: 'small'}, '[' + fmt.pct(uci.lo) + ', ' + fmt.pct(uci.hi) + ']') : ''),
-        el('td', {}, c.basis), el('td', {}, c.sequential ? num(c.sequential.p_value) + ' (always-valid)' : num(c.p_value)),
+        el('td', {}, c.basis), el('td', {}, c.sequential ? num(c.sequential.p_value) + t('experiments.always_valid') : num(c.p_value)),
         el('td', {}, good ? el('span', {class: 'badge good'}, t('experiments.better')) : bad ? el('span', {class: 'badge bad'}, t('experiments.worse')) : el('span', {class: 'muted'}, t('experiments.no_difference'))));
     });
     out.push(el('h3', {}, t('experiments.comparison')), el('div', {class: 'scroll'}, el('table', {id: 'comparison-table'},
       el('thead', {}, el('tr', {}, [t('experiments.metric'), t('experiments.treatment'), t('experiments.control'), t('experiments.treatment_value'), t('experiments.difference'), t('experiments.uplift'), t('experiments.basis'), 'p', ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, crow))));
     const ex = rep.excluded;
-    out.push(el('p', {class: 'small muted'}, 'Sample ratio: p = ' + num(rep.srm.p_value) + (rep.srm.mismatch ? ' (mismatch)' : ' (ok)') +
-      ' · events not credited: ' + ex.not_attributed + ' outside the attribution window, ' + ex.unexposed + ' from unexposed units, ' + ex.before_exposure +
-      ' before exposure, ' + ex.outside_period + ' outside the period, ' + ex.other_currency + ' in another currency, ' + ex.duplicates + ' duplicates.'));
+    out.push(el('p', {class: 'small muted'}, t(rep.srm.mismatch ? 'experiments.srm_mismatch' : 'experiments.srm_ok', {p: num(rep.srm.p_value)}) +
+      t('experiments.not_credited', {window: ex.not_attributed, unexposed: ex.unexposed, before: ex.before_exposure, period: ex.outside_period,
+        currency: ex.other_currency, duplicates: ex.duplicates})));
     return out;
   }
 
@@ -435,18 +473,18 @@ LiveHAT.page(async () => {
     const arms = x.arms.map((a) => a.name);
     const primary = arms.map((a) => ({name: a, points: pts.filter((p) => p.primary[a]).map((p) => [minutes(p), p.primary[a].value])}));
     const units = arms.map((a) => ({name: a, points: pts.map((p) => [minutes(p), p.units[a] || 0])}));
-    const charts = [el('h2', {}, t('experiments.over_time')), el('p', {class: 'small muted'}, 'Each point is the report as it would have read then (' + pts.length + ' points; bootstrap of 400 resamples per point).')];
+    const charts = [el('h2', {}, t('experiments.over_time')), el('p', {class: 'small muted'}, t('experiments.each_point', {n: pts.length}))];
     const grid = el('div', {class: 'grid charts'});
-    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, x.primary_metric + ' per arm'), Charts.line(primary, {xLabel: t('experiments.minutes')})));
+    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, t('experiments.metric_per_arm', {metric: x.primary_metric})), Charts.line(primary, {xLabel: t('experiments.minutes')})));
     for (const a of arms.slice(1)) {
       const cmp = pts.map((p) => [p, p.comparisons.find((c) => c.treatment === a)]).filter(([, c]) => c);
       const ci = (c) => c.basis === 'bootstrap' && c.bootstrap_diff_ci ? c.bootstrap_diff_ci : c.sequential ? c.sequential.diff_ci : c.diff_ci;
-      grid.append(el('div', {class: 'chart-box'}, el('h3', {}, a + ' − ' + arms[0] + ' with its 95 % interval'),
+      grid.append(el('div', {class: 'chart-box'}, el('h3', {}, t('experiments.diff_title', {a, b: arms[0]})),
         Charts.line([{name: 'difference', points: cmp.map(([p, c]) => [minutes(p), c.diff])},
           {name: 'low', points: cmp.map(([p, c]) => [minutes(p), ci(c).lo])},
           {name: 'high', points: cmp.map(([p, c]) => [minutes(p), ci(c).hi])}], {xLabel: t('experiments.minutes')})));
     }
-    grid.append(el('div', {class: 'chart-box'}, el('h3', {}, 'Units per arm (planned ' + (x.planned_units_per_arm || '–') + ')'), Charts.line(units, {xLabel: t('experiments.minutes')})));
+    grid.append(el('div', {class: 'chart-box'}, el('h3', {}, t('experiments.units_per_arm', {n: x.planned_units_per_arm || '–'})), Charts.line(units, {xLabel: t('experiments.minutes')})));
     charts.push(grid);
     return charts;
   }
@@ -454,11 +492,11 @@ LiveHAT.page(async () => {
   // ---- create form ----
   function armRow(i, name) {
     const sel = el('select', {name: `arms[${i}].harness_version`}, el('option', {value: ''}, t('experiments.streams_own_version')),
-      ...versions.map((v) => el('option', {value: v.version}, fmt.short(v.version) + ' · ' + v.name + (v.streams ? ' (' + v.streams + ' streams)' : ''))));
+      ...versions.map((v) => el('option', {value: v.version}, fmt.short(v.version) + ' · ' + v.name + (v.streams ? t('experiments.n_streams', {n: v.streams}) : ''))));
     return el('div', {class: 'form-grid arm-row'},
-      el('div', {class: 'field'}, el('label', {}, 'Arm ' + (i === 0 ? '(control)' : i)), el('input', {name: `arms[${i}].name`, value: name, required: true})),
+      el('div', {class: 'field'}, el('label', {}, i === 0 ? t('experiments.arm_control') : t('experiments.arm_n', {n: i})), el('input', {name: `arms[${i}].name`, value: name, required: true})),
       el('div', {class: 'field'}, el('label', {}, t('experiments.harness_version')), sel),
-      el('div', {class: 'field'}, el('label', {}, t('experiments.checkpoint_optional')), el('input', {name: `arms[${i}].checkpoint`, placeholder: t('experiments.serving'), title: 'the console model’s name, or a promoted checkpoint folder (Training page)'})),
+      el('div', {class: 'field'}, el('label', {}, t('experiments.checkpoint_optional')), el('input', {name: `arms[${i}].checkpoint`, placeholder: t('experiments.serving'), title: t('experiments.checkpoint_title')})),
       el('div', {class: 'field'}, el('label', {}, t('experiments.traffic_weight')), el('input', {name: `arms[${i}].weight`, type: 'number', step: 'any', min: '0', value: '1'})));
   }
 
