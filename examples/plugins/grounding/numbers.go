@@ -268,10 +268,30 @@ func runeKey(s string) (byte, int) {
 	return byte(r), n
 }
 
-// holdsAny reports whether lower (the text of set) holds one of literals.
-func (set *runeSet) holdsAny(lower string, literals []string) bool {
-	for _, l := range literals {
-		if set.mayHold(l) && strings.Contains(lower, l) {
+// literals are words a text is searched for, each with the rune-set key
+// of its first rune, read once: a text is searched only for the words
+// whose first rune it holds.
+type literals struct {
+	words []string
+	keys  []byte
+}
+
+func newLiterals(words ...string) literals {
+	l := literals{words: words, keys: make([]byte, len(words))}
+	for i, w := range words {
+		if w != "" && w[0] < utf8.RuneSelf {
+			l.keys[i] = w[0]
+		} else {
+			l.keys[i], _ = runeKey(w)
+		}
+	}
+	return l
+}
+
+// in reports whether lower, whose runes set holds, holds one of the words.
+func (l literals) in(lower string, set *runeSet) bool {
+	for i, k := range l.keys {
+		if set[k] && strings.Contains(lower, l.words[i]) {
 			return true
 		}
 	}
@@ -279,8 +299,9 @@ func (set *runeSet) holdsAny(lower string, literals []string) bool {
 }
 
 // anyOf is a need: the text holds one of the literals.
-func anyOf(literals ...string) func(string, *runeSet) bool {
-	return func(lower string, set *runeSet) bool { return set.holdsAny(lower, literals) }
+func anyOf(words ...string) func(string, *runeSet) bool {
+	l := newLiterals(words...)
+	return l.in
 }
 
 // digitThen is a need: a digit is followed, after spaces or a hyphen, by
@@ -419,7 +440,7 @@ func scan(text string, used []bool) []token {
 func scanKinds(text string, used []bool, kinds kindSet) []token {
 	lower := asciiLower(text)
 	set := newRuneSet(lower)
-	hasDigit := set.holdsAny(lower, digits)
+	hasDigit := digits.in(lower, set)
 	if !hasDigit && !mayHoldNumber(lower, set) {
 		return nil
 	}
@@ -561,16 +582,16 @@ const (
 // a duration word or a size; most result strings hold none. The set
 // spares the guest a search for each word a text cannot hold.
 func mayHoldNumber(lower string, set *runeSet) bool {
-	return set.holdsAny(lower, numberCues) || set.holdsAny(lower, numberWords)
+	return numberCues.in(lower, set) || numberWords.in(lower, set)
 }
 
 var (
-	digits = strings.Split("0123456789", "")
+	digits = newLiterals(strings.Split("0123456789", "")...)
 	// numberCues are the runes that start a number or a size in words.
-	numberCues = strings.Split("零〇一二两三四五六七八九十百千万码号穿选拍荐今明后", "")
+	numberCues = newLiterals(strings.Split("零〇一二两三四五六七八九十百千万码号穿选拍荐今明后", "")...)
 	// numberWords are the words of durations, dates and size advice.
-	numberWords = []string{"次日", "隔天", "隔日", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try",
-		"today", "tonight", "tomorrow"}
+	numberWords = newLiterals("次日", "隔天", "隔日", "next", "size", "take", "get", "go with", "choose", "pick", "recommend", "wear", "try",
+		"today", "tonight", "tomorrow")
 )
 
 func containsAny(s string, subs []string) bool {

@@ -253,7 +253,8 @@ func TestStatedLinks(t *testing.T) {
 }
 
 // FuzzRuneSet holds the rune set's fast reading of UTF-8 to the decoder:
-// a set answers for every literal as a set of decoded runes would.
+// a set answers for every literal as a set of decoded runes would, and a
+// search of literals finds what strings.Contains finds.
 func FuzzRuneSet(f *testing.F) {
 	for _, s := range []string{"修护面霜259元", "ｘ１\xe4\xb8", "\xed\xa0\x80\xe0\x80\x80ok", "", "€£¥ and 😀"} {
 		f.Add(s, "面")
@@ -269,6 +270,14 @@ func FuzzRuneSet(f *testing.F) {
 		r, _ := utf8.DecodeRuneInString(literal)
 		if got := want.mayHold(literal); got != want[r&0xFF] {
 			t.Fatalf("mayHold(%q) = %v over %q, decoded %v", literal, got, text, want[r&0xFF])
+		}
+		words := []string{"面", "a"}
+		if literal != "" { // no pattern searches for the empty word
+			words = append(words, literal)
+		}
+		found := slices.ContainsFunc(words, func(w string) bool { return strings.Contains(text, w) })
+		if got := newLiterals(words...).in(text, newRuneSet(text)); got != found {
+			t.Fatalf("literals %q in %q = %v, want %v", words, text, got, found)
 		}
 		key, n := runeKey(literal)
 		if _, size := utf8.DecodeRuneInString(literal); literal != "" && (key != byte(r) || n != size) {
