@@ -248,6 +248,12 @@ func (s *Server) planShip(ctx context.Context, sc store.Scope, experimentID, arm
 	if err != nil {
 		return nil, fieldError(fiber.StatusConflict, "checkpoint", fmt.Sprintf("the winner's checkpoint cannot be served: %v", err))
 	}
+	// A model server is no checkpoint the gate can evaluate or a rollback
+	// restore: the operator moves off it on purpose.
+	if v := s.servingView(ctx, sc.OrgID); v.Server != nil {
+		return nil, fieldError(fiber.StatusConflict, "checkpoint", fmt.Sprintf("the organisation's streams are served by the model server %s: "+
+			"shipping the winner's checkpoint would replace it; go back to the console's model on the Settings page first, or serve the checkpoint from the server", v.Spec))
+	}
 	serving, served := s.servingCheckpoint(ctx, sc.OrgID)
 	p.ship.PreviousServing = serving.servingSpec()
 	p.ship.Serving = p.ship.PreviousServing

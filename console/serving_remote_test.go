@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +262,26 @@ func TestServingConnectionTest(t *testing.T) {
 	}
 	if code, sv, _ := e.call(t, e.admin, "GET", "/api/serving-model", "", ""); code != 200 || sv["server"].(map[string]any)["has_api_key"] != true {
 		t.Errorf("after the tests the stored setting is %v", sv)
+	}
+}
+
+// TestShipRefusesToReplaceAServingServer ships a checkpoint winner while
+// the organisation is served by a model server: the ship is refused naming
+// the server, and the server still serves.
+func TestShipRefusesToReplaceAServingServer(t *testing.T) {
+	e := newShipEnv(t)
+	folder := e.promoteFixture(t, "run-a", 4)
+	x := e.stoppedWinner(t, map[string]any{"checkpoint": filepath.Base(folder)})
+	srv, _ := fakeModelServer(t, "Hello.")
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model", "application/json",
+		`{"server": {"url": "`+srv.URL+`", "model": "qwen"}}`); code != 200 {
+		t.Fatalf("PUT serving model: %d %s", code, raw)
+	}
+	code, m, raw := e.ship(t, x.ID, `{"override": "ship anyway"}`)
+	if code != 409 || m["field"] != "checkpoint" || !strings.Contains(m["error"].(string), "served by the model server qwen at ") {
+		t.Errorf("ship over a model server: %d %s", code, raw)
+	}
+	if _, sv, _ := e.call(t, e.admin, "GET", "/api/serving-model", "", ""); sv["server"] == nil {
+		t.Errorf("after the refused ship the serving model is %v", sv)
 	}
 }
