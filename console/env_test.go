@@ -15,6 +15,7 @@ import (
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/runtime"
 )
 
@@ -35,10 +36,7 @@ const testPassword = "correct horse battery"
 func newTestEnv(t *testing.T, reg *prometheus.Registry) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	demo, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testfixture.DemoHarness(t)
 	st, err := OpenStore(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

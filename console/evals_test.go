@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/examples"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 )
 
@@ -20,9 +20,7 @@ func evalEnv(t *testing.T) *testEnv {
 	t.Helper()
 	e, _ := newRunEnv(t)
 	withHookPlugins(t, e)
-	for _, p := range examples.DemoPlugins() {
-		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
-	}
+	e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, testfixture.DemoPluginDirs()...)
 	if err := e.srv.InstallExamples(context.Background()); err != nil {
 		t.Fatal(err)
 	}

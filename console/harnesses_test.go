@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/livehat/livehat/console/store"
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/liveroom"
@@ -72,9 +71,7 @@ func withHookPlugins(t *testing.T, e *testEnv) {
 	// Hooks on a busy test machine must not turn into fail-closed denials.
 	e.srv.cfg.Sandbox.SetTimeoutFloor(5 * time.Second)
 	e.srv.cfg.PluginDirs = nil
-	for _, p := range examples.DemoPlugins() {
-		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
-	}
+	e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, testfixture.DemoPluginDirs()...)
 	if err := e.srv.InstallExamples(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/livehat/livehat/console/store"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
@@ -38,9 +38,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}
 	e := newTestEnv(t, prometheus.NewRegistry())
 	e.srv.cfg.Model, e.srv.cfg.ModelName = liveroom.Host{}, liveroom.HostModelName
-	for _, p := range examples.DemoPlugins() {
-		e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, filepath.Join("..", "examples", "plugins", p))
-	}
+	e.srv.cfg.PluginDirs = append(e.srv.cfg.PluginDirs, testfixture.DemoPluginDirs()...)
 	if err := e.srv.InstallExamples(context.Background()); err != nil {
 		t.Fatal(err)
 	}
