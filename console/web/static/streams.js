@@ -635,16 +635,16 @@ LiveHAT.page(async (me) => {
         }
       }
     }
-    const card = el('section', {class: 'card', id: 'catalog-card'},
+    const card = el('section', {class: 'card', id: 'catalog-import'},
       el('h2', {}, t('streams.catalog_title')), result,
       el('p', {}, el('a', {href: '/catalog?stream=' + enc(s.id), id: 'catalog-edit-link', class: 'button'}, t('streams.catalog_edit'))),
-      el('details', {id: 'stream-catalog-import'}, el('summary', {}, t('streams.catalog_import')),
-        el('p', {class: 'muted'}, t('streams.catalog_import_help'), el('a', {href: '/api/catalog/schema'}, t('streams.catalog_schema')), '.'),
-        el('div', {class: 'row'}, file,
-          el('button', {type: 'button', class: 'secondary', id: 'catalog-check', onclick: () => upload(true)}, t('streams.catalog_check')),
-          el('button', {type: 'button', id: 'catalog-submit', onclick: () => upload(false)}, t('streams.catalog_submit')),
-          el('a', {href: '/api/streams/' + enc(s.id) + '/catalog?format=csv', download: 'catalog.csv'}, t('streams.catalog_export'))),
-        problems));
+      el('h3', {}, t('streams.catalog_import')),
+      el('p', {class: 'muted'}, t('streams.catalog_import_help'), el('a', {href: '/api/catalog/schema'}, t('streams.catalog_schema')), '.'),
+      el('div', {class: 'row'}, file,
+        el('button', {type: 'button', class: 'secondary', id: 'catalog-check', onclick: () => upload(true)}, t('streams.catalog_check')),
+        el('button', {type: 'button', id: 'catalog-submit', onclick: () => upload(false)}, t('streams.catalog_submit')),
+        el('a', {href: '/api/streams/' + enc(s.id) + '/catalog?format=csv', download: 'catalog.csv'}, t('streams.catalog_export'))),
+      problems);
     return card;
   }
 
