@@ -153,7 +153,12 @@ var demoQuestions = []string{
 // does, the demo test's twelve questions make the same tool calls through
 // it as in process (greedy both), a killed or stopped server costs one
 // turn the safe line and the next works once it is back, and a stream's
-// /v1/chat/completions answers through it.
+// /v1/chat/completions and live view answer through it.
+//
+// The tool calls are held to the unconstrained engine's exactly (names and
+// arguments): six runs on two loaded cores (load 10–16) all matched 12 of
+// 12, so nothing here rests on a near-tie. It takes 30–37 s, 95 s under
+// -race, once the server is built.
 func TestLlamaServerServesTheDemoStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts llama-server and runs the bundled model; skipped with -short")
@@ -320,8 +325,8 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 		t.Errorf("server stopped: %s (%s) after %v, want the safe line on a timeout", hung.Outcome, hung.Reason, time.Since(start))
 	}
 
-	// A stream's chat endpoint answers through the server.
-	e := newTestEnv(t, prometheus.NewRegistry())
+	// A stream's chat endpoint answers through the organisation's server.
+	e := newLiveEnv(t)
 	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model", "application/json",
 		`{"server": {"url": "`+ls.url()+`", "model": "bundled"}}`); code != 200 {
 		t.Fatalf("PUT serving model: %d %s", code, raw)
@@ -330,6 +335,23 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 		`{"model":"stream:`+e.demoStream+`","messages":[{"role":"user","content":"How much is the lipstick?"}]}`)
 	if code != 200 || !strings.Contains(string(raw), `"model":"bundled at 127.0.0.1:`) {
 		t.Errorf("chat through llama-server: %d %s", code, raw)
+	}
+
+	// The stream's live view, set to the server as the stream's own, answers
+	// a viewer through it: the model's tool calls run in the plugins.
+	if code, _, raw := e.call(t, e.admin, "PUT", "/api/serving-model/streams/"+e.demoStream, "application/json",
+		`{"server": {"url": "`+ls.url()+`", "model": "bundled", "timeout_s": 30, "idle_timeout_s": 30}}`); code != 200 {
+		t.Fatalf("PUT stream serving model: %d %s", code, raw)
+	}
+	events := e.subscribe(t, e.merchant, e.demoStream)
+	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json",
+		`{"messages":[{"viewer":"v1","text":"How much is the lipstick?"}]}`); code != 202 {
+		t.Fatalf("live message: %d %s", code, raw)
+	}
+	live := waitLive(t, events, "turn").Data
+	reason := fmt.Sprint(live["reason"])
+	if live["model"] != "bundled at "+strings.TrimPrefix(ls.url(), "http://") || strings.HasPrefix(reason, "model:") || len(traceNames(live["tools"], "name")) == 0 {
+		t.Errorf("the live view's turn through llama-server: model %v, outcome %v (%s), tools %v", live["model"], live["outcome"], reason, traceNames(live["tools"], "name"))
 	}
 }
 
