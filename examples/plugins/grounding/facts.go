@@ -620,14 +620,20 @@ func isMoneyKey(k string) bool {
 
 // durationKey reads the unit of a key like "ships_within_days".
 func durationKey(k string) (string, bool) {
-	for _, u := range [][2]string{{"hours", "hour"}, {"hour", "hour"}, {"days", "day"}, {"day", "day"}, {"weeks", "week"},
-		{"minutes", "minute"}, {"months", "month"}, {"month", "month"}, {"years", "year"}} {
-		if strings.HasSuffix(k, u[0]) || strings.Contains(k, u[0]+"_") {
-			return u[1], true
+	for _, u := range durationUnits {
+		if strings.HasSuffix(k, u.word) || strings.Contains(k, u.joined) {
+			return u.unit, true
 		}
 	}
 	return "", false
 }
+
+// durationUnits are the words of duration keys, in the order durationKey
+// tries them, each with the "_" that joins it to the next word (made
+// once: a key is read for every number a result states).
+var durationUnits = [...]struct{ word, joined, unit string }{{"hours", "hours_", "hour"}, {"hour", "hour_", "hour"},
+	{"days", "days_", "day"}, {"day", "day_", "day"}, {"weeks", "weeks_", "week"}, {"minutes", "minutes_", "minute"},
+	{"months", "months_", "month"}, {"month", "month_", "month"}, {"years", "years_", "year"}}
 
 func (tf *turnFacts) addString(it *itemFacts, k string, top bool, s string) {
 	s = strings.TrimSpace(s)

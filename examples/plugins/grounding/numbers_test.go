@@ -285,3 +285,26 @@ func FuzzRuneSet(f *testing.F) {
 		}
 	})
 }
+
+func TestDurationKey(t *testing.T) {
+	cases := []struct {
+		key, unit string
+		ok        bool
+	}{
+		{"ships_within_days", "day", true},
+		{"dispatch_hours", "hour", true},
+		{"battery_hours_total", "hour", true},
+		{"warranty_months", "month", true},
+		{"shelf_life_years", "year", true},
+		{"cook_minutes", "minute", true},
+		{"price", "", false},
+		{"monthly_fee", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.key, func(t *testing.T) {
+			if unit, ok := durationKey(c.key); unit != c.unit || ok != c.ok {
+				t.Fatalf("durationKey = %q, %v; want %q, %v", unit, ok, c.unit, c.ok)
+			}
+		})
+	}
+}
