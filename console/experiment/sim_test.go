@@ -7,50 +7,24 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/livehat/livehat/examples"
-	"github.com/livehat/livehat/harness"
-	"github.com/livehat/livehat/runtime"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
 // demoArms returns the demo harness and the same harness without coupons.
 func demoArms(t testing.TB) []SimArm {
 	t.Helper()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
 	worse, err := WithoutCoupons(h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return []SimArm{{Name: "demo", Harness: h}, {Name: "no-coupon", Harness: worse}}
-}
-
-// exampleSandbox loads the example plugins the demo harness names, built
-// into the plugin cache the evaluation tests share.
-func exampleSandbox(t testing.TB) *runtime.Sandbox {
-	t.Helper()
-	ctx := context.Background()
-	sb, err := runtime.OpenSandbox(ctx, filepath.Join(os.TempDir(), "livehat-test-plugin-cache"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close(ctx) })
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("..", "..", "examples", "plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return sb
 }
 
 // TestSimulationBetterArmWins runs the same harness without its coupon
@@ -65,7 +39,7 @@ func TestSimulationBetterArmWins(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
-	sb := exampleSandbox(t)
+	sb := testfixture.DemoSandbox(t, nil)
 	arms := demoArms(t)
 	arms[0], arms[1] = arms[1], arms[0]
 	res, err := Simulate(context.Background(), SimConfig{Store: newStore(t, simStart), Sandbox: sb, Arms: arms,
@@ -108,7 +82,7 @@ func TestBenchMain(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	args := []string{"--viewers", "40", "--rooms", "2", "--plugins", filepath.Join("..", "..", "examples", "plugins"),
-		"--plugin-cache", filepath.Join(os.TempDir(), "livehat-test-plugin-cache")}
+		"--plugin-cache", testfixture.PluginCacheDir()}
 	if err := BenchMain(context.Background(), args, nil, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
