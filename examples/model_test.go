@@ -3,8 +3,6 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
 )
@@ -52,28 +51,9 @@ func TestBundledModelAnswersTheDemoStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sb, err := runtime.OpenSandbox(ctx, "", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close(context.Background())
-	// A busy test machine must not turn the fail-closed compliance hook
-	// into safe lines: this test is about what the model answers.
-	sb.SetTimeoutFloor(5 * time.Second)
-	for _, p := range examples.DemoPlugins() {
-		if _, err := sb.LoadGoDir(ctx, filepath.Join("plugins", p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ps, err := sb.Plugins(examples.Catalog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testfixture.DemoHarness(t)
+	quiet := testfixture.QuietLogger()
+	ps := testfixture.DemoPlugins(t, quiet, nil)
 	model := runtime.LocalModel{Engine: eng, Constrain: true}
 	// What a console live session of the demo stream gives the runtime:
 	// the featured item and the items on sale in the prompt, and the
