@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,9 +31,6 @@ import (
 // grounding check's verdict. The latest rehearsal of a stream is what the
 // go-live checklist reads.
 
-// rehearsalMigration adds the rehearsals table (OpenStore applies it).
-const rehearsalMigration = 60
-
 // Rehearsal limits.
 const (
 	// maxRehearsalQuestions bounds the questions of one rehearsal.
@@ -44,22 +40,6 @@ const (
 	// rehearsalParallel is how many practice answers run at once.
 	rehearsalParallel = 2
 )
-
-// rehearsalTables stores each rehearsal's report; fingerprint is that of
-// the stream setup it ran against (rehearsalFingerprint).
-func rehearsalTables() []string {
-	return []string{
-		`CREATE TABLE rehearsals (
-			id TEXT PRIMARY KEY,
-			org_id TEXT NOT NULL REFERENCES orgs(id),
-			stream_id TEXT NOT NULL,
-			fingerprint TEXT NOT NULL,
-			created_by TEXT NOT NULL,
-			created_at TEXT NOT NULL,
-			report TEXT NOT NULL)`,
-		`CREATE INDEX rehearsals_stream ON rehearsals(stream_id, created_at)`,
-	}
-}
 
 // Grounding verdicts of a practice answer.
 const (
@@ -366,28 +346,22 @@ func (s *Server) saveRehearsal(ctx context.Context, orgID string, rep rehearsalR
 	if err != nil {
 		return err
 	}
-	_, err = s.store.DB().ExecContext(ctx, `INSERT INTO rehearsals(id, org_id, stream_id, fingerprint, created_by, created_at, report)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, rep.ID, orgID, rep.StreamID, rep.Fingerprint, rep.CreatedBy, rep.CreatedAt.Format(time.RFC3339Nano), string(raw))
-	if err != nil {
-		return fmt.Errorf("rehearsal: store: %w", err)
-	}
-	return nil
+	return s.store.AddRehearsal(ctx, store.Scope{OrgID: orgID}, store.Rehearsal{ID: rep.ID, StreamID: rep.StreamID,
+		Fingerprint: rep.Fingerprint, CreatedBy: rep.CreatedBy, CreatedAt: rep.CreatedAt, Report: raw})
 }
 
 // lastRehearsal is a stream's latest rehearsal, nil before the first;
 // Current says whether the stream is still set up as it ran.
 func (s *Server) lastRehearsal(ctx context.Context, st *store.Stream) (*rehearsalReport, error) {
-	var raw string
-	err := s.store.DB().QueryRowContext(ctx, `SELECT report FROM rehearsals WHERE org_id = ? AND stream_id = ?
-		ORDER BY created_at DESC, id DESC LIMIT 1`, st.OrgID, st.ID).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
+	stored, err := s.store.LatestRehearsal(ctx, store.Scope{OrgID: st.OrgID}, st.ID)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rehearsal: read: %w", err)
+		return nil, err
 	}
 	var rep rehearsalReport
-	if err := json.Unmarshal([]byte(raw), &rep); err != nil {
+	if err := json.Unmarshal(stored.Report, &rep); err != nil {
 		return nil, fmt.Errorf("rehearsal %s: stored report: %w", st.ID, err)
 	}
 	rep.Current = rep.Fingerprint == rehearsalFingerprint(st)

@@ -4,11 +4,13 @@ package store
 // that own each area. Append new versions; never edit one that has shipped.
 // Versions 1–9 are accounts and streams, 10–19 plugins, 20–29 harness
 // versions and releases, 30–39 training runs and evaluations, 40–49 live
-// sessions; 50+ belong to console/experiment (through WithMigrations).
+// sessions; 50–59 belong to console/experiment (through WithMigrations);
+// 60–69 are the merchants' rehearsals.
 func builtinMigrations() []Migration {
 	var ms []Migration
 	for _, area := range [][]Migration{
 		accountMigrations(), pluginMigrations(), harnessMigrations(), runMigrations(), liveMigrations(),
+		rehearsalMigrations(),
 	} {
 		ms = append(ms, area...)
 	}
