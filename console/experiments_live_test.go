@@ -274,7 +274,7 @@ func TestLiveViewerUnitExperimentNarratesOnce(t *testing.T) {
 	if sessionOf["control"] != hello.Data["session"] || sessionOf["host"] == sessionOf["control"] {
 		t.Fatalf("arm sessions %v, control %v", sessionOf, hello.Data["session"])
 	}
-	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
 		t.Fatalf("go on air: %d %s", code, raw)
 	}
 	// Three price questions from each arm's viewers: the control's session
@@ -454,7 +454,7 @@ func TestLiveViewerSplitStrategyCountsTheRoom(t *testing.T) {
 	startExperiment(t, e.testEnv, x.ID)
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	hello := waitLive(t, events, "session")
-	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air":true}`); code != 200 {
 		t.Fatalf("go on air: %d %s", code, raw)
 	}
 	perArm := viewersByArm(t, x, 2)

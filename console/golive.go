@@ -370,8 +370,7 @@ func (h *liveHub) goLive(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "acknowledge these warnings first: " + strings.Join(unacknowledged, ", "),
 			"code": "golive_unacknowledged", "field": "acknowledge", "checklist": list})
 	}
-	// The switch itself is the live view's: the same session opening and
-	// air event as POST /live/air, so both paths stay one behaviour.
-	c.Request().SetBody([]byte(`{"on_air": true}`))
-	return h.air(c)
+	// The same session opening and air event as the operator's switch
+	// (POST /live/air), so both paths stay one behaviour.
+	return h.setAir(c, st, true)
 }

@@ -246,7 +246,7 @@ func TestStrategyUrgencyFiresOnAir(t *testing.T) {
 	e.saveStrategy(t, e.demoStream, strategyPlan{Urgency: []urgencyRule{{Item: "p-cream", AtMost: 10, RepeatMinutes: 60}}})
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	waitLive(t, events, "session")
-	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air": true}`); code != 200 {
+	if code, _, raw := e.call(t, e.admin, "POST", "/api/streams/"+e.demoStream+"/live/air", "application/json", `{"on_air": true}`); code != 200 {
 		t.Fatalf("on air: %d %s", code, raw)
 	}
 	deadline := time.After(30 * time.Second)

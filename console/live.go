@@ -34,7 +34,7 @@ const (
 //
 //	GET  /api/streams/:id/live/events    SSE: session, message, chunk, turn, dropped, harness, air, closed, retired
 //	POST /api/streams/:id/live/messages  {"messages": [{"viewer", "text", "at"}]} → 202
-//	POST /api/streams/:id/live/air       {"on_air": bool} → the stream
+//	POST /api/streams/:id/live/air       {"on_air": bool} → the stream (on air: operators only)
 //	GET  /api/streams/:id/live/stats     latency percentiles and histogram, queue counters
 //	GET  /api/streams/:id/live/turns     stored turn traces, newest first (?limit, ?before, ?outcome, ?source)
 //	GET  /api/live/turns/:id             one stored turn with its steps and messages
@@ -233,7 +233,10 @@ func (h *liveHub) messages(c *fiber.Ctx) error {
 }
 
 // air switches a stream on or off air. On air, its session runs the
-// stream's strategy; off air, the session closes.
+// stream's strategy; off air, the session closes. Going on air here is
+// unchecked, so it is the operators' switch (their pages and scripts); a
+// merchant goes on air through the go-live checklist (POST …/golive) and
+// gets 403 golive_required here. Anyone who may drive the stream may stop it.
 func (h *liveHub) air(c *fiber.Ctx) error {
 	var req struct {
 		OnAir *bool `json:"on_air"`
@@ -248,8 +251,18 @@ func (h *liveHub) air(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if *req.OnAir {
-		// Open the session first: a stream that cannot run does not go on air.
+	if *req.OnAir && userOf(c).Role != store.RoleOperator {
+		return codedError(fiber.StatusForbidden, "golive_required", "on_air",
+			"a merchant goes on air through the go-live checklist: POST /api/streams/"+st.ID+"/golive")
+	}
+	return h.setAir(c, st, *req.OnAir)
+}
+
+// setAir puts st on or off air and answers the stream: on air, its session
+// opens first (a stream that cannot run does not go on air); off air, the
+// session closes. Both the operator's switch and the checklist come here.
+func (h *liveHub) setAir(c *fiber.Ctx, st *store.Stream, onAir bool) error {
+	if onAir {
 		if _, err := h.setupOf(c.UserContext(), st); err != nil {
 			return err
 		}
@@ -257,7 +270,7 @@ func (h *liveHub) air(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	st, err = h.s.store.SetStreamOnAir(c.UserContext(), scopeOf(c), st.ID, *req.OnAir)
+	st, err := h.s.store.SetStreamOnAir(c.UserContext(), scopeOf(c), st.ID, onAir)
 	if err != nil {
 		return storeError(err, "stream")
 	}

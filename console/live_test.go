@@ -307,7 +307,12 @@ func TestLiveAirSwitchAndViewerTextIsKeptVerbatim(t *testing.T) {
 		t.Errorf("air without on_air: %d %v", code, body)
 	}
 	events := e.subscribe(t, e.merchant, e.demoStream)
-	code, st, raw := e.call(t, e.merchant, "POST", path, "application/json", `{"on_air":true}`)
+	// A merchant goes on air through the checklist only; the unchecked
+	// switch is the operator's.
+	if code, body, raw := e.call(t, e.merchant, "POST", path, "application/json", `{"on_air":true}`); code != 403 || body["code"] != "golive_required" || body["field"] != "on_air" {
+		t.Errorf("merchant on air through the switch: %d %s", code, raw)
+	}
+	code, st, raw := e.call(t, e.admin, "POST", path, "application/json", `{"on_air":true}`)
 	if code != 200 || st["on_air"] != true || st["revision"] != float64(2) {
 		t.Fatalf("go on air: %d %s", code, raw)
 	}

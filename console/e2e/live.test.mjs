@@ -1,6 +1,6 @@
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, login, shot, MERCHANT_PASSWORD} from './lib.mjs';
+import {launch, login, shot, ADMIN_PASSWORD, MERCHANT_PASSWORD} from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -76,12 +76,31 @@ test('the merchant imports a catalog and the avatar answers from it in the live 
   assert.notEqual((await page.locator('#p50 b').textContent()).trim(), '');
   assert.equal(await page.locator('#histogram svg rect').count() > 0, true);
 
-  // On air and off again.
+  // A merchant goes on air through the go-live checklist, shown in the live
+  // view: the demo stream has not been rehearsed, so it blocks, links to the
+  // stream page's checklist, and nothing goes on air.
   await page.click('#air-toggle');
-  await page.locator('#air-state >> text=on air').waitFor();
+  await page.locator('#golive-card #golive-checks li[data-code="rehearsal_missing"][data-level="block"]').waitFor();
+  assert.equal(await page.locator('#golive-go').isDisabled(), true);
+  assert.match(await page.locator('#golive-page').getAttribute('href'), /^\/streams\?focus=golive#/);
+  await shot(page, 'live-checklist');
+  await page.click('#golive-close');
+  assert.equal(await page.locator('#golive-card').count(), 0);
+  assert.match(await page.locator('#air-state').textContent(), /^off air$/);
+  const unchecked = await page.evaluate((sid) => LiveHAT.api('POST', '/api/streams/' + sid + '/live/air', {on_air: true}).then(() => 'on air', (e) => e.code), demo.id);
+  assert.equal(unchecked, 'golive_required', 'the unchecked switch is not the merchant\'s');
+
+  // The operators' switch puts it on air (the live view follows); the
+  // merchant stops it from the live view.
+  const admin = await login(browser, 'admin', ADMIN_PASSWORD);
+  const csrf = (await (await admin.request.get('/api/me')).json()).csrf;
+  const res = await admin.request.post('/api/streams/' + demo.id + '/live/air', {data: {on_air: true}, headers: {'X-CSRF-Token': csrf}});
+  assert.equal(res.status(), 200, await res.text());
+  await admin.context().close();
+  await page.locator('#air-state >> text=/^on air$/').waitFor();
   await shot(page, 'live');
   await page.click('#air-toggle');
-  await page.locator('#air-state >> text=off air').waitFor();
+  await page.locator('#air-state >> text=/^off air$/').waitFor();
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

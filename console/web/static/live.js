@@ -76,17 +76,33 @@ LiveHAT.page(async (me) => {
     airBadge.className = 'badge ' + (current.on_air ? 'bad' : '');
   }
   renderMute(); renderAir();
-  main.append(el('div', {class: 'card live-bar'}, el('label', {for: 'stream-picker'}, t('live.stream')), picker, airButton, airBadge,
-    sessionInfo, el('span', {class: 'spacer'}), voiceInfo, muteButton));
 
+  // Going on air goes through the go-live checklist (golive.js), shown
+  // under the bar: what blocks, the risks to accept, then the server's
+  // check. Stopping is immediate.
+  const checklistSlot = el('div', {id: 'golive-slot'});
+  function closeChecklist() { checklistSlot.replaceChildren(); }
   async function toggleAir() {
     airButton.disabled = true;
     try {
-      current = await api('POST', '/api/streams/' + current.id + '/live/air', {on_air: !current.on_air});
-      renderAir();
-      toast(t(current.on_air ? 'live.now_on_air' : 'live.stopped'));
+      if (current.on_air) {
+        current = await api('POST', '/api/streams/' + current.id + '/live/air', {on_air: false});
+        renderAir();
+        toast(t('live.stopped'));
+        return;
+      }
+      checklistSlot.replaceChildren(await GoLive.card(current.id, {pageLink: true, onClose: closeChecklist, onChange: (st) => {
+        current = st;
+        renderAir();
+        closeChecklist();
+        toast(t('live.now_on_air'));
+      }}));
+      checklistSlot.scrollIntoView({block: 'nearest'});
     } catch (err) { showError(err); } finally { airButton.disabled = false; }
   }
+
+  main.append(el('div', {class: 'card live-bar'}, el('label', {for: 'stream-picker'}, t('live.stream')), picker, airButton, airBadge,
+    sessionInfo, el('span', {class: 'spacer'}), voiceInfo, muteButton), checklistSlot);
 
   // --- viewer chat simulator ---
   const chatLog = el('div', {id: 'chat-log', 'aria-live': 'polite'});
@@ -268,6 +284,7 @@ LiveHAT.page(async (me) => {
         break;
       case 'air':
         current.on_air = d.on_air; renderAir();
+        if (d.on_air) closeChecklist();
         break;
       case 'closed':
         sessionInfo.textContent = t('live.session_closed', {reason: d.reason});

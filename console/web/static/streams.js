@@ -67,37 +67,6 @@ LH.i18n.add({
     'streams.cat.coupon': 'coupon', 'streams.cat.promotion': 'promotion', 'streams.cat.link': 'link', 'streams.cat.shipping': 'shipping',
     'streams.cat.returns': 'returns', 'streams.cat.ingredients': 'ingredients', 'streams.cat.allergens': 'allergens', 'streams.cat.spec': 'specs',
     'streams.cat.own': 'yours',
-    'streams.golive_title': 'Go-live checklist', 'streams.golive_ready': 'Ready: nothing blocks going on air.',
-    'streams.golive_blocked': '{count} items block going on air.', 'streams.golive_ack': 'I accept this risk',
-    'streams.golive_go': 'Go on air', 'streams.golive_stop': 'Go off air', 'streams.golive_on': 'The stream is on air.',
-    'streams.golive_done': 'On air', 'streams.golive_off': 'Off air', 'streams.fix': 'Fix',
-    'streams.level.ok': 'OK', 'streams.level.warn': 'risk', 'streams.level.block': 'blocks',
-    'streams.check.harness_missing': 'No harness version is released to this stream: ask an operator for one.',
-    'streams.check.harness_unusable': 'The stream\u2019s harness version cannot run: {error}',
-    'streams.check.harness_released': 'Harness version {version} is released to the stream.',
-    'streams.check.model_missing': 'No model serves live sessions.', 'streams.check.model_ready': 'The serving model is {model}.',
-    'streams.check.catalog_empty': 'The catalog has no products.', 'streams.check.catalog_products': 'The catalog has {count} products.',
-    'streams.check.stock_unstated': 'Items without a stock count or state (the host can only say it is not stated): {items}.',
-    'streams.check.sold_out': 'Items sold out: {items}.',
-    'streams.check.size_chart_missing': 'Clothing without a size chart (viewers ask which size): {items}.',
-    'streams.check.ingredients_missing': 'Food or cosmetics without ingredients: {items}.',
-    'streams.check.allergens_missing': 'Food without allergens stated: {items}.',
-    'streams.check.shipping_missing': 'Items without shipping terms (dispatch time or fee): {items}.',
-    'streams.check.returns_missing': 'Items without return terms: {items}.',
-    'streams.check.coupon_no_min_spend': 'Coupons without a minimum spend (any order gets them): {items}.',
-    'streams.check.strategy_invalid': 'The stored strategy cannot be read.',
-    'streams.check.strategy_stale': 'The strategy names what the catalog no longer has: {error}',
-    'streams.check.featured_missing': 'No featured item for narration: the host speaks only when asked.',
-    'streams.check.featured_rule': 'The host introduces featured items on a schedule.',
-    'streams.check.featured_not_first': 'The stream features {featured} (the catalog\u2019s first item); the host may present it instead of {items}: move the item first in the catalog.',
-    'streams.check.urgency_uncounted': 'Stock reminders on items without a stock count never fire: {items}.',
-    'streams.check.rehearsal_missing': 'No rehearsal has been run.',
-    'streams.check.rehearsal_stale': 'The catalog, persona, banned claims or harness changed since the last rehearsal: run it again.',
-    'streams.check.rehearsal_unanswered': '{count} practice questions got no backed answer.',
-    'streams.check.rehearsal_rewritten': '{count} practice answers stated what nothing backed and were rewritten by the grounding check.',
-    'streams.check.rehearsal_unchecked': '{count} practice answers were not checked against the catalog.',
-    'streams.check.rehearsal_passed': 'All {count} practice answers were backed by the catalog.',
-    'error.golive_blocked': 'The checklist blocks going on air', 'error.golive_unacknowledged': 'Accept the checklist\u2019s warnings first',
   },
   'zh-CN': {
     'streams.title': '直播间', 'streams.name': '名称', 'streams.state': '状态', 'streams.harness': 'Harness',
@@ -158,37 +127,6 @@ LH.i18n.add({
     'streams.cat.coupon': '优惠券', 'streams.cat.promotion': '活动', 'streams.cat.link': '链接', 'streams.cat.shipping': '发货',
     'streams.cat.returns': '退货', 'streams.cat.ingredients': '成分', 'streams.cat.allergens': '过敏原', 'streams.cat.spec': '参数',
     'streams.cat.own': '自定义',
-    'streams.golive_title': '开播检查', 'streams.golive_ready': '就绪：没有阻止开播的问题。',
-    'streams.golive_blocked': '有 {count} 项阻止开播。', 'streams.golive_ack': '我接受此风险',
-    'streams.golive_go': '开播', 'streams.golive_stop': '下播', 'streams.golive_on': '直播间正在直播。',
-    'streams.golive_done': '已开播', 'streams.golive_off': '已下播', 'streams.fix': '去修复',
-    'streams.level.ok': '通过', 'streams.level.warn': '风险', 'streams.level.block': '阻止',
-    'streams.check.harness_missing': '此直播间还没有发布 harness 版本：请向运营申请。',
-    'streams.check.harness_unusable': '此直播间的 harness 版本无法运行：{error}',
-    'streams.check.harness_released': '已为直播间发布 harness 版本 {version}。',
-    'streams.check.model_missing': '没有为直播提供服务的模型。', 'streams.check.model_ready': '服务模型为 {model}。',
-    'streams.check.catalog_empty': '商品库里没有商品。', 'streams.check.catalog_products': '商品库有 {count} 个商品。',
-    'streams.check.stock_unstated': '以下商品没有库存数量或状态（主播只能说未写明）：{items}。',
-    'streams.check.sold_out': '以下商品已售罄：{items}。',
-    'streams.check.size_chart_missing': '以下服装没有尺码表（观众会问穿什么码）：{items}。',
-    'streams.check.ingredients_missing': '以下食品或化妆品没有成分：{items}。',
-    'streams.check.allergens_missing': '以下食品没有写明过敏原：{items}。',
-    'streams.check.shipping_missing': '以下商品没有发货信息（发货时效或运费）：{items}。',
-    'streams.check.returns_missing': '以下商品没有退货规则：{items}。',
-    'streams.check.coupon_no_min_spend': '以下优惠券没有使用门槛（任何订单都能用）：{items}。',
-    'streams.check.strategy_invalid': '保存的策略无法读取。',
-    'streams.check.strategy_stale': '策略中有商品库已没有的商品或优惠券：{error}',
-    'streams.check.featured_missing': '没有主推商品讲解：只有观众提问时主播才会说话。',
-    'streams.check.featured_rule': '主播会定时介绍主推商品。',
-    'streams.check.featured_not_first': '本场主推的是 {featured}（商品库第一个商品）；主播可能介绍它而不是 {items}：请把该商品移到商品库第一位。',
-    'streams.check.urgency_uncounted': '以下商品没有库存数量，库存提醒永远不会触发：{items}。',
-    'streams.check.rehearsal_missing': '还没有彩排。',
-    'streams.check.rehearsal_stale': '上次彩排后商品库、人设、禁用说法或 harness 有改动：请重新彩排。',
-    'streams.check.rehearsal_unanswered': '{count} 个练习问题没有得到有依据的回答。',
-    'streams.check.rehearsal_rewritten': '{count} 个练习回答说了没有依据的内容，被事实核查改写。',
-    'streams.check.rehearsal_unchecked': '{count} 个练习回答没有经过商品库核查。',
-    'streams.check.rehearsal_passed': '全部 {count} 个练习回答都有商品库依据。',
-    'error.golive_blocked': '开播检查有阻止项', 'error.golive_unacknowledged': '请先确认开播检查中的风险',
   },
 });
 
@@ -531,40 +469,10 @@ LiveHAT.page(async (me) => {
     return card;
   }
 
-  // goLiveCard is the checklist: each check with its fix; warnings are
-  // acknowledged one by one; "Go on air" goes through the server's check.
-  async function goLiveCard(s) {
-    const base = '/api/streams/' + enc(s.id);
-    const list = await api('GET', base + '/golive');
-    const card = el('section', {class: 'card', id: 'golive-card'});
-    const acks = new Map();
-    const badge = {ok: 'good', warn: 'warn', block: 'bad'};
-    const rows = list.checks.map((c) => {
-      const ack = c.level === 'warn' ? el('input', {type: 'checkbox', name: 'ack-' + c.code, 'aria-label': t('streams.golive_ack')}) : null;
-      if (ack) acks.set(c.code, ack);
-      return el('li', {class: 'check-' + c.level, dataset: {code: c.code, level: c.level}},
-        el('span', {class: 'badge ' + badge[c.level]}, t('streams.level.' + c.level)), ' ', LH.i18n.has('streams.check.' + c.code) ? t('streams.check.' + c.code, c.params || {}) : c.message,
-        c.fix ? el('span', {}, ' ', el('a', {href: c.fix, class: 'fix'}, t('streams.fix'))) : null,
-        ack ? el('label', {class: 'check'}, ack, ' ', t('streams.golive_ack')) : null);
-    });
-    const go = el('button', {type: 'button', class: 'on-air', id: 'golive-go', disabled: !list.ready}, t('streams.golive_go'));
-    go.addEventListener('click', async () => {
-      const acknowledge = [...acks].filter(([, box]) => box.checked).map(([code]) => code);
-      try {
-        await api('POST', base + '/golive', {acknowledge});
-        toast(t('streams.golive_done'));
-        await reload(s.id);
-      } catch (err) { showError(err); }
-    });
-    const stop = el('button', {type: 'button', class: 'danger', id: 'golive-stop', onclick: async () => {
-      try { await api('POST', base + '/live/air', {on_air: false}); toast(t('streams.golive_off')); await reload(s.id); } catch (err) { showError(err); }
-    }}, t('streams.golive_stop'));
-    card.append(el('h2', {}, t('streams.golive_title')),
-      el('p', {id: 'golive-state', class: list.ready ? 'good' : 'bad'},
-        list.on_air ? t('streams.golive_on') : list.ready ? t('streams.golive_ready') : t('streams.golive_blocked', {count: list.blocking})),
-      el('ul', {class: 'tight', id: 'golive-checks'}, rows),
-      el('div', {class: 'row'}, list.on_air ? stop : go));
-    return card;
+  // goLiveCard is the checklist (golive.js); going on or off air reloads
+  // the stream.
+  function goLiveCard(s) {
+    return GoLive.card(s.id, {onChange: () => reload(s.id)});
   }
 
   // harnessCard shows the version the stream runs and lets its merchant
