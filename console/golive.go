@@ -228,7 +228,8 @@ func (h *liveHub) checklist(ctx context.Context, st *store.Stream) (goLiveList, 
 
 // strategyChecks checks the strategy against the catalog: a featured
 // item for narration, rules that name what the catalog still has, stock
-// rules on items with a stated count.
+// rules on items with a stated count. A featured rule on any item is
+// fine: live sessions feature the item its schedule features now.
 func (h *liveHub) strategyChecks(st *store.Stream, cat *catalog.Catalog, add func(checkEntry)) {
 	fix := streamFix(st.ID, "strategy")
 	strat, err := streamStrategy(st.Strategy)
@@ -247,20 +248,6 @@ func (h *liveHub) strategyChecks(st *store.Stream, cat *catalog.Catalog, add fun
 	} else {
 		add(checkEntry{Code: "featured_rule", Level: checkOK, Params: map[string]any{"item": plan.Featured[0].Item},
 			Message: "The host introduces featured items on a schedule."})
-	}
-	if len(cat.Products) > 0 {
-		var others []string
-		for _, f := range plan.Featured {
-			if f.Item != cat.Products[0].ID {
-				others = append(others, f.Item)
-			}
-		}
-		if len(others) > 0 {
-			add(checkEntry{Code: "featured_not_first", Level: checkWarn, Items: others, Fix: catalogFix(st.ID, ""),
-				Params: map[string]any{"items": strings.Join(others, ", "), "featured": cat.Products[0].ID},
-				Message: fmt.Sprintf("The stream features %s (the catalog's first item); the host may present it instead of %s: move the item first in the catalog.",
-					cat.Products[0].ID, strings.Join(others, ", "))})
-		}
 	}
 	var uncounted []string
 	for _, u := range plan.Urgency {

@@ -165,10 +165,14 @@ type streamSetup struct {
 	harness   *harness.Harness
 	effective string
 	catalog   string
-	context   []harness.ContextItem
-	items     []string // the catalog's item ids, which tool arguments are held to
-	strategy  runtime.Strategy
-	onAir     bool
+	// context is the stream context at the start of the strategy (what a
+	// rehearsal, a preview or an API turn shows); source makes it at any
+	// moment of the strategy's schedule for a live session.
+	context  []harness.ContextItem
+	source   *contextSource
+	items    []string // the catalog's item ids, which tool arguments are held to
+	strategy runtime.Strategy
+	onAir    bool
 }
 
 // errNoModel is answered 503: the console was started without a model.
@@ -223,12 +227,14 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		return nil, fmt.Errorf("stream %s: catalog: %w", st.ID, err)
 	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(doc), context: catalogContext(cat), items: productIDs(cat), onAir: st.OnAir}
+		catalog: string(doc), items: productIDs(cat), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
 		}
 	}
+	setup.source = &contextSource{cat: cat, feature: featureScheduleOf(cat, setup.strategy)}
+	setup.context = setup.source.at(0)
 	return setup, nil
 }
 
@@ -301,9 +307,9 @@ func bannedListHas(list []any, s string) bool {
 }
 
 // catalogContext is the stream context a session's prompt shows: the
-// featured item (the catalog's first) and the items on sale; none for an
-// empty catalog.
-func catalogContext(c *catalog.Catalog) []harness.ContextItem {
+// featured item (the product of id featured; the catalog's first when
+// there is none) and the items on sale; none for an empty catalog.
+func catalogContext(c *catalog.Catalog, featured string) []harness.ContextItem {
 	if len(c.Products) == 0 {
 		return nil
 	}
@@ -313,7 +319,74 @@ func catalogContext(c *catalog.Catalog) []harness.ContextItem {
 	for i, p := range c.Products {
 		names[i], ids[i] = p.Name, p.ID
 	}
-	return []harness.ContextItem{runtime.FeaturedItem(c.Products[0].Name, c.Products[0].ID), runtime.ItemsOnSale(names, ids)}
+	f := c.Product(featured)
+	if f == nil {
+		f = &c.Products[0]
+	}
+	return []harness.ContextItem{runtime.FeaturedItem(f.Name, f.ID), runtime.ItemsOnSale(names, ids)}
+}
+
+// featureSchedule is what a stream features when: the items of its
+// strategy's featured rules on their schedule, the catalog's first item
+// without one; a sold-out item that a switch rule moves away from is
+// replaced by the item the host presents instead.
+type featureSchedule struct {
+	slots   []runtime.FeaturedSlot
+	first   string
+	instead map[string]string
+}
+
+// featureScheduleOf reads the featured and sold-out rules the strategy
+// builder wrote (rules it did not write feature nothing).
+func featureScheduleOf(cat *catalog.Catalog, st runtime.Strategy) featureSchedule {
+	var f featureSchedule
+	if len(cat.Products) > 0 {
+		f.first = cat.Products[0].ID
+	}
+	plan := planOf(st)
+	for _, r := range plan.Featured {
+		if cat.Product(r.Item) != nil {
+			f.slots = append(f.slots, runtime.FeaturedSlot{Item: r.Item, Every: minutes(r.EveryMinutes)})
+		}
+	}
+	for _, r := range plan.SoldOut {
+		if p := cat.Product(r.Item); p != nil && soldOut(p) && cat.Product(r.To) != nil {
+			if f.instead == nil {
+				f.instead = map[string]string{}
+			}
+			f.instead[r.Item] = r.To
+		}
+	}
+	return f
+}
+
+// at is the item featured at elapsed since the strategy started.
+func (f featureSchedule) at(elapsed time.Duration) string {
+	id := runtime.FeaturedNow(f.slots, elapsed)
+	if id == "" {
+		id = f.first
+	}
+	// Follow switches away from sold-out items; a cycle of them ends
+	// after one round.
+	for range len(f.instead) {
+		to, ok := f.instead[id]
+		if !ok {
+			break
+		}
+		id = to
+	}
+	return id
+}
+
+// contextSource makes a stream's context at a moment of its strategy.
+type contextSource struct {
+	cat     *catalog.Catalog
+	feature featureSchedule
+}
+
+// at is the stream context elapsed after the strategy started.
+func (c *contextSource) at(elapsed time.Duration) []harness.ContextItem {
+	return catalogContext(c.cat, c.feature.at(elapsed))
 }
 
 // switchablePlugins serves a session from the plugins of the stream's
@@ -341,13 +414,16 @@ type liveSession struct {
 	sess    *runtime.Session
 	plugins *switchablePlugins
 	model   string // the model's name, fixed for the session
-	context atomic.Pointer[[]harness.ContextItem]
+	context atomic.Pointer[contextSource]
 
 	mu       sync.Mutex
 	setup    *streamSetup
 	pin      armPin
 	versions map[string]string // effective version → bound version
 	strategy context.CancelFunc
+	// strategySince is when the running strategy started (zero when none
+	// runs): its featured rules' schedule counts from it.
+	strategySince time.Time
 
 	// finished counts the turns the pump has seen end, to tell when a
 	// retired session has answered everything it started.
@@ -360,6 +436,22 @@ type liveSession struct {
 	waiting atomic.Value
 
 	pumped chan struct{} // closed when the event pump has stored the last turn
+}
+
+// streamContext is the session's stream context for the turn being
+// built: while the strategy runs, the featured item is the one its
+// schedule features now, so that a question about "this one" and the
+// narration refer to what the host presents; otherwise the schedule's
+// first.
+func (ls *liveSession) streamContext() []harness.ContextItem {
+	ls.mu.Lock()
+	since := ls.strategySince
+	ls.mu.Unlock()
+	var elapsed time.Duration
+	if !since.IsZero() {
+		elapsed = time.Since(since)
+	}
+	return ls.context.Load().at(elapsed)
 }
 
 // catalogItems returns the item ids of the session's current catalog.
@@ -567,9 +659,9 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 		return nil, err
 	}
 	ls := &liveSession{versions: map[string]string{setup.effective: setup.bound}, setup: setup, pin: pin, pumped: make(chan struct{})}
-	ls.context.Store(&setup.context)
+	ls.context.Store(setup.source)
 	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
-		Context:      func() []harness.ContextItem { return *ls.context.Load() },
+		Context:      ls.streamContext,
 		CatalogItems: ls.catalogItems,
 		Signals:      ls.strategySignals,
 	})
@@ -684,7 +776,7 @@ func (ls *liveSession) apply(r *liveRoom, st *store.Stream) error {
 			swap = false
 		}
 		ls.plugins.set(ps)
-		ls.context.Store(&next.context)
+		ls.context.Store(next.source)
 	}
 	if swap {
 		if err := ls.sess.Swap(next.harness); err != nil {
@@ -726,7 +818,7 @@ func (ls *liveSession) startStrategy(ctx context.Context) {
 		return
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	ls.strategy = cancel
+	ls.strategy, ls.strategySince = cancel, time.Now()
 	go func(st runtime.Strategy) { _, _ = ls.sess.RunStrategy(sctx, st, time.Second) }(ls.setup.strategy)
 }
 
@@ -735,7 +827,7 @@ func (ls *liveSession) stopStrategy() {
 	defer ls.mu.Unlock()
 	if ls.strategy != nil {
 		ls.strategy()
-		ls.strategy = nil
+		ls.strategy, ls.strategySince = nil, time.Time{}
 	}
 }
 

@@ -544,7 +544,7 @@ type strategyCoupon struct {
 // catalogLang is the language a stream's host speaks unasked: Chinese
 // when its items are named in Chinese (as live sessions decide).
 func catalogLang(cat *catalog.Catalog) string {
-	return streamLang(catalogContext(cat))
+	return streamLang(catalogContext(cat, ""))
 }
 
 // getStrategy answers the builder's view of a stream's strategy.
