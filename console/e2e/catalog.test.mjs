@@ -11,9 +11,9 @@ after(async () => { await browser?.close(); });
 // the first).
 const RUNS = [
   {locale: 'zh-CN', lang: 'zh-CN', stream: '商品库演示', heading: /商品库/, save: '保存', link: /1号/, conflict: /他人保存了商品库/,
-    nav: /直播间/, importProblems: /文件有 \d+ 个问题/, priceProblem: /应为数字/, tag: 'zh'},
+    nav: /直播间/, importProblems: /文件有 \d+ 个问题/, priceProblem: /应为数字/, specProblem: /“abc”不是数字/, tag: 'zh'},
   {locale: 'en-US', lang: 'en', stream: 'Zz catalog demo', heading: /Catalog/, save: 'Save', link: /No\. 1/, conflict: /Someone else saved the catalog/,
-    nav: /Streams/, importProblems: /The file has \d+ problem/, priceProblem: /want a number/, tag: 'en'},
+    nav: /Streams/, importProblems: /The file has \d+ problem/, priceProblem: /want a number/, specProblem: /"abc" is not a number/, tag: 'en'},
 ];
 
 const BAD_CSV = 'id,name,price,stock,link\np-a,卫衣,159,,1\np-b,,ten,-3,2\np-c,帽子,29,5,x\n';
@@ -84,6 +84,31 @@ for (const run of RUNS) {
     await page.fill(cell('products[0].size_chart[0].min_height_cm'), '160');
     await page.fill(cell('products[0].size_chart[0].max_height_cm'), '170');
 
+    // Specs of the tee: a number with its unit (a value that is not a
+    // number is marked, and nothing is saved until it is fixed), a text
+    // with its Chinese form, a yes/no.
+    await page.click('#catalog-add-spec');
+    await page.fill(cell('products[0].specs[0].key'), 'weight_g');
+    await page.fill(cell('products[0].specs[0].label'), 'weight');
+    await page.fill(cell('products[0].specs[0].label_zh'), '重量');
+    await page.selectOption(cell('products[0].specs[0].type'), 'number');
+    await page.fill(cell('products[0].specs[0].value'), 'abc');
+    await page.locator(cell('products[0].specs[0].value') + '.invalid').waitFor();
+    assert.match(await page.locator('#catalog-problem-list').textContent(), run.specProblem);
+    await page.click('#catalog-save');
+    await page.locator('.toast.error').first().waitFor();
+    await page.fill(cell('products[0].specs[0].value'), '180');
+    await page.fill(cell('products[0].specs[0].unit'), 'g');
+    await page.locator(cell('products[0].specs[0].value') + '.invalid').waitFor({state: 'detached'});
+    await page.click('#catalog-add-spec');
+    await page.fill(cell('products[0].specs[1].key'), 'material');
+    await page.fill(cell('products[0].specs[1].value'), 'cotton');
+    await page.fill(cell('products[0].specs[1].value_zh'), '纯棉');
+    await page.click('#catalog-add-spec');
+    await page.fill(cell('products[0].specs[2].key'), 'machine_washable');
+    await page.selectOption(cell('products[0].specs[2].type'), 'bool');
+    assert.equal(await page.locator(cell('products[0].specs[2].unit')).count(), 0, 'a yes/no has no unit');
+
     // A coupon (满99减10) and a promotion (第二件半价 on the tee).
     await page.click('#catalog-add-coupon');
     await page.fill(cell('coupons[0].name'), '满99减10');
@@ -115,6 +140,8 @@ for (const run of RUNS) {
     assert.equal(byId['p-3'].price, 129);
     assert.deepEqual(byId['p-1'].variants, [{axis: 'size', name: 'M', stock: 10}, {axis: 'size', name: 'L', price: 69, stock: 20}]);
     assert.deepEqual(byId['p-1'].size_chart, [{size: 'M', min_height_cm: 160, max_height_cm: 170}]);
+    assert.deepEqual(byId['p-1'].specs, [{key: 'weight_g', label: 'weight', label_zh: '重量', value: 180, unit: 'g'},
+      {key: 'material', value: 'cotton', value_zh: '纯棉'}, {key: 'machine_washable', value: true}]);
     assert.deepEqual(byId['p-2'].allergens, ['tree_nut']);
     assert.deepEqual(byId['p-2'].returns, {accepted: false});
     assert.equal(byId['p-2'].shelf_life_days, 180);

@@ -32,7 +32,7 @@ LH.i18n.add({
     'catalog.link_n': 'No. {n}', 'catalog.no_link': '—',
     'catalog.not_stated': 'not stated',
     'catalog.state.in_stock': 'in stock', 'catalog.state.low': 'low', 'catalog.state.sold_out': 'sold out', 'catalog.state.presale': 'presale',
-    'catalog.details_of': 'Details · {name}', 'catalog.pick_product': 'Pick a product\u2019s Details to edit its variants, size chart, food facts, shipping and returns.',
+    'catalog.details_of': 'Details · {name}', 'catalog.pick_product': 'Pick a product\u2019s Details to edit its variants, size chart, specs, food facts, shipping and returns.',
     'catalog.basics': 'More about the product', 'catalog.aliases': 'Other names (comma separated)', 'catalog.description': 'Description',
     'catalog.restock_date': 'Restock date', 'catalog.presale_ship_date': 'Presale ships on', 'catalog.limit_per_buyer': 'Limit per buyer',
     'catalog.variants': 'Variants', 'catalog.add_variant': 'Add variant',
@@ -43,6 +43,11 @@ LH.i18n.add({
     'catalog.food': 'Ingredients, allergens and shelf life', 'catalog.ingredients': 'Ingredients (comma separated)',
     'catalog.allergens': 'Allergens (comma separated: peanut, milk, …)', 'catalog.no_allergens': 'States it contains no allergens',
     'catalog.shelf_life_days': 'Shelf life (days)', 'catalog.best_before': 'Best before', 'catalog.certifications': 'Certifications (comma separated)',
+    'catalog.specs': 'Specs', 'catalog.add_spec': 'Add spec',
+    'catalog.specs_hint': 'Facts viewers ask about (battery life, material, waterproof): a key, its names for viewers, and a number with its unit, a text with its Chinese form, or a yes/no.',
+    'catalog.spec_key': 'Key', 'catalog.spec_label': 'Name (English)', 'catalog.spec_label_zh': 'Name (Chinese)', 'catalog.spec_type': 'Type',
+    'catalog.spec_value': 'Value', 'catalog.spec_unit': 'Unit', 'catalog.spec_value_zh': 'Value (Chinese)',
+    'catalog.spec_type.number': 'number', 'catalog.spec_type.text': 'text', 'catalog.spec_type.bool': 'yes/no',
     'catalog.shipping': 'Shipping', 'catalog.ship_from': 'Ships from', 'catalog.dispatch_hours': 'Dispatch within (hours)',
     'catalog.fee': 'Shipping fee (0 = free)', 'catalog.carrier': 'Carrier', 'catalog.excluded_regions': 'Does not ship to (comma separated)',
     'catalog.returns': 'Returns', 'catalog.returns_accepted': 'Returns accepted', 'catalog.yes': 'yes', 'catalog.no': 'no',
@@ -93,7 +98,7 @@ LH.i18n.add({
     'catalog.link_n': '{n}号', 'catalog.no_link': '—',
     'catalog.not_stated': '未说明',
     'catalog.state.in_stock': '有货', 'catalog.state.low': '库存紧张', 'catalog.state.sold_out': '售罄', 'catalog.state.presale': '预售',
-    'catalog.details_of': '详情 · {name}', 'catalog.pick_product': '点击商品的“详情”来编辑规格、尺码表、配料、发货和退货。',
+    'catalog.details_of': '详情 · {name}', 'catalog.pick_product': '点击商品的“详情”来编辑规格、尺码表、参数、配料、发货和退货。',
     'catalog.basics': '商品补充信息', 'catalog.aliases': '别名（逗号分隔）', 'catalog.description': '描述',
     'catalog.restock_date': '补货日期', 'catalog.presale_ship_date': '预售发货日期', 'catalog.limit_per_buyer': '每人限购',
     'catalog.variants': '规格', 'catalog.add_variant': '添加规格',
@@ -104,6 +109,11 @@ LH.i18n.add({
     'catalog.food': '配料、过敏原和保质期', 'catalog.ingredients': '配料（逗号分隔）',
     'catalog.allergens': '过敏原（逗号分隔：peanut、milk…）', 'catalog.no_allergens': '声明不含过敏原',
     'catalog.shelf_life_days': '保质期（天）', 'catalog.best_before': '有效期至', 'catalog.certifications': '认证（逗号分隔）',
+    'catalog.specs': '商品参数', 'catalog.add_spec': '添加参数',
+    'catalog.specs_hint': '观众常问的参数（续航、材质、是否防水）：参数键、给观众看的名称，以及带单位的数字、带中文写法的文本或是/否。',
+    'catalog.spec_key': '参数键', 'catalog.spec_label': '名称（英文）', 'catalog.spec_label_zh': '名称（中文）', 'catalog.spec_type': '类型',
+    'catalog.spec_value': '值', 'catalog.spec_unit': '单位', 'catalog.spec_value_zh': '值（中文）',
+    'catalog.spec_type.number': '数字', 'catalog.spec_type.text': '文本', 'catalog.spec_type.bool': '是/否',
     'catalog.shipping': '发货', 'catalog.ship_from': '发货地', 'catalog.dispatch_hours': '发货时效（小时）',
     'catalog.fee': '运费（0 为包邮）', 'catalog.carrier': '快递', 'catalog.excluded_regions': '不发货地区（逗号分隔）',
     'catalog.returns': '退货', 'catalog.returns_accepted': '支持退货', 'catalog.yes': '是', 'catalog.no': '否',
@@ -217,6 +227,13 @@ LiveHAT.page(async () => {
 
   async function save() {
     clearTimeout(checkTimer);
+    const own = specProblems();
+    if (own.length) {
+      state.problems = own;
+      markProblems();
+      toast(t('catalog.not_saved_problems'), 'error');
+      return;
+    }
     try {
       const r = await api('PUT', base, {catalog_revision: state.revision, catalog: state.cat});
       state.revision = r.catalog_revision;
@@ -318,7 +335,7 @@ LiveHAT.page(async () => {
     try {
       const r = await api('POST', base + '/check', state.cat);
       if (seq !== checkSeq) return; // a later check is on its way
-      state.problems = r.problems || [];
+      state.problems = [...(r.problems || []), ...specProblems()];
     } catch (err) {
       if (seq === checkSeq) showError(err);
     } finally {
@@ -616,6 +633,73 @@ LiveHAT.page(async () => {
     return [el('table', {class: 'edit-table'}, el('thead', {}, el('tr', {}, cols.map((c) => el('th', {}, c)))), el('tbody', {}, rows)), add];
   }
 
+  // specKinds is the type the merchant chose for each spec (a spec's JSON
+  // value carries it once valid; a number typed as "abc" must stay a
+  // number spec, and be marked, not become a text).
+  const specKinds = new WeakMap();
+  function specKind(sp) {
+    if (!specKinds.has(sp)) specKinds.set(sp, typeof sp.value === 'boolean' ? 'bool' : typeof sp.value === 'number' ? 'number' : 'text');
+    return specKinds.get(sp);
+  }
+
+  // specRow edits one spec: key, labels, and a value of the chosen type
+  // with its unit (numbers) or Chinese form (texts).
+  function specRow(p, specs, spPath, sp, j) {
+    const kind = specKind(sp);
+    let value;
+    switch (kind) {
+      case 'bool':
+        value = el('select', {'data-path': spPath + '.value', 'aria-label': t('catalog.spec_value'), onchange: (e) => { sp.value = e.target.value === 'yes'; changed(p); }},
+          [['yes', t('catalog.yes')], ['no', t('catalog.no')]].map(([v, l]) => el('option', {value: v, selected: (sp.value === false ? 'no' : 'yes') === v}, l)));
+        break;
+      case 'number':
+        // What is not a number is kept as typed and marked (specProblems).
+        value = el('input', {'data-path': spPath + '.value', 'aria-label': t('catalog.spec_value'), class: 'num', inputmode: 'decimal', value: sp.value ?? '',
+          oninput: (e) => { sp.value = parseNumber(e.target.value); changed(p); }});
+        break;
+      default:
+        value = field(sp, 'value', spPath + '.value', p, 'text', {label: t('catalog.spec_value')});
+    }
+    const type = el('select', {'data-path': spPath + '.type', 'aria-label': t('catalog.spec_type'), onchange: (e) => {
+      const to = e.target.value;
+      specKinds.set(sp, to);
+      // The value moves to the new type where it can; a unit goes only
+      // with a number and a Chinese form only with a text.
+      if (to === 'bool') sp.value = sp.value !== false && sp.value !== 'no';
+      else if (to === 'number') sp.value = typeof sp.value === 'number' ? sp.value : typeof sp.value === 'string' ? parseNumber(sp.value) : '';
+      else sp.value = typeof sp.value === 'boolean' ? '' : String(sp.value ?? '');
+      if (to !== 'number') delete sp.unit;
+      if (to !== 'text') delete sp.value_zh;
+      changed(p); renderDetails(); markProblems();
+    }}, ['number', 'text', 'bool'].map((k) => el('option', {value: k, selected: k === kind}, t('catalog.spec_type.' + k))));
+    return el('tr', {},
+      el('td', {}, field(sp, 'key', spPath + '.key', p, 'text', {label: t('catalog.spec_key'), placeholder: 'battery_hours'})),
+      el('td', {}, field(sp, 'label', spPath + '.label', p, 'opt', {label: t('catalog.spec_label')})),
+      el('td', {}, field(sp, 'label_zh', spPath + '.label_zh', p, 'opt', {label: t('catalog.spec_label_zh')})),
+      el('td', {}, type), el('td', {}, value),
+      el('td', {}, kind === 'number' ? field(sp, 'unit', spPath + '.unit', p, 'opt', {label: t('catalog.spec_unit'), placeholder: 'h / ml / g'}) : null),
+      el('td', {}, kind === 'text' ? field(sp, 'value_zh', spPath + '.value_zh', p, 'opt', {label: t('catalog.spec_value_zh')}) : null),
+      el('td', {}, el('button', {type: 'button', class: 'link', onclick: () => {
+        specs.splice(j, 1);
+        if (!specs.length) delete p.specs;
+        changed(p); renderDetails(); markProblems();
+      }}, t('catalog.delete'))));
+  }
+
+  // specProblems are the page's own problems: a number spec whose value
+  // is not a number (the server would read it as a text).
+  function specProblems() {
+    const out = [];
+    state.cat.products.forEach((p, i) => (p.specs || []).forEach((sp, j) => {
+      if (specKind(sp) === 'number' && typeof sp.value !== 'number') {
+        const typed = String(sp.value ?? '');
+        out.push({section: 'products', row: i + 1, column: 'specs[' + j + '].value', code: 'not_number', params: {value: typed},
+          message: '"' + typed + '" is not a number'});
+      }
+    }));
+    return out;
+  }
+
   function renderDetails() {
     const i = state.selected;
     const p = state.cat.products[i];
@@ -650,6 +734,8 @@ LiveHAT.page(async () => {
           changed(p); renderDetails(); markProblems();
         }}, t('catalog.delete'))));
     });
+    const specs = p.specs || [];
+    const specRows = specs.map((sp, j) => specRow(p, specs, path + '.specs[' + j + ']', sp, j));
     const allergens = field(p, 'allergens', path + '.allergens', p, 'list', {label: t('catalog.allergens')});
     const noAllergens = el('input', {type: 'checkbox', id: 'catalog-no-allergens', checked: Array.isArray(p.allergens) && p.allergens.length === 0,
       onchange: (e) => {
@@ -704,6 +790,18 @@ LiveHAT.page(async () => {
           p.size_chart = [...chart, {size: ''}];
           changed(p); renderDetails(); markProblems();
         }),
+      el('h3', {}, t('catalog.specs')),
+      el('p', {class: 'muted small'}, t('catalog.specs_hint')),
+      ...subTable(specRows, [t('catalog.spec_key'), t('catalog.spec_label'), t('catalog.spec_label_zh'), t('catalog.spec_type'),
+        t('catalog.spec_value'), t('catalog.spec_unit'), t('catalog.spec_value_zh'), ''],
+      t('catalog.add_spec'), 'catalog-add-spec', () => {
+        const sp = {key: '', value: ''};
+        specKinds.set(sp, 'text');
+        p.specs = [...specs, sp];
+        changed(p); renderDetails(); markProblems();
+        const input = cards.details.querySelector('[data-path="' + CSS.escape(path + '.specs[' + specs.length + '].key') + '"]');
+        if (input) input.focus();
+      }),
       el('h3', {}, t('catalog.food')),
       el('div', {class: 'form-grid'},
         labelled(t('catalog.ingredients'), field(p, 'ingredients', path + '.ingredients', p, 'list')),
