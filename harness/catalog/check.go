@@ -21,13 +21,13 @@ func (r *report) check(c *Catalog) {
 		if !r.clean(at + ".id") {
 			idsClean = false
 		} else if first, dup := ids[p.ID]; dup {
-			r.add(at+".id", "id %q is already the id of products[%d]", p.ID, first)
+			r.add(at+".id", "id_taken", "id %q is already the id of %s[%d]", p.ID, "products", first)
 		} else {
 			ids[p.ID] = i
 		}
 		if p.Link > 0 && r.clean(at+".link") {
 			if first, dup := links[p.Link]; dup {
-				r.add(at+".link", "link %d is already the link of products[%d]", p.Link, first)
+				r.add(at+".link", "link_taken", "link %d is already the link of products[%d]", p.Link, first)
 			} else {
 				links[p.Link] = i
 			}
@@ -55,7 +55,7 @@ func (r *report) unique(path, id, list string, i int, seen map[string]int) {
 		return
 	}
 	if first, dup := seen[id]; dup {
-		r.add(path, "id %q is already the id of %s[%d]", id, list, first)
+		r.add(path, "id_taken", "id %q is already the id of %s[%d]", id, list, first)
 		return
 	}
 	seen[id] = i
@@ -65,18 +65,18 @@ func (r *report) unique(path, id, list string, i int, seen map[string]int) {
 // has already refused an empty one.
 func (r *report) notBlank(path, s string) {
 	if s != "" && strings.TrimSpace(s) == "" && r.clean(path) {
-		r.add(path, "is blank")
+		r.add(path, "empty", "is blank")
 	}
 }
 
 func (r *report) product(at string, p Product) {
 	r.notBlank(at+".name", p.Name)
 	if p.ListPrice > 0 && p.ListPrice < p.Price && r.clean(at+".price", at+".list_price") {
-		r.add(at+".list_price", "list price %s is below the price %s", num(p.ListPrice), num(p.Price))
+		r.add(at+".list_price", "list_price_below", "list price %s is below the price %s", num(p.ListPrice), num(p.Price))
 	}
 	r.stockState(at, p.StockState, p.Stock)
 	if !p.PresaleShipDate.IsZero() && p.StockState != Presale && r.clean(at+".presale_ship_date", at+".stock_state") {
-		r.add(at+".presale_ship_date", "is stated but stock_state is not \"presale\"")
+		r.add(at+".presale_ship_date", "presale_date_not_presale", "is stated but stock_state is not \"presale\"")
 	}
 	r.variants(at, p)
 	r.specs(at, p.Specs)
@@ -87,7 +87,7 @@ func (r *report) product(at string, p Product) {
 			stated bool
 		}{{"days", rt.Days > 0}, {"no_reason", rt.NoReason}, {"shipping_insurance", rt.ShippingInsurance}} {
 			if f.stated {
-				r.add(at+".returns."+f.name, "is stated but returns are not accepted")
+				r.add(at+".returns."+f.name, "returns_not_accepted", "is stated but returns are not accepted")
 			}
 		}
 	}
@@ -100,9 +100,9 @@ func (r *report) stockState(at string, state StockState, stock *int) {
 	}
 	switch {
 	case state == SoldOut && *stock > 0:
-		r.add(at+".stock_state", "is \"sold_out\" but stock is %d", *stock)
+		r.add(at+".stock_state", "sold_out_with_stock", "is \"sold_out\" but stock is %d", *stock)
 	case (state == InStock || state == LowStock) && *stock == 0:
-		r.add(at+".stock_state", "is %q but stock is 0", state)
+		r.add(at+".stock_state", "state_stock0", "is %q but stock is 0", state)
 	}
 }
 
@@ -117,14 +117,14 @@ func (r *report) variants(at string, p Product) {
 		if r.clean(vat+".name", vat+".axis") {
 			k := key{v.Axis, v.Name}
 			if first, dup := seen[k]; dup {
-				r.add(vat+".name", "variant %q repeats variants[%d]%s", v.Name, first, onAxis(v.Axis))
+				r.addParams(vat+".name", "variant_repeats", []string{v.Name, strconv.Itoa(first), v.Axis}, "variant %q repeats variants[%d]%s", v.Name, first, onAxis(v.Axis))
 			} else {
 				seen[k] = j
 			}
 		}
 		r.stockState(vat, v.StockState, v.Stock)
 		if p.StockState == SoldOut && v.Stock != nil && *v.Stock > 0 && r.clean(vat+".stock", at+".stock_state") {
-			r.add(vat+".stock", "is %d but the product's stock_state is \"sold_out\"", *v.Stock)
+			r.add(vat+".stock", "variant_stock_sold_out", "is %d but the product's stock_state is \"sold_out\"", *v.Stock)
 		}
 		if _, ok := byAxis[v.Axis]; !ok {
 			axes = append(axes, v.Axis)
@@ -147,9 +147,9 @@ func (r *report) variants(at string, p Product) {
 		}
 		switch {
 		case all && sum != *p.Stock:
-			r.add(at+".stock", "is %d but the variants%s add up to %d", *p.Stock, onAxis(axis), sum)
+			r.addParams(at+".stock", "variants_sum", []string{strconv.Itoa(*p.Stock), strconv.Itoa(sum), axis}, "is %d but the variants%s add up to %d", *p.Stock, onAxis(axis), sum)
 		case !all && some && sum > *p.Stock:
-			r.add(at+".stock", "is %d but the variants%s that state stock already add up to %d", *p.Stock, onAxis(axis), sum)
+			r.addParams(at+".stock", "variants_over", []string{strconv.Itoa(*p.Stock), strconv.Itoa(sum), axis}, "is %d but the variants%s that state stock already add up to %d", *p.Stock, onAxis(axis), sum)
 		}
 	}
 }
@@ -169,7 +169,7 @@ func (r *report) specs(at string, specs []Spec) {
 		r.notBlank(sat+".key", s.Key)
 		if r.clean(sat + ".key") {
 			if first, dup := seen[s.Key]; dup {
-				r.add(sat+".key", "key %q is already the key of specs[%d]", s.Key, first)
+				r.add(sat+".key", "spec_key_taken", "key %q is already the key of specs[%d]", s.Key, first)
 			} else {
 				seen[s.Key] = j
 			}
@@ -178,10 +178,10 @@ func (r *report) specs(at string, specs []Spec) {
 			continue
 		}
 		if _, isNumber := s.Value.Number(); s.Unit != "" && !isNumber && r.clean(sat+".unit") {
-			r.add(sat+".unit", "unit %q goes only with a number value; the value is %s", s.Unit, describeValue(s.Value))
+			r.addParams(sat+".unit", "unit_needs_number", []string{s.Unit, s.Value.String()}, "unit %q goes only with a number value; the value is %s", s.Unit, describeValue(s.Value))
 		}
 		if _, isText := s.Value.Text(); s.ValueZh != "" && !isText && r.clean(sat+".value_zh") {
-			r.add(sat+".value_zh", "goes only with a text value; the value is %s", describeValue(s.Value))
+			r.addParams(sat+".value_zh", "value_zh_needs_text", []string{s.Value.String()}, "goes only with a text value; the value is %s", describeValue(s.Value))
 		}
 	}
 }
@@ -204,7 +204,7 @@ func (r *report) sizeChart(at string, rows []SizeRow) {
 		r.notBlank(rat+".size", row.Size)
 		if r.clean(rat + ".size") {
 			if first, dup := seen[row.Size]; dup {
-				r.add(rat+".size", "size %q already has size_chart[%d]", row.Size, first)
+				r.add(rat+".size", "size_taken", "size %q already has size_chart[%d]", row.Size, first)
 			} else {
 				seen[row.Size] = j
 			}
@@ -213,13 +213,13 @@ func (r *report) sizeChart(at string, rows []SizeRow) {
 			continue
 		}
 		if row.MinHeightCM == 0 && row.MaxHeightCM == 0 && row.MinWeightKG == 0 && row.MaxWeightKG == 0 {
-			r.add(rat, "states no bound; give at least one of min_height_cm, max_height_cm, min_weight_kg and max_weight_kg")
+			r.add(rat, "no_bound", "states no bound; give at least one of min_height_cm, max_height_cm, min_weight_kg and max_weight_kg")
 		}
 		if row.MaxHeightCM > 0 && row.MinHeightCM > row.MaxHeightCM {
-			r.add(rat+".min_height_cm", "%s is above max_height_cm %s", num(row.MinHeightCM), num(row.MaxHeightCM))
+			r.add(rat+".min_height_cm", "height_order", "%s is above max_height_cm %s", num(row.MinHeightCM), num(row.MaxHeightCM))
 		}
 		if row.MaxWeightKG > 0 && row.MinWeightKG > row.MaxWeightKG {
-			r.add(rat+".min_weight_kg", "%s is above max_weight_kg %s", num(row.MinWeightKG), num(row.MaxWeightKG))
+			r.add(rat+".min_weight_kg", "weight_order", "%s is above max_weight_kg %s", num(row.MinWeightKG), num(row.MaxWeightKG))
 		}
 	}
 }
@@ -229,9 +229,9 @@ func (r *report) coupon(at string, c Coupon, refs refChecker) {
 	if r.clean(at+".amount", at+".percent") {
 		switch {
 		case c.Amount == 0 && c.Percent == 0:
-			r.add(at, "needs amount (a fixed amount off) or percent (a percent off)")
+			r.add(at, "coupon_needs", "needs amount (a fixed amount off) or percent (a percent off)")
 		case c.Amount > 0 && c.Percent > 0:
-			r.add(at+".percent", "a coupon takes amount or percent, not both")
+			r.add(at+".percent", "coupon_both", "a coupon takes amount or percent, not both")
 		}
 	}
 	refs.check(at+".products", c.Products)
@@ -275,7 +275,7 @@ func (r *report) promotion(at string, p Promotion, refs refChecker) {
 	case PromoBundle:
 		need, allowed = []string{"price"}, []string{"price"}
 		if len(p.Products) < 2 && r.clean(at+".products") {
-			r.add(at+".products", "a bundle needs two or more products; it names %d", len(p.Products))
+			r.add(at+".products", "bundle", "a bundle needs two or more products; it names %d", len(p.Products))
 		}
 	case PromoGift:
 		need, allowed = []string{"gift"}, []string{"gift", "min_spend"}
@@ -286,12 +286,12 @@ func (r *report) promotion(at string, p Promotion, refs refChecker) {
 	for _, f := range fields {
 		stated[f.name] = f.stated
 		if f.stated && !slices.Contains(allowed, f.name) {
-			r.add(at+"."+f.name, "does not go with kind %q (it takes %s)", p.Kind, strings.Join(allowed, ", "))
+			r.add(at+"."+f.name, "kind_takes", "does not go with kind %q (it takes %s)", p.Kind, strings.Join(allowed, ", "))
 		}
 	}
 	for _, f := range need {
 		if !stated[f] {
-			r.add(at+"."+f, "kind %q needs %s", p.Kind, f)
+			r.add(at+"."+f, "kind_needs", "kind %q needs %s", p.Kind, f)
 		}
 	}
 	if len(oneOf) > 0 {
@@ -303,9 +303,9 @@ func (r *report) promotion(at string, p Promotion, refs refChecker) {
 		}
 		switch {
 		case len(given) == 0:
-			r.add(at, "kind %q needs one of %s", p.Kind, strings.Join(oneOf, ", "))
+			r.add(at, "kind_needs_one", "kind %q needs one of %s", p.Kind, strings.Join(oneOf, ", "))
 		case len(given) > 1:
-			r.add(at+"."+given[1], "kind %q takes one of %s, not %s together", p.Kind, strings.Join(oneOf, ", "), strings.Join(given, " and "))
+			r.add(at+"."+given[1], "kind_one_of", "kind %q takes one of %s, not %s together", p.Kind, strings.Join(oneOf, ", "), strings.Join(given, " and "))
 		}
 	}
 }
@@ -315,7 +315,7 @@ func (r *report) window(at string, starts, ends time.Time) {
 	if starts.IsZero() || ends.IsZero() || starts.Before(ends) || !r.clean(at+".starts", at+".ends") {
 		return
 	}
-	r.add(at+".starts", "%s is not before ends %s", starts.Format(time.RFC3339), ends.Format(time.RFC3339))
+	r.add(at+".starts", "not_before", "%s is not before ends %s", starts.Format(time.RFC3339), ends.Format(time.RFC3339))
 }
 
 // refChecker reports references to products the catalog does not have.
@@ -336,11 +336,11 @@ func (c refChecker) check(path string, refs []string) {
 		if _, ok := c.ids[id]; ok || !c.r.clean(at) {
 			continue
 		}
-		msg := fmt.Sprintf("names product %q, which the catalog does not have", id)
 		if hint := suggest(id, slices.Sorted(maps.Keys(c.ids))); hint != "" {
-			msg += fmt.Sprintf("; did you mean %q?", hint)
+			c.r.add(at, "unknown_product_hint", "names product %q, which the catalog does not have; did you mean %q?", id, hint)
+		} else {
+			c.r.add(at, "unknown_product", "names product %q, which the catalog does not have", id)
 		}
-		c.r.add(at, "%s", msg)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // FuzzParse holds Parse to its contract on any input: it never panics, a
-// refusal is a *Problems whose every problem has a place and a message,
+// refusal is a *Problems whose every problem has a place, a message and a code,
 // and every accepted document round-trips through json.Marshal.
 func FuzzParse(f *testing.F) {
 	for _, path := range []string{everyFieldPath, demoPath, demoV1Path, "testdata/v1-every-field.json"} {
@@ -35,8 +35,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%d problems listed", len(ps.List))
 			}
 			for _, p := range ps.List {
-				if p.Message == "" || p.Line < 1 || p.Column < 1 {
-					t.Fatalf("problem without a place or a message: %#v", p)
+				if p.Message == "" || p.Code == "" || p.Line < 1 || p.Column < 1 {
+					t.Fatalf("problem without a place, a message or a code: %#v", p)
 				}
 			}
 			return

@@ -25,8 +25,15 @@ type Problem struct {
 	// Line and Column locate it in the document, from 1; 0 when unknown.
 	// Columns count characters, not bytes.
 	Line, Column int
-	// Message says what is wrong.
+	// Message says what is wrong, in English; its wording may change.
 	Message string
+	// Code names the kind of problem and does not change with Message's
+	// wording ("required", "id_taken"; README.md lists them), so that a
+	// page can say it in its reader's language.
+	Code string
+	// Params are the values Message names, in the order the code's entry
+	// in README.md gives (an id, a number as written, a field name).
+	Params []string
 }
 
 // String returns the problem as "path (line L, column C): message".
@@ -128,8 +135,19 @@ func newReport(doc *document, problems []located) *report {
 
 // add records a problem at path, located where the path (or its nearest
 // ancestor) lies in the document.
-func (r *report) add(path, format string, args ...any) {
-	r.record(located{Problem{Path: path, Message: fmt.Sprintf(format, args...)}, r.doc.offset(path)})
+func (r *report) add(path, code, format string, args ...any) {
+	params := make([]string, len(args))
+	for i, a := range args {
+		params[i] = fmt.Sprint(a)
+	}
+	r.addParams(path, code, params, format, args...)
+}
+
+// addParams records a problem whose params are not its message's
+// arguments as they stand (an axis the message words as a phrase).
+func (r *report) addParams(path, code string, params []string, format string, args ...any) {
+	p := Problem{Path: path, Message: fmt.Sprintf(format, args...), Code: code, Params: params}
+	r.record(located{p, r.doc.offset(path)})
 }
 
 func (r *report) record(p located) {
@@ -166,19 +184,19 @@ func (r *report) clean(paths ...string) bool {
 func (r *report) catalog() *Catalog {
 	root := r.doc.root
 	if root.kind != nodeObject {
-		r.add("", "a catalog is a JSON object, not %s", kindName(root))
+		r.add("", "not_object", "a catalog is a JSON object, not %s", kindName(root))
 		return nil
 	}
 	v1 := true
 	if s := root.member("schema"); s != nil {
 		switch {
 		case s.kind != nodeString:
-			r.add("schema", "is %s; want the string %q", kindName(s), SchemaVersion)
+			r.add("schema", "schema_type", "is %s; want the string %q", kindName(s), SchemaVersion)
 			return nil
 		case s.text == SchemaVersion:
 			v1 = false
 		case s.text != versionV1:
-			r.add("schema", "unknown version %q; this host reads %q and upgrades %q", s.text, SchemaVersion, versionV1)
+			r.add("schema", "schema_version", "unknown version %q; this host reads %q and upgrades %q", s.text, SchemaVersion, versionV1)
 			return nil
 		}
 	}
@@ -197,7 +215,7 @@ func (r *report) catalog() *Catalog {
 func (r *report) version2() *Catalog {
 	schema, err := compiledV2()
 	if err != nil {
-		r.add("", "%v", err)
+		r.add("", "internal", "%v", err)
 		return nil
 	}
 	r.validate(schema.Validate(r.doc.root.plain()), reflect.TypeFor[Catalog](), "schema")
@@ -220,7 +238,7 @@ func (r *report) decode(v any) {
 		err = json.Unmarshal(b, v)
 	}
 	if err != nil {
-		r.add("", "cannot decode the catalog: %v", err)
+		r.add("", "undecodable", "cannot decode the catalog: %v", err)
 	}
 }
 
@@ -263,9 +281,9 @@ func (r *report) fit(n *node, t reflect.Type, path string) {
 		case reflect.Int, reflect.Int64:
 			if _, err := strconv.ParseInt(lit, 10, t.Bits()); err != nil {
 				if f, _ := strconv.ParseFloat(lit, 64); errors.Is(err, strconv.ErrRange) || math.Abs(f) >= math.Ldexp(1, t.Bits()-1) {
-					r.add(path, "%s is too large a number", lit)
+					r.add(path, "too_large", "%s is too large a number", lit)
 				} else {
-					r.add(path, "%s: write a whole number without a decimal point or exponent", lit)
+					r.add(path, "want_whole", "%s: write a whole number without a decimal point or exponent", lit)
 				}
 			}
 		case reflect.Float64:
@@ -281,9 +299,9 @@ func (r *report) fitFloat(path, lit string) {
 	mantissa, _, _ := strings.Cut(strings.ToLower(lit), "e")
 	switch {
 	case err != nil:
-		r.add(path, "%s is too large a number", lit)
+		r.add(path, "too_large", "%s is too large a number", lit)
 	case f == 0 && strings.ContainsAny(mantissa, "123456789"):
-		r.add(path, "%s is too small a number", lit)
+		r.add(path, "too_small", "%s is too small a number", lit)
 	}
 }
 

@@ -67,7 +67,7 @@ func (r *report) validate(err error, root reflect.Type, rootExtra ...string) {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		r.add("", "%v", err)
+		r.add("", "internal", "%v", err)
 		return
 	}
 	r.schemaError(ve, root, rootExtra)
@@ -88,7 +88,7 @@ func (r *report) schemaError(ve *jsonschema.ValidationError, root reflect.Type, 
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Required:
 		for _, f := range k.Missing {
-			r.add(joinKey(path, f), "required field %q is missing", f)
+			r.add(joinKey(path, f), "required", "required field %q is missing", f)
 		}
 	case *kind.AdditionalProperties:
 		valid := jsonFields(root, ve.InstanceLocation)
@@ -97,85 +97,88 @@ func (r *report) schemaError(ve *jsonschema.ValidationError, root reflect.Type, 
 		}
 		for _, f := range k.Properties {
 			child := joinKey(path, f)
-			msg := fmt.Sprintf("unknown field %q", f)
 			if hint := suggest(f, valid); hint != "" {
-				msg += fmt.Sprintf("; did you mean %q?", hint)
+				r.add(child, "unknown_field_hint", "unknown field %q; did you mean %q?", f, hint)
 			} else if hint := renamedInV2(f); hint != "" && slices.Contains(valid, hint) {
-				msg += fmt.Sprintf("; version 2 calls it %q", hint)
+				r.add(child, "unknown_field_renamed", "unknown field %q; version 2 calls it %q", f, hint)
+			} else {
+				r.add(child, "unknown_field", "unknown field %q", f)
 			}
-			r.add(child, "%s", msg)
 		}
 	case *kind.Type:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
 			want[i] = typeName(w)
 		}
-		r.add(path, "is %s; want %s", typeName(k.Got), orList(want))
+		// The params are JSON Schema's type names, the value's first.
+		r.addParams(path, "want_type", append([]string{k.Got}, k.Want...), "is %s; want %s", typeName(k.Got), orList(want))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
 			want[i] = fmt.Sprint(w)
 		}
-		msg := fmt.Sprintf("%s is not one of %s", got, strings.Join(want, ", "))
+		hint := ""
 		if s, ok := k.Got.(string); ok {
-			if hint := suggest(s, want); hint != "" {
-				msg += fmt.Sprintf("; did you mean %q?", hint)
-			}
+			hint = suggest(s, want)
 		}
-		r.add(path, "%s", msg)
+		if hint != "" {
+			r.add(path, "not_one_of_hint", "%s is not one of %s; did you mean %q?", got, strings.Join(want, ", "), hint)
+		} else {
+			r.add(path, "not_one_of", "%s is not one of %s", got, strings.Join(want, ", "))
+		}
 	case *kind.Format:
 		switch k.Want {
 		case "date":
-			r.add(path, "%s is not a calendar date in the form YYYY-MM-DD", got)
+			r.add(path, "bad_date", "%s is not a calendar date in the form YYYY-MM-DD", got)
 		case "date-time":
-			r.add(path, "%s is not an RFC 3339 time such as \"2026-12-01T20:00:00+08:00\"", got)
+			r.add(path, "bad_time", "%s is not an RFC 3339 time such as \"2026-12-01T20:00:00+08:00\"", got)
 		default:
-			r.add(path, "%s is not a valid %s", got, k.Want)
+			r.add(path, "bad_format", "%s is not a valid %s", got, k.Want)
 		}
 	case *kind.Pattern:
 		switch k.Want {
 		case idPattern:
-			r.add(path, "%s is not an id: use 1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'", got)
+			r.add(path, "bad_id", "%s is not an id: use 1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'", got)
 		case currencyPattern:
-			r.add(path, "%s is not a currency code: use three capital letters (ISO 4217), such as \"CNY\"", got)
+			r.add(path, "bad_currency", "%s is not a currency code: use three capital letters (ISO 4217), such as \"CNY\"", got)
 		default:
-			r.add(path, "%s does not match %s", got, k.Want)
+			r.add(path, "bad_pattern", "%s does not match %s", got, k.Want)
 		}
 	case *kind.MinLength:
 		if k.Want == 1 {
-			r.add(path, "is empty")
+			r.add(path, "empty", "is empty")
 		} else {
-			r.add(path, "has %d characters; needs at least %d", k.Got, k.Want)
+			r.add(path, "too_short", "has %d characters; needs at least %d", k.Got, k.Want)
 		}
 	case *kind.MinItems:
 		if k.Want == 1 {
-			r.add(path, "is empty; it needs at least one item")
+			r.add(path, "empty_list", "is empty; it needs at least one item")
 		} else {
-			r.add(path, "has %d items; needs at least %d", k.Got, k.Want)
+			r.add(path, "too_few", "has %d items; needs at least %d", k.Got, k.Want)
 		}
 	case *kind.UniqueItems:
 		dup, _ := r.doc.locate(append(slices.Clone(ve.InstanceLocation), strconv.Itoa(k.Duplicates[1])))
-		r.add(dup, "repeats item %d of the list", k.Duplicates[0])
+		r.add(dup, "duplicate_item", "repeats item %d of the list", k.Duplicates[0])
 	case *kind.Minimum:
 		if k.Want.Sign() == 0 {
-			r.add(path, "is %s; must not be negative", got)
+			r.add(path, "negative", "is %s; must not be negative", got)
 		} else {
-			r.add(path, "is %s; must be at least %s", got, ratString(k.Want))
+			r.add(path, "at_least", "is %s; must be at least %s", got, ratString(k.Want))
 		}
 	case *kind.ExclusiveMinimum:
-		r.add(path, "is %s; must be above %s", got, ratString(k.Want))
+		r.add(path, "above", "is %s; must be above %s", got, ratString(k.Want))
 	case *kind.Maximum:
-		r.add(path, "is %s; must be at most %s", got, ratString(k.Want))
+		r.add(path, "at_most", "is %s; must be at most %s", got, ratString(k.Want))
 	case *kind.ExclusiveMaximum:
-		r.add(path, "is %s; must be below %s", got, ratString(k.Want))
+		r.add(path, "below", "is %s; must be below %s", got, ratString(k.Want))
 	case *kind.Const:
-		r.add(path, "is %s; want %s", got, fmt.Sprint(k.Want))
+		r.add(path, "want_value", "is %s; want %s", got, fmt.Sprint(k.Want))
 	default:
 		msg := ve.Error()
 		if _, after, ok := strings.Cut(msg, ": "); ok {
 			msg = after
 		}
-		r.add(path, "%s", msg)
+		r.add(path, "schema", "%s", msg)
 	}
 }
 

@@ -168,7 +168,7 @@ func (e *syntaxError) Error() string { return e.msg }
 
 func (p *treeParser) syntaxProblem(err error) located {
 	at := int64(len(p.doc.data))
-	msg := err.Error()
+	msg, code := err.Error(), "invalid_json"
 	var syn *json.SyntaxError
 	var own *syntaxError
 	switch {
@@ -184,11 +184,11 @@ func (p *treeParser) syntaxProblem(err error) located {
 		at = max(syn.Offset-1, 0)
 		msg = "invalid JSON: " + msg
 	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(p.doc.data)) == 0:
-		at, msg = 0, "the document is empty"
+		at, msg, code = 0, "the document is empty", "empty_document"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		msg = "invalid JSON: the document ends before its last value is complete"
 	}
-	return located{Problem{Message: msg}, at}
+	return located{Problem{Message: msg, Code: code, Params: []string{msg}}, at}
 }
 
 // skip returns the offset of the next token at or after off: the decoder
@@ -253,7 +253,8 @@ func (p *treeParser) object(n *node, path string, depth int) error {
 		keyAt := p.skip(before)
 		child := joinKey(path, key)
 		if first[key] {
-			p.problems = append(p.problems, located{Problem{Path: child, Message: fmt.Sprintf("field %q appears twice in this object; keep one", key)}, keyAt})
+			p.problems = append(p.problems, located{Problem{Path: child, Message: fmt.Sprintf("field %q appears twice in this object; keep one", key),
+				Code: "duplicate_field", Params: []string{key}}, keyAt})
 		} else {
 			first[key] = true
 			p.doc.at[child] = keyAt

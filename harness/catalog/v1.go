@@ -78,7 +78,7 @@ type (
 func (r *report) version1() *Catalog {
 	schema, err := compiledV1()
 	if err != nil {
-		r.add("", "%v", err)
+		r.add("", "internal", "%v", err)
 		return nil
 	}
 	r.validate(schema.Validate(r.doc.root.plain()), reflect.TypeFor[v1Catalog](), "schema")
@@ -96,7 +96,7 @@ func (r *report) upgrade(old v1Catalog) *Catalog {
 	c := &Catalog{Stream: old.Stream, Currency: old.Currency, Products: make([]Product, 0, len(old.Products))}
 	for i, op := range old.Products {
 		if _, empty := op.Attributes[""]; empty {
-			r.add(fmt.Sprintf("products[%d].attributes", i), "has an attribute without a name; version 2 spec keys must not be empty")
+			r.add(fmt.Sprintf("products[%d].attributes", i), "v1_attribute_unnamed", "has an attribute without a name; version 2 spec keys must not be empty")
 		}
 		p := Product{
 			ID: op.ID, Name: op.Name, Aliases: op.Aliases, Category: op.Category, Description: op.Description,
@@ -139,16 +139,16 @@ func (r *report) upgrade(old v1Catalog) *Catalog {
 		p := Promotion{ID: op.ID, Title: op.Title, Products: op.Products, Starts: op.Starts, Ends: op.Ends, Text: op.Text}
 		switch {
 		case op.Price > 0 && op.Percent > 0:
-			r.add(at+".percent", "a version 1 promotion with both price and percent cannot be upgraded: version 2 gives a promotion one kind")
+			r.add(at+".percent", "v1_promotion_both", "a version 1 promotion with both price and percent cannot be upgraded: version 2 gives a promotion one kind")
 		case op.Price > 0:
 			p.Kind, p.Price = PromoPrice, op.Price
 		case op.Percent > 0:
 			p.Kind, p.Percent = PromoPercent, op.Percent
 		default:
-			r.add(at, "a version 1 promotion needs price or percent to be upgraded")
+			r.add(at, "v1_promotion_kind", "a version 1 promotion needs price or percent to be upgraded")
 		}
 		if len(op.Products) == 0 && r.clean(at+".products") {
-			r.add(at+".products", "names no products; version 2 needs the products a promotion applies to")
+			r.add(at+".products", "v1_promotion_products", "names no products; version 2 needs the products a promotion applies to")
 		}
 		c.Promotions = append(c.Promotions, p)
 	}
