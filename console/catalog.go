@@ -314,7 +314,7 @@ func parseCatalogJSON(data []byte, currency string) (*catalog.Catalog, problemLi
 			p.Column = max(p.Column-inserted, braceColumn+1)
 		}
 		section, row, column := jsonPlace(p.Path)
-		probs.addAt(section, row, column, p.Line, p.Column, "%s", p.Message)
+		probs.addCatalog(p, section, row, column, p.Line, p.Column, p.Message, func(i int) int { return i + 1 })
 	}
 	if ps.Omitted > 0 {
 		probs.add("file", 0, "", "and %d more problems", ps.Omitted)

@@ -57,6 +57,11 @@ type catalogProblem struct {
 	Line    int    `json:"line,omitempty"`
 	Char    int    `json:"char,omitempty"`
 	Message string `json:"message"`
+	// Code is the problem's stable kind (harness/catalog's codes), which
+	// a page words in its reader's language; Params are the values it
+	// names (catalogParams). Empty for a problem of the CSV layout itself.
+	Code   string   `json:"code,omitempty"`
+	Params []string `json:"params,omitempty"`
 }
 
 func (p catalogProblem) String() string {
@@ -97,6 +102,49 @@ func (l *problemList) addAt(section string, row int, column string, line, char i
 		msg += fmt.Sprintf(" (line %d, column %d)", line, char)
 	}
 	*l = append(*l, catalogProblem{Section: section, Row: row, Column: column, Line: line, Char: char, Message: msg})
+}
+
+// addCatalog adds a problem of the catalog check at a row and column,
+// with its code and params; productRow is the row of the products entry
+// of a 0-based index.
+func (l *problemList) addCatalog(p catalog.Problem, section string, row int, column string, line, char int, msg string, productRow func(int) int) {
+	n := len(*l)
+	l.addAt(section, row, column, line, char, "%s", msg)
+	if len(*l) > n {
+		(*l)[n].Code, (*l)[n].Params = p.Code, catalogParams(p, productRow)
+	}
+}
+
+// catalogParams are a catalog problem's params as the API gives them:
+// the 0-based positions some codes name become 1-based rows, as the
+// problem's own row is (a product's through productRow).
+func catalogParams(p catalog.Problem, productRow func(int) int) []string {
+	out := slices.Clone(p.Params)
+	at := func(k int, product bool) {
+		if k >= len(out) {
+			return
+		}
+		i, err := strconv.Atoi(out[k])
+		if err != nil {
+			return
+		}
+		if product {
+			out[k] = strconv.Itoa(productRow(i))
+		} else {
+			out[k] = strconv.Itoa(i + 1)
+		}
+	}
+	switch p.Code {
+	case "id_taken":
+		at(2, len(out) > 1 && out[1] == "products")
+	case "link_taken":
+		at(1, true)
+	case "spec_key_taken", "size_taken", "variant_repeats":
+		at(1, false)
+	case "duplicate_item":
+		at(0, false)
+	}
+	return out
 }
 
 func (l problemList) full() bool { return len(l) >= maxCatalogProblems }
@@ -834,10 +882,10 @@ func csvProblems(err error, rows []int) problemList {
 		})
 		section, i, field := jsonPlace(p.Path)
 		if section != "products" {
-			probs.add(section, i, field, "%s", msg)
+			probs.addCatalog(p, section, i, field, 0, 0, msg, row)
 			continue
 		}
-		probs.add("products", row(i-1), csvColumnOf(field), "%s", msg)
+		probs.addCatalog(p, "products", row(i-1), csvColumnOf(field), 0, 0, msg, row)
 	}
 	if ps.Omitted > 0 {
 		probs.add("file", 0, "", "and %d more problems", ps.Omitted)

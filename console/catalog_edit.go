@@ -167,7 +167,7 @@ func checkEditedCatalog(doc []byte, currency string) (*catalog.Catalog, problemL
 	}
 	for _, p := range ps.List {
 		section, row, column := jsonPlace(p.Path)
-		probs.add(section, row, column, "%s", p.Message)
+		probs.addCatalog(p, section, row, column, 0, 0, p.Message, func(i int) int { return i + 1 })
 	}
 	if ps.Omitted > 0 {
 		probs.add("file", 0, "", "and %d more problems", ps.Omitted)

@@ -99,7 +99,7 @@ func incompatible(c *fiber.Ctx, status int, field, what string, err error, doc [
 		err = harness.Locate(doc, format, err)
 	}
 	return c.Status(status).JSON(apiError{Error: what + ": the installed plugins cannot serve it: " + err.Error(),
-		Field: field, Problems: problemsOf(err)})
+		Code: codeHarnessIncompatible, Field: field, Problems: problemsOf(err)})
 }
 
 // isCompatibility reports whether err is the check's list of problems

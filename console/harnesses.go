@@ -290,10 +290,18 @@ func problemsOf(err error) []harnessProblem {
 	return out
 }
 
+// Error codes of the harness routes' 422 answers (beside json.go's).
+const (
+	codeHarnessInvalid      = "harness_invalid"      // the document does not parse or validate; problems listed
+	codeHarnessIncompatible = "harness_incompatible" // the organisation's plugins cannot serve it; problems listed
+)
+
 // invalidHarness is the 422 answer for a document that does not parse or
-// validate: every problem with its line, column and path.
+// validate: code harness_invalid and every problem with its line, column
+// and path.
 func invalidHarness(c *fiber.Ctx, field string, err error) error {
-	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: "invalid harness: " + err.Error(), Field: field, Problems: problemsOf(err)})
+	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: "invalid harness: " + err.Error(), Code: codeHarnessInvalid,
+		Field: field, Problems: problemsOf(err)})
 }
 
 // validateHarness parses and validates a document, then checks it

@@ -139,23 +139,42 @@ LH.i18n.add({
     'catalog.import_warning': '提示：{text}',
     'catalog.col.section': '部分', 'catalog.col.row': '行', 'catalog.col.column': '列', 'catalog.col.message': '问题',
     'catalog.section.file': '文件', 'catalog.section.products': '商品', 'catalog.section.coupons': '优惠券', 'catalog.section.promotions': '促销活动',
-    // The catalog check's messages are English; these are the ones a
-    // merchant meets most, matched in problemText.
+    // The catalog check's problems by code (harness/catalog/README.md),
+    // with their params as {0}, {1}; problemText.
     'catalog.msg.required': '缺少必填字段“{0}”', 'catalog.msg.empty': '不能为空', 'catalog.msg.empty_list': '不能为空，至少需要一项',
     'catalog.msg.negative': '{0} 不能为负数', 'catalog.msg.at_least': '{0} 小于最小值 {1}', 'catalog.msg.at_most': '{0} 超过最大值 {1}',
-    'catalog.msg.above': '{0} 必须大于 {1}', 'catalog.msg.below': '{0} 必须小于 {1}', 'catalog.msg.want_number': '应为数字（现为{0}）',
-    'catalog.msg.want_whole': '应为整数（现为{0}）', 'catalog.msg.want': '类型不对：应为{1}（现为{0}）',
+    'catalog.msg.above': '{0} 必须大于 {1}', 'catalog.msg.below': '{0} 必须小于 {1}',
+    'catalog.msg.want': '类型不对：应为{1}（现为{0}）',
     'catalog.msg.not_number': '“{0}”不是数字', 'catalog.msg.not_whole': '“{0}”不是整数',
-    'catalog.msg.link_taken': '链接 {0} 已被第 {1} 个商品使用', 'catalog.msg.id_taken': 'ID“{0}”已被使用',
+    'catalog.msg.link_taken': '链接 {0} 已被第 {1} 行的商品使用', 'catalog.msg.id_taken': 'ID“{0}”已被使用',
     'catalog.msg.list_price_below': '划线价 {0} 低于直播价 {1}', 'catalog.msg.variants_sum': '库存为 {0}，但规格库存合计为 {1}',
     'catalog.msg.variants_over': '库存为 {0}，但已标明库存的规格合计已达 {1}',
+    'catalog.msg.unknown_field_hint': '未知字段“{0}”；您是不是想写“{1}”？', 'catalog.msg.unknown_field_renamed': '未知字段“{0}”；第 2 版中叫“{1}”',
+    'catalog.msg.unknown_field_plain': '未知字段“{0}”', 'catalog.msg.not_one_of': '{0} 不是可选值（{1}）之一',
+    'catalog.msg.not_one_of_hint': '{0} 不是可选值（{1}）之一；您是不是想写“{2}”？',
+    'catalog.msg.bad_time': '“{0}”不是有效时间，请写成 2026-12-01T20:00:00+08:00 这样', 'catalog.msg.bad_format': '“{0}”不是有效的 {1}',
+    'catalog.msg.bad_id': '“{0}”不是有效的 ID：请用 1–64 个字母、数字或 . _ -', 'catalog.msg.bad_currency': '“{0}”不是币种代码：请用三个大写字母，如 CNY',
+    'catalog.msg.bad_pattern': '“{0}”格式不对', 'catalog.msg.too_short': '只有 {0} 个字符，至少需要 {1} 个', 'catalog.msg.too_few': '只有 {0} 项，至少需要 {1} 项',
+    'catalog.msg.duplicate_item': '与第 {0} 项重复', 'catalog.msg.duplicate_field': '字段“{0}”在同一处出现了两次，请只保留一个',
+    'catalog.msg.too_large': '{0} 太大', 'catalog.msg.too_small': '{0} 太小', 'catalog.msg.want_whole_literal': '{0}：请写整数，不要小数点或指数',
+    'catalog.msg.want_value': '{0} 不对：应为 {1}', 'catalog.msg.presale_date_not_presale': '填写了预售发货日期，但库存状态不是“预售”',
+    'catalog.msg.returns_not_accepted': '已填写，但此商品不支持退货', 'catalog.msg.sold_out_with_stock': '库存状态为“售罄”，但库存为 {0}',
+    'catalog.msg.variant_stock_sold_out': '规格库存为 {0}，但商品的库存状态为“售罄”', 'catalog.msg.variant_repeats': '规格“{0}”与第 {1} 个规格重复',
+    'catalog.msg.spec_key_taken': '参数键“{0}”已被第 {1} 个参数使用', 'catalog.msg.size_taken': '尺码“{0}”已在尺码表第 {1} 行',
+    'catalog.msg.unit_needs_number': '单位“{0}”只能用于数字值', 'catalog.msg.value_zh_needs_text': '中文写法只能用于文本值',
+    'catalog.msg.kind_one_of': '此类型只能填写 {1} 之一，不能同时填写 {2}', 'catalog.msg.invalid_json': '不是有效的 JSON：{0}',
+    'catalog.msg.empty_document': '文件是空的', 'catalog.msg.not_object': '商品库必须是 JSON 对象', 'catalog.msg.schema_type': 'schema 必须是文本“{1}”',
+    'catalog.msg.schema_version': '不认识的版本“{0}”：支持“{1}”，并可升级“{2}”',
+    'catalog.msg.v1_attribute_unnamed': '有一个没有名称的属性；第 2 版的参数键不能为空',
+    'catalog.msg.v1_promotion_both': '第 1 版的促销同时有价格和折扣，无法升级：第 2 版每个促销只有一种类型',
+    'catalog.msg.v1_promotion_kind': '第 1 版的促销需要价格或折扣才能升级', 'catalog.msg.v1_promotion_products': '没有适用商品；第 2 版需要写明促销适用的商品',
     'catalog.msg.unknown_product': '商品库中没有商品“{0}”', 'catalog.msg.unknown_product_hint': '商品库中没有商品“{0}”；您是不是想写“{1}”？',
     'catalog.msg.coupon_needs': '需要填写立减金额或折扣', 'catalog.msg.coupon_both': '优惠券只能填写立减金额或折扣之一',
     'catalog.msg.no_bound': '至少填写一个身高或体重范围', 'catalog.msg.height_order': '最低身高 {0} 高于最高身高 {1}',
     'catalog.msg.weight_order': '最低体重 {0} 高于最高体重 {1}', 'catalog.msg.kind_needs': '此类型需要填写 {1}',
     'catalog.msg.kind_needs_one': '此类型需要填写以下之一：{1}', 'catalog.msg.kind_takes': '与活动类型不符（此类型只接受 {1}）',
     'catalog.msg.bundle': '组合套装至少需要两个商品，现为 {0} 个', 'catalog.msg.state_stock0': '库存为 0，但库存状态为“{0}”',
-    'catalog.msg.not_before': '开始时间必须早于结束时间', 'catalog.msg.unknown_field': '未知字段“{0}”；您是不是想写“{1}”？',
+    'catalog.msg.not_before': '开始时间必须早于结束时间',
     'catalog.msg.bad_date': '日期“{0}”不是有效的 YYYY-MM-DD 日期', 'catalog.msg.place': '（第 {0} 行，第 {1} 列）',
   },
 });
@@ -343,47 +362,46 @@ LiveHAT.page(async () => {
     }
   }
 
-  // PROBLEM_TEXTS match the catalog check's English messages that have a
-  // Chinese text; the captured parts fill the text's {0}, {1}.
-  const PROBLEM_TEXTS = [
-    [/^required field "(.+)" is missing$/, 'required'], [/^is (?:empty|blank)$/, 'empty'], [/^is empty; it needs at least one item$/, 'empty_list'],
-    [/^is (.+); must not be negative$/, 'negative'], [/^is (.+); must be at least (.+)$/, 'at_least'], [/^is (.+); must be at most (.+)$/, 'at_most'],
-    [/^is (.+); must be above (.+)$/, 'above'], [/^is (.+); must be below (.+)$/, 'below'],
-    [/^is (.+); want a number$/, 'want_number'], [/^is (.+); want a whole number$/, 'want_whole'], [/^is (.+); want (.+)$/, 'want'],
-    [/^"(.*)" is not a number$/, 'not_number'], [/^"(.*)" is not a whole number$/, 'not_whole'],
-    [/^link (\d+) is already the link of products\[(\d+)\]$/, 'link_taken', (m) => [m[1], Number(m[2]) + 1]],
-    [/^id "(.+)" is already the id of /, 'id_taken'], [/^list price (.+) is below the price (.+)$/, 'list_price_below'],
-    [/^is (\d+) but the variants.* that state stock already add up to (\d+)$/, 'variants_over'],
-    [/^is (\d+) but the variants.* add up to (\d+)$/, 'variants_sum'],
-    [/^names product "(.+)", which the catalog does not have; did you mean "(.+)"\?$/, 'unknown_product_hint'],
-    [/^names product "(.+)", which the catalog does not have$/, 'unknown_product'],
-    [/^needs amount \(a fixed amount off\) or percent \(a percent off\)$/, 'coupon_needs'],
-    [/^a coupon takes amount or percent, not both$/, 'coupon_both'], [/^states no bound; /, 'no_bound'],
-    [/^(.+) is above max_height_cm (.+)$/, 'height_order'], [/^(.+) is above max_weight_kg (.+)$/, 'weight_order'],
-    [/^kind "(.+)" needs one of (.+)$/, 'kind_needs_one'], [/^kind "(.+)" needs (.+)$/, 'kind_needs'],
-    [/^does not go with kind "(.+)" \(it takes (.+)\)$/, 'kind_takes'], [/^a bundle needs two or more products; it names (\d+)$/, 'bundle'],
-    [/^is "(.+)" but stock is 0$/, 'state_stock0'], [/^(.+) is not before ends (.+)$/, 'not_before'],
-    [/^unknown field "(.+)"; did you mean "(.+)"\?$/, 'unknown_field'],
-    [/^date "(.+)" is not a calendar date in the form YYYY-MM-DD$/, 'bad_date'],
-  ];
+  // CODE_TEXTS words a coded problem (harness/catalog's codes) with one of
+  // the page's texts, when the code's own key is taken or its params need
+  // reordering; other codes use catalog.msg.<code> as they are.
+  const CODE_TEXTS = {
+    want_type: (ps) => ['want', [typeWord(ps[0]), ps.slice(1).map(typeWord).join('或')]],
+    unknown_field: (ps) => ['unknown_field_plain', ps],
+    unknown_field_hint: (ps) => ['unknown_field_hint', ps],
+    want_whole: (ps) => ['want_whole_literal', ps],
+  };
 
-  // TYPE_WORDS name the JSON types the check's messages name.
-  const TYPE_WORDS = {'a string': '文本', 'a number': '数字', 'a whole number': '整数', 'a boolean': '是/否', 'a bool': '是/否',
-    'an object': '对象', 'a list': '列表', 'an array': '列表', 'null': '空值'};
+  // TYPE_WORDS name JSON Schema's types.
+  const TYPE_WORDS = {string: '文本', number: '数字', integer: '整数', boolean: '是/否', object: '对象', array: '列表', null: '空值'};
+  function typeWord(type) { return TYPE_WORDS[type] || type; }
 
-  // problemText is a problem's message in the page's language: in
-  // Chinese when its English form is one of PROBLEM_TEXTS (the place in a
-  // JSON file kept), else as the server wrote it.
-  function problemText(message) {
+  // PROBLEM_TEXTS match the English messages of the CSV reader's own
+  // problems, which carry no code (console/catalog_csv.go); the captured
+  // parts fill the text's {0}, {1}.
+  const PROBLEM_TEXTS = [[/^"(.*)" is not a number$/, 'not_number'], [/^"(.*)" is not a whole number$/, 'not_whole']];
+
+  // unquote drops the JSON quotes of a value the check quotes as written.
+  function unquote(v) { return /^".*"$/.test(v) ? v.slice(1, -1) : v; }
+
+  // problemText is a problem's text in the page's language: in Chinese
+  // from its code and params (the place in a JSON file kept), else as the
+  // server wrote it.
+  function problemText(p) {
+    const message = p.message || '';
     if (LH.locale() !== 'zh-CN') return message;
     const place = / \(line (\d+), column (\d+)\)$/.exec(message);
+    const where = place ? t('catalog.msg.place', {0: place[1], 1: place[2]}) : '';
+    const params = (p.params || []).map(unquote);
+    if (p.code) {
+      const [key, values] = CODE_TEXTS[p.code] ? CODE_TEXTS[p.code](params) : [p.code, params];
+      if (LH.i18n.has('catalog.msg.' + key)) return t('catalog.msg.' + key, Object.fromEntries(values.map((v, i) => [String(i), v]))) + where;
+      return message;
+    }
     const core = place ? message.slice(0, place.index) : message;
-    for (const [re, key, parts] of PROBLEM_TEXTS) {
+    for (const [re, key] of PROBLEM_TEXTS) {
       const m = re.exec(core);
-      if (!m) continue;
-      const values = parts ? parts(m) : m.slice(1);
-      const params = Object.fromEntries(values.map((v, i) => [String(i), TYPE_WORDS[v] || v]));
-      return t('catalog.msg.' + key, params) + (place ? t('catalog.msg.place', {0: place[1], 1: place[2]}) : '');
+      if (m) return t('catalog.msg.' + key, Object.fromEntries(m.slice(1).map((v, i) => [String(i), v]))) + where;
     }
     return message;
   }
@@ -408,7 +426,7 @@ LiveHAT.page(async () => {
     for (const p of state.problems) {
       const path = pathOf(p);
       const input = main.querySelector('[data-path="' + CSS.escape(path) + '"]');
-      if (input) { input.classList.add('invalid'); input.title = problemText(p.message); }
+      if (input) { input.classList.add('invalid'); input.title = problemText(p); }
       // The entry's row is marked too, for a field shown elsewhere (a
       // variant of a product whose details are closed).
       const entry = p.row ? main.querySelector('tr[data-entry="' + CSS.escape(p.section + '[' + (p.row - 1) + ']') + '"]') : null;
@@ -417,7 +435,7 @@ LiveHAT.page(async () => {
     problemBox.replaceChildren(...(state.problems.length ? [el('div', {class: 'card bad-box'},
       el('h2', {}, t('catalog.problems')),
       el('ul', {class: 'tight', id: 'catalog-problem-list'}, state.problems.map((p) =>
-        el('li', {}, el('strong', {}, whereOf(p)), ': ', problemText(p.message)))))] : []));
+        el('li', {}, el('strong', {}, whereOf(p)), ': ', problemText(p)))))] : []));
     renderStatus();
   }
 
@@ -693,7 +711,7 @@ LiveHAT.page(async () => {
     state.cat.products.forEach((p, i) => (p.specs || []).forEach((sp, j) => {
       if (specKind(sp) === 'number' && typeof sp.value !== 'number') {
         const typed = String(sp.value ?? '');
-        out.push({section: 'products', row: i + 1, column: 'specs[' + j + '].value', code: 'not_number', params: {value: typed},
+        out.push({section: 'products', row: i + 1, column: 'specs[' + j + '].value', code: 'not_number', params: [typed],
           message: '"' + typed + '" is not a number'});
       }
     }));
@@ -1026,7 +1044,7 @@ LiveHAT.page(async () => {
             el('thead', {}, el('tr', {}, ['section', 'row', 'column', 'message'].map((h) => el('th', {}, t('catalog.col.' + h))))),
             el('tbody', {}, probs.map((p) => el('tr', {},
               el('td', {}, t('catalog.section.' + p.section)), el('td', {}, p.row ? String(p.row) : ''),
-              el('td', {class: 'mono'}, p.column || ''), el('td', {}, problemText(p.message)))))));
+              el('td', {class: 'mono'}, p.column || ''), el('td', {}, problemText(p)))))));
       }
     };
     cards.import.replaceChildren(

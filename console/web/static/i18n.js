@@ -144,6 +144,8 @@ const LH = (() => {
       'error.internal': 'Server error',
       'error.catalog_invalid': 'The catalog has problems; nothing was stored',
       'error.catalog_conflict': 'Someone else changed the catalog since you loaded it',
+      'error.harness_invalid': 'The harness document is not valid',
+      'error.harness_incompatible': 'The installed plugins cannot serve this harness',
     },
     'zh-CN': {
       'locale.switch': '语言',
@@ -164,6 +166,8 @@ const LH = (() => {
       'error.internal': '服务器错误',
       'error.catalog_invalid': '商品库有问题，未保存任何内容',
       'error.catalog_conflict': '您打开之后，他人已修改了商品库',
+      'error.harness_invalid': 'Harness 文档无效',
+      'error.harness_incompatible': '已安装的插件无法支持此 harness',
     },
   });
 
