@@ -71,6 +71,14 @@ test('the merchant imports a catalog and the avatar answers from it in the live 
   assert.equal(await page.locator('#main script').count(), 0);
   assert.equal(await page.evaluate(() => window.pwned), undefined);
 
+  // In Chinese, the turns' outcomes and hook decisions are words too.
+  const zh = await login(browser, 'merchant', MERCHANT_PASSWORD, {locale: 'zh-CN'});
+  await zh.goto('/live?stream=' + demo.id);
+  await zh.locator('#traces .trace [data-outcome="replied"]').first().waitFor();
+  assert.equal(await zh.locator('#traces .trace [data-outcome="replied"]').first().textContent(), '已回答');
+  assert.ok((await zh.locator('#traces .trace table.hooks').first().textContent()).includes('通过'));
+  await zh.context().close();
+
   // Latency statistics and the histogram.
   await page.locator('#turn-count b >> text=/^([3-9]|[1-9][0-9]+)$/').waitFor();
   assert.notEqual((await page.locator('#p50 b').textContent()).trim(), '');

@@ -21,6 +21,8 @@ LH.i18n.add({
     'live.arms': ' · experiment arms {arms}', 'live.not_answered': '(not answered: {reason})', 'live.denied': 'denied',
     'live.arm': 'arm {arm}', 'live.host': 'host', 'live.harness_switched': 'Harness switched to {v} from the next turn',
     'live.session_closed': 'session closed ({reason})',
+    'live.outcome.replied': 'replied', 'live.outcome.denied': 'denied', 'live.outcome.safe_line': 'safe line', 'live.outcome.cancelled': 'cancelled',
+    'live.action.allow': 'allow', 'live.action.deny': 'deny', 'live.action.retry': 'retry', 'live.action.rewrite': 'rewrite',
   },
   'zh-CN': {
     'live.title': 'LiveHAT · 直播预览', 'live.heading': '直播预览',
@@ -37,6 +39,8 @@ LH.i18n.add({
     'live.arms': ' · 实验组 {arms}', 'live.not_answered': '（未回答：{reason}）', 'live.denied': '已拒绝',
     'live.arm': '组 {arm}', 'live.host': '主播', 'live.harness_switched': '从下一回合起切换到 harness {v}',
     'live.session_closed': '会话已关闭（{reason}）',
+    'live.outcome.replied': '已回答', 'live.outcome.denied': '已拒绝', 'live.outcome.safe_line': '安全话术', 'live.outcome.cancelled': '已取消',
+    'live.action.allow': '通过', 'live.action.deny': '拒绝', 'live.action.retry': '重试', 'live.action.rewrite': '改写',
   },
 });
 
@@ -184,10 +188,13 @@ LiveHAT.page(async (me) => {
   function traceView(turn) {
     const t = LH.t;
     const who = turn.event === 'narration_tick' ? t('live.strategy') : (turn.viewers || []).join(', ');
-    const outcome = el('span', {class: 'badge ' + ({replied: 'good', safe_line: 'warn', denied: 'bad'}[turn.outcome] || '')}, turn.outcome);
+    // A code this page has no text for (a newer runtime's) shows as sent.
+    const word = (prefix, code) => (LH.i18n.has(prefix + code) ? t(prefix + code) : code);
+    const outcome = el('span', {class: 'badge ' + ({replied: 'good', safe_line: 'warn', denied: 'bad'}[turn.outcome] || ''), dataset: {outcome: turn.outcome}},
+      word('live.outcome.', turn.outcome));
     const hooks = el('table', {class: 'hooks'}, el('tbody', {}, (turn.hooks || []).map((h) => el('tr', {},
       el('td', {}, h.name), el('td', {class: 'muted'}, h.event),
-      el('td', {}, el('span', {class: 'badge ' + ({allow: 'good', deny: 'bad', retry: 'warn', rewrite: 'warn'}[h.action] || '')}, h.action)),
+      el('td', {}, el('span', {class: 'badge ' + ({allow: 'good', deny: 'bad', retry: 'warn', rewrite: 'warn'}[h.action] || '')}, word('live.action.', h.action))),
       el('td', {}, short(h.reason || h.feedback || h.error || h.text || h.context || '', 200)), el('td', {class: 'muted'}, fmt.ms(h.took_ms))))));
     const tools = el('table', {class: 'tools'}, el('tbody', {}, (turn.tools || []).map((c) => el('tr', {class: c.error ? 'bad' : ''},
       el('td', {}, (c.kind === 'skill' ? 'skill ' : '') + c.name), el('td', {class: 'args'}, short(JSON.stringify(c.arguments || {}), 200)),
