@@ -73,6 +73,13 @@ func (h *liveHub) previewStrategy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// On air a featured rule fires with its item featured (and a switch
+	// presents its item), which is what the host reads: so here too.
+	if item := featuredBy(rule.Name); item != "" {
+		shown := *setup
+		shown.context = catalogContext(cat, item)
+		setup = &shown
+	}
 	turn, model, err := h.soloTurn(c.UserContext(), st, setup, rule.Instruction, true)
 	if err != nil {
 		return fiber.NewError(fiber.StatusServiceUnavailable, "the narration did not run: "+err.Error())
@@ -91,6 +98,20 @@ func (h *liveHub) previewStrategy(c *fiber.Ctx) error {
 		out["fires_now"] = v >= rule.Threshold
 	}
 	return c.JSON(out)
+}
+
+// featuredBy is the item a builder's rule makes the featured one when it
+// fires: a featured rule's item, a sold-out switch's replacement; "" for
+// other rules.
+func featuredBy(rule string) string {
+	parts := strings.Split(rule, ":")
+	switch {
+	case parts[0] == ruleFeatured && len(parts) == 2:
+		return parts[1]
+	case parts[0] == ruleSoldOut && len(parts) == 3:
+		return parts[2]
+	}
+	return ""
 }
 
 // Levels of a checklist entry.

@@ -234,6 +234,13 @@ func TestStrategyPreviewRunsOneNarration(t *testing.T) {
 	if out["fires_now"] != true {
 		t.Errorf("urgency on 8 in stock at most 10 does not fire now: %s", raw)
 	}
+	// A featured rule on an item that is not the catalog's first narrates
+	// that item, as it does on air.
+	cream := strategyPlan{Featured: []featureRule{{Item: "p-serum", EveryMinutes: 3}, {Item: "p-cream", EveryMinutes: 5}}}
+	body, _ = json.Marshal(map[string]any{"plan": cream, "rule": "featured:p-cream"})
+	if _, out, raw = e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/strategy/preview", "application/json", string(body)); !strings.Contains(fmt.Sprint(out["reply"]), "259") {
+		t.Errorf("preview of the cream's rule: %s", raw)
+	}
 	body, _ = json.Marshal(map[string]any{"plan": plan, "rule": "featured:p-cream"})
 	if code, errBody, _ := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/strategy/preview", "application/json", string(body)); code != 400 || errBody["field"] != "rule" {
 		t.Errorf("unknown rule: %d %v", code, errBody)
