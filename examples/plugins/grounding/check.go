@@ -277,6 +277,8 @@ func (c *checker) token(t token) {
 		c.link(t)
 	case tokSize:
 		c.size(t)
+	case tokUnreadable:
+		c.flag(KindNumber, t.start, t.end, "no tool result gives a number of %d digits", unicodeDigits(c.text[t.start:t.end]))
 	default:
 		c.number(t)
 	}

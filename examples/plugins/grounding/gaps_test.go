@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Replies the bundled model put on air past the check, which the room's
 // independent grader flags (issue #18), each beside the correct reply that
@@ -100,5 +103,30 @@ func TestChecksUnderRenamedArguments(t *testing.T) {
 		{"no coupon", "en", "Any coupon?", "There is no coupon for it right now; it is 199 yuan.", []Call{creamCoLookup, renamedCoupon}, "", "", ""},
 		{"stock", "zh", "卫衣L码有货吗", "L码有货，放心拍！", []Call{hoodieLookup, renamedStock}, "", "", ""},
 		{"wrong stock", "zh", "卫衣M码有货吗", "M码有货，放心拍！", []Call{hoodieLookup, renamedStock}, KindStock, "有货", "M: 0"},
+	})
+}
+
+// Degenerate digit runs the bundled model put on air: a run longer than
+// float64 reads, or longer than any amount, count or date, is no number
+// a result gives, whatever separators or digits it is written with.
+func TestDegenerateDigitRuns(t *testing.T) {
+	price := []Call{serumLookup}
+	long := strings.Repeat("3", 120)
+	runCases(t, []checkCase{
+		{"the price", "zh", "精华多少钱", "玻尿酸精华现在199元。", price, "", "", ""},
+		{"the price in full-width digits", "zh", "精华多少钱", "玻尿酸精华现在１９９元。", price, "", "", ""},
+
+		{"120 digits", "zh", "精华多少钱", long + "…", price, KindNumber, long, "120 digits"},
+		{"400 digits", "zh", "精华多少钱", strings.Repeat("824", 134), price, KindNumber, "824824", "402 digits"},
+		{"after a price word", "zh", "精华多少钱", "现在515055555555555555555555555555", price, KindNumber, "515055555555555555555555555555", "30 digits"},
+		{"16 digits round to a backed price", "zh", "精华多少钱", "玻尿酸精华现在199.0000000000001元。", price, KindNumber, "199.0000000000001", "16 digits"},
+		{"with yuan", "zh", "精华多少钱", strings.Repeat("5", 400) + "元", price, KindNumber, "55555", "400 digits"},
+		{"thousands separators", "en", "How much is the serum?", "It is 3,333,333,333,333,333,333 yuan.", price, KindNumber, "3,333,333,333,333,333,333", "19 digits"},
+		{"full-width", "zh", "精华多少钱", "现在" + strings.Repeat("５", 20), price, KindNumber, strings.Repeat("5", 20), "20 digits"},
+		{"glued to a word", "en", "How much is the serum?", "SKU" + strings.Repeat("7", 40) + " is the one.", price, KindNumber, strings.Repeat("7", 40), "40 digits"},
+		{"Chinese digits", "zh", "精华多少钱", "现在" + strings.Repeat("五", 20) + "元", price, KindNumber, strings.Repeat("五", 20), "20 digits"},
+		{"Arabic-Indic digits", "zh", "精华多少钱", "现在١٩٩元", price, KindNumber, "١٩٩", "3 digits"},
+		{"mathematical digits", "en", "How much is the serum?", "It is 𝟏𝟗𝟗 yuan.", price, KindNumber, "𝟏𝟗𝟗", "3 digits"},
+		{"a shorter run still compared", "zh", "精华多少钱", "55550650555", price, KindNumber, "55550650555", "gives 55550650555"},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -30,7 +31,14 @@ const (
 	tokSize                            // a clothing size: L码, size L
 	tokPriced                          // a bare number after a price word: 只要199
 	tokNumber                          // any other number
+	tokUnreadable                      // digits no reading states exactly: 300 digits, ٣٣, 16 significant digits
 )
+
+// maxDigits is the most significant digits a number may have to be read:
+// float64 holds 15 exactly, and no amount, count or date a room states
+// has more. A longer run ("33333…", "515055555555555555") reads as no
+// number, so the check cannot compare it with a result and flags it.
+const maxDigits = 15
 
 // token is one number of a text, at text[start:end].
 type token struct {
@@ -441,7 +449,7 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 	lower := asciiLower(text)
 	set := newRuneSet(lower)
 	hasDigit := digits.in(lower, set)
-	if !hasDigit && !mayHoldNumber(lower, set) {
+	if !hasDigit && !mayHoldNumber(lower, set) && (kinds&(1<<tokNumber) == 0 || !hasOtherDigit(text)) {
 		return nil
 	}
 	var out []token
@@ -491,6 +499,13 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 			continue
 		}
 		s := text[r[0]:r[1]]
+		if unreadable(s) {
+			// Fail closed: digits the check cannot read are no backed
+			// number, glued to a word or not.
+			claim(used, r[0], r[1])
+			out = append(out, token{kind: tokUnreadable, start: r[0], end: r[1]})
+			continue
+		}
 		if isCNNumeral(s[0]) && !plausibleCN(s) {
 			continue
 		}
@@ -514,7 +529,8 @@ func scanKinds(text string, used []bool, kinds kindSet) []token {
 }
 
 // numberRuns returns the numbers of text as arNum and cnNum read them:
-// "1,299.00", "19.9", "一百九十九", "九点九".
+// "1,299.00", "19.9", "一百九十九", "九点九", and the runs of other
+// decimal digits ("٣٣", "𝟑"), which no pattern reads.
 func numberRuns(text string) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); {
@@ -538,6 +554,19 @@ func numberRuns(text string) [][2]int {
 			i = j
 		case c >= 0x80:
 			r, size := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsDigit(r) {
+				j := i + size
+				for j < len(text) {
+					r, size := utf8.DecodeRuneInString(text[j:])
+					if !unicode.IsDigit(r) {
+						break
+					}
+					j += size
+				}
+				out = append(out, [2]int{i, j})
+				i = j
+				continue
+			}
 			if !strings.ContainsRune(cnNumerals, r) {
 				i += size
 				continue
@@ -648,6 +677,33 @@ func glued(text string, start, end int) bool {
 	if end < len(text) {
 		c := text[end]
 		if isASCIILetter(c) || c == '_' || c == '@' || (c == '-' && end+1 < len(text) && isASCIILetter(text[end+1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// unreadable reports whether the run s of numberRuns is digits no reading
+// states exactly: more than maxDigits digits (Arabic or Chinese), or
+// decimal digits of another script, which normalize does not fold.
+func unreadable(s string) bool {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9', strings.ContainsRune(cnDigitRunes, r) || r == '两':
+			n++
+		case r >= utf8.RuneSelf && unicode.IsDigit(r):
+			return true
+		}
+	}
+	return n > maxDigits
+}
+
+// hasOtherDigit reports whether text holds a decimal digit of a script
+// other than ASCII's, which scan reads as unreadable.
+func hasOtherDigit(text string) bool {
+	for _, r := range text {
+		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
 			return true
 		}
 	}
@@ -933,6 +989,9 @@ func parseNumber(s string) (float64, bool) {
 	if s == "" {
 		return 0, false
 	}
+	if unreadable(s) {
+		return 0, false
+	}
 	if isDigit(s[0]) {
 		f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
 		return f, err == nil
@@ -1040,8 +1099,18 @@ func lastRune(s string) rune {
 	return r
 }
 
-// toFen is an amount in yuan as whole fen.
-func toFen(v float64) int64 { return int64(math.Round(v * 100)) }
+// toFen is an amount in yuan as whole fen. An amount past maxFen is no
+// price; it saturates there rather than wrap around to one.
+func toFen(v float64) int64 {
+	if math.Abs(v) >= maxFen/100 || math.IsNaN(v) {
+		return maxFen
+	}
+	return int64(math.Round(v * 100))
+}
+
+// maxFen is the amount toFen saturates at: 10^15 yuan in fen, which no
+// amount of a room reaches and int64 holds.
+const maxFen = 1e17
 
 // yuan writes fen as the room speaks it: "199", "179.1", "9.9".
 func yuan(fen int64) string {
@@ -1049,4 +1118,15 @@ func yuan(fen int64) string {
 		return strconv.FormatInt(fen/100, 10)
 	}
 	return strconv.FormatFloat(float64(fen)/100, 'f', -1, 64)
+}
+
+// unicodeDigits counts the decimal digits of s, of any script.
+func unicodeDigits(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsDigit(r) || strings.ContainsRune(cnDigitRunes, r) || r == '两' {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/livehat/livehat/sdk"
 )
 
 func TestParseCN(t *testing.T) {
@@ -151,9 +153,12 @@ func TestNormalize(t *testing.T) {
 }
 
 // FuzzScan holds the scanner to its contract on any text: tokens lie
-// inside the text, in claimed bytes, without overlapping one another.
+// inside the text, in claimed bytes, without overlapping one another,
+// and a run of more than maxDigits digits is read as no number: one
+// unreadable token holds it (issue #18).
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{"¥199", "九块九包邮", "满300减50", "身高170体重130斤", "Dec 10, 2026", "还剩8件", "1米75", "八五折", "19块9件"} {
+	for _, s := range []string{"¥199", "九块九包邮", "满300减50", "身高170体重130斤", "Dec 10, 2026", "还剩8件", "1米75", "八五折", "19块9件",
+		strings.Repeat("3", 120), "现在5150555555555555555", "1,111,111,111,111,111元", "SKU12345678901234567", "２０２６-12-10 " + strings.Repeat("9", 16)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -171,15 +176,40 @@ func FuzzScan(f *testing.F) {
 				seen[i] = true
 			}
 		}
+		for _, run := range longDigitRuns(text) {
+			if !slices.ContainsFunc(toks, func(tok token) bool {
+				return tok.kind == tokUnreadable && tok.start <= run[0] && run[1] <= tok.end
+			}) {
+				t.Fatalf("%q: the %d digits at %d are read as a number: %+v", text, run[1]-run[0], run[0], toks)
+			}
+		}
 	})
 }
 
+// longDigitRuns returns the runs of more than maxDigits ASCII digits.
+func longDigitRuns(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		j := i
+		for j < len(text) && isDigit(text[j]) {
+			j++
+		}
+		if j-i > maxDigits {
+			out = append(out, [2]int{i, j})
+		}
+		i = max(j, i+1)
+	}
+	return out
+}
+
 // FuzzCheck runs the whole decision on any reply: it never panics, its
-// decision is valid, findings quote the reply, and a rewrite passes the
+// decision is valid, findings quote the reply, a reply with a run of more
+// digits than a number has is never allowed, and a rewrite passes the
 // check it was made for.
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"玻尿酸精华只要128元！", `<tool_call>{"name":"x"}</tool_call>`, "M码有货", "Glow Serum is $5",
-		"链接已经帮您置顶啦！", "不含花生", "{name} 3号链接 12/10 48小时", "\xff\xfe元", "１２８元"} {
+		"链接已经帮您置顶啦！", "不含花生", "{name} 3号链接 12/10 48小时", "\xff\xfe元", "１２８元", strings.Repeat("3", 400) + "…",
+		"现在515055555555555555555555", "55550650555", "199.0000000000000001元"} {
 		f.Add(s, "精华多少钱", 1)
 	}
 	calls := []Call{serumLookup, serumCoupon, hoodieLookup, hoodieStock, nutsLookup}
@@ -191,6 +221,9 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("%q: invalid decision %+v: %v", reply, d, err)
 		}
 		text := normalize(reply)
+		if len(longDigitRuns(text)) > 0 && d.Action == sdk.ActionAllow {
+			t.Fatalf("%q: allowed with a run of more than %d digits", reply, maxDigits)
+		}
 		for _, fd := range Check(tt) {
 			if !strings.Contains(text, fd.Phrase) {
 				t.Fatalf("%q: finding %v quotes what the reply does not say", reply, fd)
