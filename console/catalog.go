@@ -305,7 +305,7 @@ func parseCatalogJSON(data []byte, currency string) (*catalog.Catalog, problemLi
 	var ps *catalog.Problems
 	if !errors.As(err, &ps) {
 		var probs problemList
-		probs.add("file", 0, "", "%v", err)
+		probs.add("file", 0, "", "catalog_unreadable", []string{err.Error()}, "%v", err)
 		return nil, probs
 	}
 	var probs problemList
@@ -317,7 +317,7 @@ func parseCatalogJSON(data []byte, currency string) (*catalog.Catalog, problemLi
 		probs.addCatalog(p, section, row, column, p.Line, p.Column, p.Message, func(i int) int { return i + 1 })
 	}
 	if ps.Omitted > 0 {
-		probs.add("file", 0, "", "and %d more problems", ps.Omitted)
+		probs.add("file", 0, "", "more_problems", []string{strconv.Itoa(ps.Omitted)}, "and %d more problems", ps.Omitted)
 	}
 	return nil, probs
 }

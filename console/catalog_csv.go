@@ -57,9 +57,9 @@ type catalogProblem struct {
 	Line    int    `json:"line,omitempty"`
 	Char    int    `json:"char,omitempty"`
 	Message string `json:"message"`
-	// Code is the problem's stable kind (harness/catalog's codes), which
-	// a page words in its reader's language; Params are the values it
-	// names (catalogParams). Empty for a problem of the CSV layout itself.
+	// Code is the problem's stable kind (harness/catalog's codes, or the
+	// CSV reader's csv_… codes), which a page words in its reader's
+	// language; Params are the values it names (catalogParams).
 	Code   string   `json:"code,omitempty"`
 	Params []string `json:"params,omitempty"`
 }
@@ -87,8 +87,14 @@ const maxCatalogProducts = 5000
 // problemList collects problems up to maxCatalogProblems.
 type problemList []catalogProblem
 
-func (l *problemList) add(section string, row int, column, format string, args ...any) {
+// add adds a problem of the CSV reader: code and params word it in
+// another language (csv_… codes, listed in console/README.md).
+func (l *problemList) add(section string, row int, column, code string, params []string, format string, args ...any) {
+	n := len(*l)
 	l.addAt(section, row, column, 0, 0, format, args...)
+	if len(*l) > n {
+		(*l)[n].Code, (*l)[n].Params = code, params
+	}
 }
 
 // addAt adds a problem that also has a place in a JSON file; the message
@@ -188,11 +194,11 @@ func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		line := 1 + bytes.Count(data[:firstInvalidUTF8(data)], []byte("\n"))
-		probs.add("file", line, "", "the file is not UTF-8 text: save it as \"CSV UTF-8\"")
+		probs.add("file", line, "", "csv_not_utf8", nil, "the file is not UTF-8 text: save it as \"CSV UTF-8\"")
 		return nil, nil, probs
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		probs.add("file", 0, "", "the file is empty")
+		probs.add("file", 0, "", "csv_empty", nil, "the file is empty")
 		return nil, nil, probs
 	}
 	r := csv.NewReader(bytes.NewReader(data))
@@ -200,7 +206,7 @@ func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
-		probs.add("file", 1, "", "the header row cannot be read: %s", csvErrorText(err))
+		probs.add("file", 1, "", "csv_unreadable", []string{csvErrorText(err)}, "the header row cannot be read: %s", csvErrorText(err))
 		return nil, nil, probs
 	}
 	known := append(csvColumns(), csvVersion1Columns()...)
@@ -212,30 +218,32 @@ func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 		}
 		switch {
 		case name == "":
-			probs.add("products", 1, fmt.Sprintf("#%d", i+1), "the header has an empty column name")
+			probs.add("products", 1, fmt.Sprintf("#%d", i+1), "csv_empty_column", []string{strconv.Itoa(i + 1)}, "the header has an empty column name")
 		case !slices.Contains(known, name):
 			msg := fmt.Sprintf("unknown column %q", h)
+			code, params := "csv_unknown_column", []string{h}
 			if hint := nearest(name, known); hint != "" {
 				msg += fmt.Sprintf("; did you mean %q?", hint)
+				code, params = "csv_unknown_column_hint", []string{h, hint}
 			}
-			probs.add("products", 1, h, "%s (the columns are %s)", msg, strings.Join(csvColumns(), ", "))
+			probs.add("products", 1, h, code, params, "%s (the columns are %s)", msg, strings.Join(csvColumns(), ", "))
 		default:
 			if _, dup := cols[name]; dup {
-				probs.add("products", 1, name, "column %q appears twice", name)
+				probs.add("products", 1, name, "csv_column_twice", []string{name}, "column %q appears twice", name)
 			}
 			cols[name] = i
 		}
 	}
 	for _, req := range []string{"id", "name", "price"} {
 		if _, ok := cols[req]; !ok {
-			probs.add("products", 1, req, "the header has no %q column", req)
+			probs.add("products", 1, req, "csv_missing_column", []string{req}, "the header has no %q column", req)
 		}
 	}
 	for _, pair := range [][2]string{{"dispatch_hours", "shipping_days"}, {"returns", "return_days"}, {"specs", "attributes"}} {
 		_, a := cols[pair[0]]
 		_, b := cols[pair[1]]
 		if a && b {
-			probs.add("products", 1, pair[1], "give %s or the older %s, not both", pair[0], pair[1])
+			probs.add("products", 1, pair[1], "csv_both_columns", []string{pair[0], pair[1]}, "give %s or the older %s, not both", pair[0], pair[1])
 		}
 	}
 	if len(probs) > 0 {
@@ -254,12 +262,13 @@ func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 			if errors.As(err, &pe) {
 				line = pe.Line
 			}
-			probs.add("products", line, "", "%s", csvErrorText(err))
+			probs.add("products", line, "", "csv_unreadable", []string{csvErrorText(err)}, "%s", csvErrorText(err))
 			break
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) > len(header) {
-			probs.add("products", line, "", "%d fields, but the header has %d columns", len(rec), len(header))
+			probs.add("products", line, "", "csv_too_many_fields", []string{strconv.Itoa(len(rec)), strconv.Itoa(len(header))},
+				"%d fields, but the header has %d columns", len(rec), len(header))
 			continue
 		}
 		cell := func(col string) string {
@@ -273,18 +282,18 @@ func parseCatalogCSV(data []byte) ([]catalog.Product, []int, problemList) {
 			continue
 		}
 		if len(out) == maxCatalogProducts {
-			probs.add("products", line, "", "more than %d products", maxCatalogProducts)
+			probs.add("products", line, "", "csv_too_many_products", []string{strconv.Itoa(maxCatalogProducts)}, "more than %d products", maxCatalogProducts)
 			break
 		}
 		p, rowProbs := productFromRow(cell)
 		for _, rp := range rowProbs {
-			probs.add("products", line, rp.column, "%s", rp.message)
+			probs.add("products", line, rp.column, rp.code, rp.params, "%s", rp.message)
 		}
 		out = append(out, p)
 		lines = append(lines, line)
 	}
 	if len(out) == 0 && len(probs) == 0 {
-		probs.add("file", 0, "", "the file has a header but no product rows")
+		probs.add("file", 0, "", "csv_no_rows", nil, "the file has a header but no product rows")
 	}
 	return out, lines, probs
 }
@@ -375,7 +384,11 @@ func allEmpty(rec []string) bool {
 }
 
 // cellProblem is a problem of one cell of a row.
-type cellProblem struct{ column, message string }
+type cellProblem struct {
+	column, message string
+	code            string
+	params          []string
+}
 
 // rowReader reads the cells of one row into a product, collecting the
 // problems of cells that do not read.
@@ -384,8 +397,9 @@ type rowReader struct {
 	probs []cellProblem
 }
 
-func (r *rowReader) bad(col, format string, args ...any) {
-	r.probs = append(r.probs, cellProblem{col, fmt.Sprintf(format, args...)})
+// bad records a problem of the cell in col with its code and params.
+func (r *rowReader) bad(col, code string, params []string, format string, args ...any) {
+	r.probs = append(r.probs, cellProblem{column: col, message: fmt.Sprintf(format, args...), code: code, params: params})
 }
 
 // count reads a whole number; a blank cell is 0, not stated.
@@ -396,7 +410,7 @@ func (r *rowReader) count(col string) int {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		r.bad(col, "%q is not a whole number", s)
+		r.bad(col, "csv_not_whole", []string{s}, "%q is not a whole number", s)
 	}
 	return n
 }
@@ -411,9 +425,9 @@ func (r *rowReader) positive(col string) int {
 	n, err := strconv.Atoi(s)
 	switch {
 	case err != nil:
-		r.bad(col, "%q is not a whole number", s)
+		r.bad(col, "csv_not_whole", []string{s}, "%q is not a whole number", s)
 	case n < 1:
-		r.bad(col, "%q: write 1 or more, or leave the cell blank when it is not stated", s)
+		r.bad(col, "csv_not_positive", []string{s}, "%q: write 1 or more, or leave the cell blank when it is not stated", s)
 	}
 	return n
 }
@@ -430,7 +444,7 @@ func (r *rowReader) optCount(col string) *int {
 func (r *rowReader) money(col string, required bool) float64 {
 	v, err := parseMoney(r.cell(col), required)
 	if err != nil {
-		r.bad(col, "%v", err)
+		r.bad(col, "csv_bad_money", []string{r.cell(col)}, "%v", err)
 	}
 	return v
 }
@@ -441,7 +455,7 @@ func (r *rowReader) date(col, s string) catalog.Date {
 	}
 	d, err := catalog.ParseDate(s)
 	if err != nil {
-		r.bad(col, "%v", err)
+		r.bad(col, "csv_bad_date", []string{s}, "%v", err)
 	}
 	return d
 }
@@ -462,7 +476,7 @@ func (r *rowReader) stockState(col, s string) catalog.StockState {
 	}
 	st, ok := stockStates()[strings.ToLower(s)]
 	if !ok {
-		r.bad(col, "%q is not a stock state (in_stock, low, sold_out or presale)", s)
+		r.bad(col, "csv_bad_stock_state", []string{s}, "%q is not a stock state (in_stock, low, sold_out or presale)", s)
 	}
 	return st
 }
@@ -495,7 +509,7 @@ func productFromRow(cell func(string) string) (catalog.Product, []cellProblem) {
 	for _, kv := range splitList(cell("attributes")) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			r.bad("attributes", "%q is not key=value", kv)
+			r.bad("attributes", "csv_bad_attribute", []string{kv}, "%q is not key=value", kv)
 			continue
 		}
 		p.Specs = append(p.Specs, catalog.Spec{Key: strings.TrimSpace(k), Value: catalog.TextValue(strings.TrimSpace(v))})
@@ -503,7 +517,7 @@ func productFromRow(cell func(string) string) (catalog.Product, []cellProblem) {
 	for _, s := range splitList(cell("specs")) {
 		spec, err := parseSpec(s)
 		if err != nil {
-			r.bad("specs", "%v", err)
+			r.bad("specs", "csv_bad_spec", []string{s}, "%v", err)
 			continue
 		}
 		p.Specs = append(p.Specs, spec)
@@ -514,7 +528,7 @@ func productFromRow(cell func(string) string) (catalog.Product, []cellProblem) {
 	for _, row := range splitList(cell("size_chart")) {
 		sr, err := parseSizeRow(row)
 		if err != nil {
-			r.bad("size_chart", "%v", err)
+			r.bad("size_chart", "csv_bad_size_row", []string{row}, "%v", err)
 			continue
 		}
 		p.SizeChart = append(p.SizeChart, sr)
@@ -551,7 +565,7 @@ func (r *rowReader) variant(s string) catalog.Variant {
 	var v catalog.Variant
 	parts := strings.Split(s, ":")
 	if len(parts) > 5 {
-		r.bad("variants", "%q has more than name:stock:price:state:restock_date", s)
+		r.bad("variants", "csv_variant_fields", []string{s}, "%q has more than name:stock:price:state:restock_date", s)
 		return v
 	}
 	for len(parts) < 5 {
@@ -567,14 +581,14 @@ func (r *rowReader) variant(s string) catalog.Variant {
 	if parts[1] != "" {
 		n, err := strconv.Atoi(parts[1])
 		if err != nil {
-			r.bad("variants", "%q: stock %q is not a whole number", s, parts[1])
+			r.bad("variants", "csv_variant_stock", []string{s, parts[1]}, "%q: stock %q is not a whole number", s, parts[1])
 		}
 		v.Stock = &n
 	}
 	if parts[2] != "" {
 		price, err := parseMoney(parts[2], true)
 		if err != nil {
-			r.bad("variants", "%q: price %v", s, err)
+			r.bad("variants", "csv_variant_price", []string{s, parts[2]}, "%q: price %v", s, err)
 		}
 		v.Price = &price
 	}
@@ -614,14 +628,14 @@ func (r *rowReader) returns(p *catalog.Product) {
 		case n == 0:
 			p.Returns = &catalog.Returns{Conditions: conditions}
 		default:
-			r.bad("return_days", "%d is negative", n)
+			r.bad("return_days", "csv_negative", []string{strconv.Itoa(n)}, "%d is negative", n)
 		}
 		return
 	}
 	s := r.cell("returns")
 	if s == "" {
 		if len(conditions) > 0 {
-			r.bad("return_conditions", "conditions need a returns cell that says whether returns are accepted")
+			r.bad("return_conditions", "csv_conditions_without_returns", nil, "conditions need a returns cell that says whether returns are accepted")
 		}
 		return
 	}
@@ -646,13 +660,13 @@ func (r *rowReader) returns(p *catalog.Product) {
 		case lw == "insured":
 			rt.ShippingInsurance, accepted = true, true
 		default:
-			r.bad("returns", "%q is not a word of returns (no, yes, a number of days, no_reason, insured)", w)
+			r.bad("returns", "csv_bad_returns_word", []string{w}, "%q is not a word of returns (no, yes, a number of days, no_reason, insured)", w)
 			unread = true
 		}
 	}
 	rt.Accepted = accepted && !refused
 	if !accepted && !refused && !unread {
-		r.bad("returns", "say whether returns are accepted: no, yes or a number of days")
+		r.bad("returns", "csv_returns_unsaid", nil, "say whether returns are accepted: no, yes or a number of days")
 	}
 	p.Returns = rt
 }
@@ -866,7 +880,7 @@ func csvProblems(err error, rows []int) problemList {
 	var probs problemList
 	var ps *catalog.Problems
 	if !errors.As(err, &ps) {
-		probs.add("file", 0, "", "%v", err)
+		probs.add("file", 0, "", "catalog_unreadable", []string{err.Error()}, "%v", err)
 		return probs
 	}
 	row := func(i int) int {
@@ -888,7 +902,7 @@ func csvProblems(err error, rows []int) problemList {
 		probs.addCatalog(p, "products", row(i-1), csvColumnOf(field), 0, 0, msg, row)
 	}
 	if ps.Omitted > 0 {
-		probs.add("file", 0, "", "and %d more problems", ps.Omitted)
+		probs.add("file", 0, "", "more_problems", []string{strconv.Itoa(ps.Omitted)}, "and %d more problems", ps.Omitted)
 	}
 	return probs
 }

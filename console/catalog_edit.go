@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -162,7 +163,7 @@ func checkEditedCatalog(doc []byte, currency string) (*catalog.Catalog, problemL
 	var probs problemList
 	var ps *catalog.Problems
 	if !errors.As(err, &ps) {
-		probs.add("file", 0, "", "%v", err)
+		probs.add("file", 0, "", "catalog_unreadable", []string{err.Error()}, "%v", err)
 		return nil, probs
 	}
 	for _, p := range ps.List {
@@ -170,7 +171,7 @@ func checkEditedCatalog(doc []byte, currency string) (*catalog.Catalog, problemL
 		probs.addCatalog(p, section, row, column, 0, 0, p.Message, func(i int) int { return i + 1 })
 	}
 	if ps.Omitted > 0 {
-		probs.add("file", 0, "", "and %d more problems", ps.Omitted)
+		probs.add("file", 0, "", "more_problems", []string{strconv.Itoa(ps.Omitted)}, "and %d more problems", ps.Omitted)
 	}
 	return nil, probs
 }

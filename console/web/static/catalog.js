@@ -145,7 +145,24 @@ LH.i18n.add({
     'catalog.msg.negative': '{0} 不能为负数', 'catalog.msg.at_least': '{0} 小于最小值 {1}', 'catalog.msg.at_most': '{0} 超过最大值 {1}',
     'catalog.msg.above': '{0} 必须大于 {1}', 'catalog.msg.below': '{0} 必须小于 {1}',
     'catalog.msg.want': '类型不对：应为{1}（现为{0}）',
-    'catalog.msg.not_number': '“{0}”不是数字', 'catalog.msg.not_whole': '“{0}”不是整数',
+    'catalog.msg.not_number': '“{0}”不是数字',
+    // The CSV reader's own problems (console/catalog_csv.go, csv_… codes).
+    'catalog.msg.csv_not_utf8': '文件不是 UTF-8 文本：请另存为“CSV UTF-8”', 'catalog.msg.csv_empty': '文件是空的',
+    'catalog.msg.csv_unreadable': '无法读取：{0}', 'catalog.msg.csv_empty_column': '表头第 {0} 列没有列名',
+    'catalog.msg.csv_unknown_column': '未知列“{0}”', 'catalog.msg.csv_unknown_column_hint': '未知列“{0}”；您是不是想写“{1}”？',
+    'catalog.msg.csv_column_twice': '列“{0}”出现了两次', 'catalog.msg.csv_missing_column': '表头缺少“{0}”列',
+    'catalog.msg.csv_both_columns': '请只填写 {0} 或旧的 {1}，不要两个都填',
+    'catalog.msg.csv_too_many_fields': '这一行有 {0} 个字段，但表头只有 {1} 列', 'catalog.msg.csv_too_many_products': '商品超过 {0} 个',
+    'catalog.msg.csv_no_rows': '文件只有表头，没有商品行', 'catalog.msg.csv_not_whole': '“{0}”不是整数',
+    'catalog.msg.csv_not_positive': '“{0}”：请写 1 或以上；未标明时留空', 'catalog.msg.csv_bad_money': '“{0}”不是有效金额',
+    'catalog.msg.csv_bad_date': '“{0}”不是有效日期，请写成 2026-12-01 这样', 'catalog.msg.csv_bad_stock_state': '“{0}”不是库存状态（有货、少量、售罄或预售）',
+    'catalog.msg.csv_bad_attribute': '“{0}”不是“键=值”的写法', 'catalog.msg.csv_bad_spec': '参数“{0}”读不出来',
+    'catalog.msg.csv_bad_size_row': '尺码表行“{0}”读不出来', 'catalog.msg.csv_variant_fields': '“{0}”超过了 名称:库存:价格:状态:补货日期 五项',
+    'catalog.msg.csv_variant_stock': '“{0}”：库存“{1}”不是整数', 'catalog.msg.csv_variant_price': '“{0}”：价格“{1}”不是有效金额',
+    'catalog.msg.csv_negative': '{0} 不能为负数', 'catalog.msg.csv_conditions_without_returns': '填写了退货条件，但退货一栏没有说明是否支持退货',
+    'catalog.msg.csv_bad_returns_word': '“{0}”不是退货的写法（不退、可退、天数、无理由、运费险）',
+    'catalog.msg.csv_returns_unsaid': '请说明是否支持退货：不退、可退或天数',
+    'catalog.msg.catalog_unreadable': '商品库读不出来：{0}', 'catalog.msg.more_problems': '还有 {0} 个问题',
     'catalog.msg.link_taken': '链接 {0} 已被第 {1} 行的商品使用', 'catalog.msg.id_taken': 'ID“{0}”已被使用',
     'catalog.msg.list_price_below': '划线价 {0} 低于直播价 {1}', 'catalog.msg.variants_sum': '库存为 {0}，但规格库存合计为 {1}',
     'catalog.msg.variants_over': '库存为 {0}，但已标明库存的规格合计已达 {1}',
@@ -376,11 +393,6 @@ LiveHAT.page(async () => {
   const TYPE_WORDS = {string: '文本', number: '数字', integer: '整数', boolean: '是/否', object: '对象', array: '列表', null: '空值'};
   function typeWord(type) { return TYPE_WORDS[type] || type; }
 
-  // PROBLEM_TEXTS match the English messages of the CSV reader's own
-  // problems, which carry no code (console/catalog_csv.go); the captured
-  // parts fill the text's {0}, {1}.
-  const PROBLEM_TEXTS = [[/^"(.*)" is not a number$/, 'not_number'], [/^"(.*)" is not a whole number$/, 'not_whole']];
-
   // unquote drops the JSON quotes of a value the check quotes as written.
   function unquote(v) { return /^".*"$/.test(v) ? v.slice(1, -1) : v; }
 
@@ -397,11 +409,6 @@ LiveHAT.page(async () => {
       const [key, values] = CODE_TEXTS[p.code] ? CODE_TEXTS[p.code](params) : [p.code, params];
       if (LH.i18n.has('catalog.msg.' + key)) return t('catalog.msg.' + key, Object.fromEntries(values.map((v, i) => [String(i), v]))) + where;
       return message;
-    }
-    const core = place ? message.slice(0, place.index) : message;
-    for (const [re, key] of PROBLEM_TEXTS) {
-      const m = re.exec(core);
-      if (m) return t('catalog.msg.' + key, Object.fromEntries(m.slice(1).map((v, i) => [String(i), v]))) + where;
     }
     return message;
   }
