@@ -165,6 +165,9 @@ func newTurnFacts(t *Turn) *turnFacts {
 	msg := normalize(t.Message)
 	tf.kindSourcesLower = append(tf.kindSourcesLower, asciiLower(msg))
 	for _, tok := range scan(msg, make([]bool, len(msg))) {
+		if tok.kind == tokUnreadable {
+			continue // no number, so it backs none
+		}
 		tf.msgNumbers = append(tf.msgNumbers, tok.v)
 		if tok.v2 != 0 {
 			tf.msgNumbers = append(tf.msgNumbers, tok.v2)

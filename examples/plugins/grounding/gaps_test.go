@@ -128,5 +128,6 @@ func TestDegenerateDigitRuns(t *testing.T) {
 		{"Arabic-Indic digits", "zh", "精华多少钱", "现在١٩٩元", price, KindNumber, "١٩٩", "3 digits"},
 		{"mathematical digits", "en", "How much is the serum?", "It is 𝟏𝟗𝟗 yuan.", price, KindNumber, "𝟏𝟗𝟗", "3 digits"},
 		{"a shorter run still compared", "zh", "精华多少钱", "55550650555", price, KindNumber, "55550650555", "gives 55550650555"},
+		{"a run in the message backs no zero", "zh", "精华" + strings.Repeat("9", 20) + "多少钱", "精华有0个赠品。", price, KindNumber, "0", "gives 0"},
 	})
 }
