@@ -158,8 +158,10 @@ awk '
 /^round/ { key = $4 " " $5 " " $6; if ($7 > best[$3 " " key]) best[$3 " " key] = $7; seen[key] = 1 }
 END {
 	for (k in seen) {
+		# A test only one engine ran (prefill of the bundled model) has no ratio.
+		if (!(("livehat " k) in best) || !(("llama.cpp " k) in best)) continue
 		split(k, f, " ")
 		l = best["livehat " k]; c = best["llama.cpp " k]
-		printf "%-8s %s thread%s %-7s %9.1f / %9.1f = %5.2f\n", f[1], f[2], (f[2] == 1 ? " " : "s"), f[3], l, c, (c > 0 ? l / c : 0)
+		printf "%-8s %s thread%s %-7s %9.1f / %9.1f = %5.2f\n", f[1], f[2], (f[2] == 1 ? " " : "s"), f[3], l, c, l / c
 	}
 }' "$work/log" | sort
