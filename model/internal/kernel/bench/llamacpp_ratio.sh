@@ -22,13 +22,13 @@
 #
 # Usage (from the repository root):
 #   sh model/internal/kernel/bench/llamacpp_ratio.sh [rounds]
-# rounds defaults to 3 (about 15 minutes on a loaded 2-core machine).
+# rounds defaults to 2 (about 15 minutes on a loaded 2-vCPU machine: 8 per round).
 # LIVEHAT_LLAMA_DIR: where the package and the llama-bench build are kept and
 # reused (default ${XDG_CACHE_HOME:-$HOME/.cache}/livehat/llama-bench-3.21.1;
 # a llama-server build folder of build.sh works too).
 # LIVEHAT_BENCH_GEN: decode tokens per sample for the 0.5B model (default 32).
 set -eu
-rounds=${1:-3}
+rounds=${1:-2}
 gen=${LIVEHAT_BENCH_GEN:-32}
 for n in "$rounds" "$gen"; do
 	case $n in
