@@ -374,6 +374,11 @@ func (e *permanentError) Unwrap() error { return e.err }
 // to Config.OnAttempt.
 // A stream's successful attempt is reported by the stream when it ends.
 func (c *Client) withRetries(ctx context.Context, streaming bool, attempt func(ctx context.Context) (int, error)) error {
+	// prev is the failure that made this attempt a retry. When the caller's
+	// deadline cuts a retry short, prev is the cause worth naming: an
+	// overloaded server stays a server error, not a timeout of ours. A
+	// cancellation stays a cancellation.
+	var prev error
 	for try := 0; ; try++ {
 		start := time.Now()
 		status, err := attempt(ctx)
@@ -397,6 +402,11 @@ func (c *Client) withRetries(ctx context.Context, streaming bool, attempt func(c
 			return fail(perm.err)
 		}
 		if ctx.Err() != nil {
+			if prev != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				report(false)
+				return &Error{Kind: ErrorKind(prev), Attempts: try + 1,
+					Err: fmt.Errorf("remote: %w; the retry after it ended with %v", prev, context.Cause(ctx))}
+			}
 			return fail(fmt.Errorf("remote: %w (last attempt: %v)", context.Cause(ctx), err))
 		}
 		var wait time.Duration
@@ -417,6 +427,7 @@ func (c *Client) withRetries(ctx context.Context, streaming bool, attempt func(c
 			return fail(fmt.Errorf("remote: giving up, the retry in %v would pass the deadline: %w", wait, err))
 		}
 		report(true)
+		prev = err
 		if serr := c.sleep(ctx, wait); serr != nil {
 			err = fmt.Errorf("remote: waiting to retry: %w (last attempt: %v)", serr, err)
 			return &Error{Kind: ErrorKind(serr), Attempts: try + 1, Err: err}

@@ -370,6 +370,29 @@ func TestRetriesStopAtTheCallersDeadline(t *testing.T) {
 	}
 }
 
+// A retry the caller's deadline cuts short still names the server's failure
+// that made it a retry, whichever attempt the deadline lands in.
+func TestDeadlineDuringARetryNamesTheServerError(t *testing.T) {
+	var calls atomic.Int32
+	srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		if calls.Add(1) == 1 {
+			http.Error(w, `{"error": {"message": "overloaded"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		<-r.Context().Done()
+	})
+	c, err := New(Config{BaseURL: srv.URL, Model: "m", MaxRetries: 5, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Complete(ctx, Request{Messages: userX})
+	if ErrorKind(err) != KindServerError || !strings.Contains(err.Error(), "overloaded") || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("err %v (kind %s): want the 503 named, cut short by the deadline", err, ErrorKind(err))
+	}
+}
+
 func TestMaxConcurrent(t *testing.T) {
 	var inFlight, most atomic.Int32
 	release := make(chan struct{})
