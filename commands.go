@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/gguf"
 	"github.com/livehat/livehat/model/tokenizer"
@@ -23,10 +23,7 @@ import (
 
 // isUsage reports whether err is a command-line mistake rather than a
 // failure of the work itself; those exit with status 2.
-func isUsage(err error) bool {
-	var u *harness.UsageError
-	return errors.As(err, &u)
-}
+func isUsage(err error) bool { return command.IsUsage(err) }
 
 // runHarness dispatches "livehat harness …": augment belongs to package
 // hsa, the rest to package harness.

@@ -26,15 +26,15 @@ import (
 	"github.com/livehat/livehat/trainer/sft"
 )
 
-// command is one livehat subcommand. Each implementation lives in the
-// package it belongs to; main only wires them together.
-type command struct {
+// subcommand is one livehat subcommand. The implementations move into
+// internal/command, one file per command (#22); main only wires them.
+type subcommand struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
-func commands() map[string]command {
-	return map[string]command{
+func commands() map[string]subcommand {
+	return map[string]subcommand{
 		"serve":     {"start the console server (default)", runServe},
 		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
 		"harness":   {"validate, render, diff and augment harness files", runHarness},
@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-func usage(w io.Writer, cmds map[string]command) {
+func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "livehat — live-stream avatar agents that evolve with their harness")
 	fmt.Fprintln(w, "\nUsage: livehat [command] [flags]   (no command: serve)")
 	fmt.Fprintln(w, "\nCommands:")
