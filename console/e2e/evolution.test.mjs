@@ -66,6 +66,15 @@ test('the evolution loop: live failures by cause, a draft that fixes one, the ga
   assert.ok(await card.locator('tbody tr td:nth-child(3):text-is("live")').count() >= QUESTIONS.length);
   assert.ok(mentionsBanned(await card.locator('tbody').textContent()), 'the deductions name the banned word');
   await shot(page, 'evolution-failures');
+  // The same causes read in the merchant's language.
+  const zh = await login(browser, 'admin', ADMIN_PASSWORD, {locale: 'zh-CN'});
+  await zh.goto('/evolution?version=' + encodeURIComponent(badVersion));
+  const zhCard = zh.locator('.cause[data-cause="hook_rejection"]');
+  await zhCard.locator('h2').waitFor();
+  assert.match(await zhCard.locator('h2').textContent(), /^钩子拒绝：/);
+  assert.match(await zhCard.locator('input[name=title]').inputValue(), /钩子拒绝$/);
+  assert.deepEqual(zh.problems, []);
+  await zh.context().close();
   await card.locator('textarea[name=diagnosis]').fill('the compliance hook bans words every price answer uses');
   await Promise.all([page.waitForURL(/\/harnesses\?draft=/), card.locator('button[type=submit]').click()]);
 

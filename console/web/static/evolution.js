@@ -20,6 +20,16 @@ LH.i18n.add({
     'evolution.state.open': 'open', 'evolution.state.shipped': 'shipped', 'evolution.state.rolled_back': 'rolled back',
     'evolution.state.abandoned': 'abandoned', 'evolution.loop_info': '{cause} · from {base} · {by}',
     'evolution.continue': 'Continue on the Harnesses page', 'evolution.no_loops': 'No loops yet.',
+    'evolution.cause.wrong_tool': 'Wrong tool: a needed call missing, a needless or malformed one',
+    'evolution.cause.wrong_fact': 'Wrong fact: a false, unsupported or banned statement, or a fact left out',
+    'evolution.cause.missing_skill': 'Missing skill: the reply skill the question needs was not loaded',
+    'evolution.cause.hook_rejection': 'Hook rejection: a hook denied the turn or it ended on the safe line',
+    'evolution.cause.reply_form': 'Reply form: no reply, or too long for speech',
+    'evolution.cause.run_error': 'Run error: the turn did not run (backend error, timeout)',
+    'evolution.cause_short.wrong_tool': 'Wrong tool', 'evolution.cause_short.wrong_fact': 'Wrong fact',
+    'evolution.cause_short.missing_skill': 'Missing skill', 'evolution.cause_short.hook_rejection': 'Hook rejection',
+    'evolution.cause_short.reply_form': 'Reply form', 'evolution.cause_short.run_error': 'Run error',
+    'evolution.default_title': '{cause} in {version}',
   },
   'zh-CN': {
     'evolution.title': 'LiveHAT · Harness 演进', 'evolution.heading': 'Harness 演进',
@@ -35,11 +45,25 @@ LH.i18n.add({
     'evolution.state.open': '进行中', 'evolution.state.shipped': '已发布', 'evolution.state.rolled_back': '已回滚',
     'evolution.state.abandoned': '已放弃', 'evolution.loop_info': '{cause} · 基于 {base} · {by}',
     'evolution.continue': '在 Harness 页面继续', 'evolution.no_loops': '还没有循环。',
+    'evolution.cause.wrong_tool': '工具错误：缺少需要的调用，或有多余、格式错误的调用',
+    'evolution.cause.wrong_fact': '事实错误：错误、无依据或违禁的说法，或漏说了事实',
+    'evolution.cause.missing_skill': '缺少技能：没有加载问题需要的回复技能',
+    'evolution.cause.hook_rejection': '钩子拒绝：钩子拒绝了这一回合，或回合以安全话术结束',
+    'evolution.cause.reply_form': '回复形式：没有回复，或太长不适合播报',
+    'evolution.cause.run_error': '运行错误：回合没有运行（后端错误、超时）',
+    'evolution.cause_short.wrong_tool': '工具错误', 'evolution.cause_short.wrong_fact': '事实错误',
+    'evolution.cause_short.missing_skill': '缺少技能', 'evolution.cause_short.hook_rejection': '钩子拒绝',
+    'evolution.cause_short.reply_form': '回复形式', 'evolution.cause_short.run_error': '运行错误',
+    'evolution.default_title': '{version} 的{cause}',
   },
 });
 LiveHAT.page(async () => {
   const {el, api, toast, showError, fmt} = LiveHAT;
   const t = LH.t;
+  // A cause's label in the page's language; the server's English label
+  // for a cause this page does not know yet.
+  const causeLabel = (cause, fallback) => (LH.i18n.has('evolution.cause.' + cause) ? t('evolution.cause.' + cause) : fallback || cause);
+  const causeShort = (cause) => (LH.i18n.has('evolution.cause_short.' + cause) ? t('evolution.cause_short.' + cause) : cause.replace(/_/g, ' '));
   const main = document.getElementById('main');
   const params = new URLSearchParams(location.search);
   const picker = el('section', {class: 'card', id: 'evo-picker'});
@@ -78,7 +102,7 @@ LiveHAT.page(async () => {
         el('td', {}, el('ul', {class: 'tight'}, it.deductions.map((d) => el('li', {}, d)))),
         el('td', {class: 'reply'}, it.reply)))));
     const form = el('form', {class: 'loop-form'},
-      el('label', {}, t('evolution.loop_title'), el('input', {name: 'title', class: 'wide', value: g.label.split(':')[0] + ' in ' + fmt.short(version)})),
+      el('label', {}, t('evolution.loop_title'), el('input', {name: 'title', class: 'wide', value: t('evolution.default_title', {cause: causeShort(g.cause), version: fmt.short(version)})})),
       el('label', {}, t('evolution.diagnosis'), el('textarea', {name: 'diagnosis', rows: 2})),
       el('button', {type: 'submit'}, t('evolution.start_loop')));
     form.addEventListener('submit', async (e) => {
@@ -92,7 +116,7 @@ LiveHAT.page(async () => {
       } catch (err) { showError(err, form); }
     });
     const card = el('div', {class: 'card cause', dataset: {cause: g.cause}},
-      el('h2', {}, g.label, ' ', el('span', {class: 'badge bad'}, String(g.count))),
+      el('h2', {}, causeLabel(g.cause, g.label), ' ', el('span', {class: 'badge bad'}, String(g.count))),
       items, form);
     return card;
   }
@@ -109,7 +133,7 @@ LiveHAT.page(async () => {
       });
       return el('div', {class: 'loop'},
         el('h3', {}, l.title, ' ', el('span', {class: 'badge ' + badge}, t('evolution.state.' + l.state)), ' ',
-          el('span', {class: 'muted'}, t('evolution.loop_info', {cause: l.cause.replace('_', ' '), base: fmt.short(l.base_version), by: l.created_by}))),
+          el('span', {class: 'muted'}, t('evolution.loop_info', {cause: causeShort(l.cause), base: fmt.short(l.base_version), by: l.created_by}))),
         el('ol', {class: 'timeline'}, l.events.map((ev) => el('li', {class: 'ev-' + ev.kind},
           el('strong', {}, ev.kind), ' ', el('span', {class: 'muted'}, fmt.time(ev.at) + ' · ' + ev.actor), el('div', {}, ev.summary)))),
         l.state === 'open' ? el('div', {class: 'row'}, el('a', {href: '/harnesses?loop=' + encodeURIComponent(l.id)}, t('evolution.continue')), close) : null);
