@@ -25,10 +25,18 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Name is the tool whose result a tool turn carries.
 	Name string `json:"name,omitempty"`
+	// ToolCallID is the ID of the call whose result a tool turn carries.
+	// OpenAI-compatible servers pair results with calls by it; ChatML has
+	// no place for it, so it never reaches a rendered prompt's text.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // ToolCall is a call the model made: a tool name and its arguments object.
 type ToolCall struct {
+	// ID names the call within its conversation: the id an
+	// OpenAI-compatible server gave it, or one the runtime made. Like
+	// Message.ToolCallID it stays out of ChatML.
+	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 }

@@ -130,6 +130,59 @@ func TestRenderOmitToolsAndRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestRenderCarriesToolCallIDs: the ids of calls and of the results that
+// answer them pass through Render untouched, for a server that pairs them,
+// and change nothing else: the same conversation without ids renders the
+// same system prompt and turns. The JSON names are the OpenAI format's.
+func TestRenderCarriesToolCallIDs(t *testing.T) {
+	h := loadMinimal(t)
+	withIDs := []Message{
+		{Role: RoleUser, Content: "price of the serum and the cream?"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{
+			{ID: "call_a", Name: "lookup", Arguments: json.RawMessage(`{"q":"serum"}`)},
+			{ID: "call_b", Name: "lookup", Arguments: json.RawMessage(`{"q":"cream"}`)}}},
+		{Role: RoleTool, Name: "lookup", ToolCallID: "call_a", Content: `{"price":199}`},
+		{Role: RoleTool, Name: "lookup", ToolCallID: "call_b", Content: `{"price":99}`},
+	}
+	withoutIDs := make([]Message, len(withIDs))
+	for i, m := range withIDs {
+		m.ToolCallID = ""
+		m.ToolCalls = append([]ToolCall(nil), m.ToolCalls...)
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].ID = ""
+		}
+		withoutIDs[i] = m
+	}
+	got, err := Render(h, Conversation{Messages: withIDs}, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Render(h, Conversation{Messages: withoutIDs}, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Messages[0].Content != plain.Messages[0].Content || len(got.Messages) != len(withIDs)+1 {
+		t.Errorf("ids changed the system prompt or the turns:\n%+v\nwant\n%+v", got.Messages, plain.Messages)
+	}
+	for i, m := range got.Messages[1:] {
+		want := withIDs[i]
+		a, _ := json.Marshal(m)
+		b, _ := json.Marshal(want)
+		if string(a) != string(b) {
+			t.Errorf("message %d: got %s, want %s", i+1, a, b)
+		}
+	}
+	call, _ := json.Marshal(got.Messages[2])
+	result, _ := json.Marshal(got.Messages[3])
+	if !strings.Contains(string(call), `"tool_calls":[{"id":"call_a","name":"lookup"`) ||
+		!strings.Contains(string(result), `"tool_call_id":"call_a"`) {
+		t.Errorf("JSON names: call %s, result %s", call, result)
+	}
+	if noID, _ := json.Marshal(plain.Messages[3]); strings.Contains(string(noID), "tool_call_id") {
+		t.Errorf("a result without an id writes one: %s", noID)
+	}
+}
+
 func TestFormatList(t *testing.T) {
 	items := []string{"Quote the price", "不要猜测", "Be brief!"}
 	cases := map[ListFormat]string{
