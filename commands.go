@@ -14,7 +14,6 @@ import (
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/model"
-	"github.com/livehat/livehat/model/gguf"
 	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/livebench"
@@ -117,7 +116,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 // llama.cpp; anything else exports HSA-SFT trajectories for TRL or verl.
 func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "gguf" {
-		return gguf.ExportMain(ctx, args[1:], stdin, stdout, stderr)
+		return command.ExportGGUF(ctx, args[1:], stdin, stdout, stderr)
 	}
 	return sft.ExportMain(ctx, args, stdin, stdout, stderr)
 }

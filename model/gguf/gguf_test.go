@@ -2,7 +2,6 @@ package gguf
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -347,41 +346,10 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-func TestExportMain(t *testing.T) {
-	_, dir := saveModel(t, "tiny", model.BF16)
-	out := filepath.Join(t.TempDir(), "tiny.gguf")
-	var stdout, stderr bytes.Buffer
-	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--type", "q8_0"}, nil, &stdout, &stderr); err != nil {
-		t.Fatal(err, stderr.String())
-	}
-	fh, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	st, _ := fh.Stat()
-	f, err := Read(fh, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info, _ := f.Tensor("blk.0.ffn_up.weight"); info.Type != Q8_0 {
-		t.Errorf("ffn_up exported as %s, want Q8_0", info.Type)
-	}
-	if !strings.Contains(stdout.String(), "wrote") {
-		t.Errorf("stdout %q", stdout.String())
-	}
-	if err := ExportMain(context.Background(), []string{"--checkpoint", dir}, nil, &stdout, &stderr); err == nil {
-		t.Error("missing --out accepted")
-	}
-	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--type", "q4"}, nil, &stdout, &stderr); err == nil {
-		t.Error("unknown --type accepted")
-	}
-}
-
 // TestExportWritesQwen3ChatTemplate: a checkpoint without a
 // tokenizer_config.json (the bundled model's) is exported with Qwen3's
 // template, the one the in-process engine renders, so that llama-server
-// --jinja renders the harness's tools as the engine does; --chat-template
+// --jinja renders the harness's tools as the engine does; ChatTemplate
 // overrides it.
 func TestExportWritesQwen3ChatTemplate(t *testing.T) {
 	_, dir := saveModel(t, "tiny", model.F32)
@@ -413,27 +381,8 @@ func TestExportWritesQwen3ChatTemplate(t *testing.T) {
 		}
 	}
 
-	own := filepath.Join(t.TempDir(), "t.jinja")
-	os.WriteFile(own, []byte("{{ bos_token }}"), 0o600)
-	out := filepath.Join(t.TempDir(), "m.gguf")
-	var stdout, stderr bytes.Buffer
-	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--chat-template", own}, nil, &stdout, &stderr); err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	st, _ := fh.Stat()
-	f, err := Read(fh, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := f.Value("tokenizer.chat_template"); got != "{{ bos_token }}" {
-		t.Errorf("--chat-template gave %q", got)
-	}
-	if err := ExportMain(context.Background(), []string{"--checkpoint", dir, "--out", out, "--chat-template", filepath.Join(dir, "none")}, nil, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--chat-template") {
-		t.Errorf("missing template file: err = %v", err)
+	// An operator's own template replaces it.
+	if got, _ := export(t, dir, ExportOptions{ChatTemplate: "{{ bos_token }}"}).Value("tokenizer.chat_template"); got != "{{ bos_token }}" {
+		t.Errorf("ChatTemplate option gave %q", got)
 	}
 }

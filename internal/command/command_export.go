@@ -1,4 +1,4 @@
-package gguf
+package command
 
 import (
 	"bytes"
@@ -9,13 +9,15 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/livehat/livehat/model/gguf"
 )
 
-// ExportMain is `livehat export gguf`: it writes a checkpoint directory of
-// ours as a GGUF file for llama.cpp and other GGML engines.
+// ExportGGUF runs "livehat export gguf": it writes a checkpoint directory
+// of ours as a GGUF file for llama.cpp and other GGML engines.
 //
 //	livehat export gguf --checkpoint DIR --out FILE [--type f32|f16|bf16|q8_0] [--tokenizer tokenizer.json] [--name NAME] [--chat-template FILE]
-func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func ExportGGUF(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export gguf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("checkpoint", "", "Hugging Face checkpoint directory (config.json, safetensors)")
@@ -30,7 +32,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *dir == "" || *out == "" || fs.NArg() > 0 {
 		return errors.New("export gguf: need --checkpoint DIR and --out FILE, and no other arguments")
 	}
-	opts := ExportOptions{Tokenizer: *tok, Name: *name}
+	opts := gguf.ExportOptions{Tokenizer: *tok, Name: *name}
 	if *tmplFile != "" {
 		b, err := os.ReadFile(*tmplFile)
 		if err != nil {
@@ -42,7 +44,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		opts.ChatTemplate = string(b)
 	}
 	if *typ != "" {
-		t, ok := map[string]TensorType{"f32": F32, "f16": F16, "bf16": BF16, "q8_0": Q8_0}[strings.ToLower(*typ)]
+		t, ok := map[string]gguf.TensorType{"f32": gguf.F32, "f16": gguf.F16, "bf16": gguf.BF16, "q8_0": gguf.Q8_0}[strings.ToLower(*typ)]
 		if !ok {
 			return fmt.Errorf("export gguf: unknown --type %q (want f32, f16, bf16 or q8_0)", *typ)
 		}
@@ -51,7 +53,7 @@ func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := ExportFile(*out, *dir, opts); err != nil {
+	if err := gguf.ExportFile(*out, *dir, opts); err != nil {
 		return err
 	}
 	st, err := os.Stat(*out)
