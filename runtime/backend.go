@@ -100,18 +100,20 @@ func withUnreadableCalls(calls []harness.ToolCall, bad []*remote.ToolCallError) 
 			continue
 		}
 		c := b.Call()
-		calls = slices.Insert(calls, min(b.Index, len(calls)), harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		calls = slices.Insert(calls, min(b.Index, len(calls)), harness.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return calls
 }
 
-// toChat converts harness messages to the model core's chat messages.
+// toChat converts harness messages to the model core's chat messages,
+// tool-call ids included: a server pairs results with calls by them, and
+// the chat template leaves them out of ChatML.
 func toChat(msgs []harness.Message) []chat.Message {
 	out := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
-		cm := chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}
+		cm := chat.Message{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{Name: c.Name, Arguments: c.Arguments})
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 		out[i] = cm
 	}
@@ -138,7 +140,7 @@ func fromChat(m chat.Message, u Usage) Response {
 	}
 	r := Response{Content: content, Reasoning: reasoning, Usage: u}
 	for _, c := range m.ToolCalls {
-		r.ToolCalls = append(r.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		r.ToolCalls = append(r.ToolCalls, harness.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return r
 }
@@ -202,7 +204,7 @@ func (m LocalModel) Generate(ctx context.Context, req Request) (Response, error)
 		Prefill: res.Usage.Queued + res.Usage.Prefill, Decode: res.Usage.Decode,
 	}}
 	for _, c := range res.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, harness.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		out.ToolCalls = append(out.ToolCalls, harness.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return out, nil
 }

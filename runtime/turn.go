@@ -155,6 +155,8 @@ type turnRunner struct {
 	// calls are the turn's tool calls with their results, in order, for
 	// the after_response hooks (a grounding check reads them).
 	calls []plugins.ToolCall
+	// minted counts the tool-call ids the turn made (identify).
+	minted int
 }
 
 func (r *turnRunner) since() time.Duration { return time.Since(r.start) }
@@ -243,6 +245,35 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 		}
 	}
 	return res
+}
+
+// identify gives each call of a reply an id no other call of the
+// conversation has, so a server that pairs results with calls by id (the
+// OpenAI format) gets each result back with its own call. The server's id
+// is kept; a call without one (the in-process model, a call recovered from
+// the reply's text) or with one an earlier call already has gets
+// "call_<turn>_<n>", n counting the turn's calls. The ids are stored with
+// the turn and never rendered into ChatML.
+func (r *turnRunner) identify(calls []harness.ToolCall, msgs []harness.Message) []harness.ToolCall {
+	used := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.ID != "" {
+				used[c.ID] = true
+			}
+		}
+	}
+	turn, _, _ := strings.Cut(r.turn.ID, "-") // a UUID's first group is enough within one conversation
+	out := make([]harness.ToolCall, len(calls))
+	for i, c := range calls {
+		for c.ID == "" || used[c.ID] {
+			c.ID = fmt.Sprintf("call_%s_%d", turn, r.minted)
+			r.minted++
+		}
+		used[c.ID] = true
+		out[i] = c
+	}
+	return out
 }
 
 // recordCall keeps a plugin tool's call and result for the after_response
@@ -378,12 +409,13 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 
 		if len(resp.ToolCalls) > 0 && tools != nil {
 			rounds++
-			msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
-			for _, call := range resp.ToolCalls {
+			calls := r.identify(resp.ToolCalls, msgs)
+			msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: resp.Content, ToolCalls: calls})
+			for _, call := range calls {
 				result, loadedReply := r.callTool(ctx, viewer, call)
 				skillLoaded = skillLoaded || loadedReply
 				r.recordCall(call, result)
-				msgs = append(msgs, harness.Message{Role: harness.RoleTool, Name: call.Name, Content: result})
+				msgs = append(msgs, harness.Message{Role: harness.RoleTool, Name: call.Name, ToolCallID: call.ID, Content: result})
 			}
 			continue
 		}
