@@ -241,6 +241,69 @@ func TestToolCallIDsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestToolCallIDsCarriedByTheCaller: ids the caller's messages carry
+// reach the server as they are, results paired with their calls by id
+// whatever their order; an id a call repeats (a server that numbers each
+// reply's calls from call_0) is replaced by the call's position, and the
+// results that answered it by that id follow it, so no result names
+// another turn's call or its sibling's.
+func TestToolCallIDsCarriedByTheCaller(t *testing.T) {
+	lookup := func(id, city string) chat.ToolCall {
+		return chat.ToolCall{ID: id, Name: "get_weather", Arguments: json.RawMessage(`{"city":"` + city + `"}`)}
+	}
+	result := func(id, content string) chat.Message {
+		return chat.Message{Role: chat.RoleTool, ToolCallID: id, Name: "get_weather", Content: content}
+	}
+	assistant := func(calls ...chat.ToolCall) chat.Message {
+		return chat.Message{Role: chat.RoleAssistant, ToolCalls: calls}
+	}
+	cases := []struct {
+		name string
+		msgs []chat.Message
+		want string
+	}{
+		{"results out of order", []chat.Message{userX[0], assistant(lookup("a", "Paris"), lookup("b", "Rome")), result("b", "rain"), result("a", "sun")},
+			"call:a call:b result:b/rain result:a/sun"},
+		{"the same call twice", []chat.Message{userX[0], assistant(lookup("a", "Paris"), lookup("b", "Paris")), result("a", "sun"), result("b", "sun too")},
+			"call:a call:b result:a/sun result:b/sun too"},
+		{"an id twice in one reply", []chat.Message{userX[0], assistant(lookup("call_0", "Paris"), lookup("call_0", "Rome")), result("call_0", "sun"), result("call_0", "rain")},
+			"call:call_0 call:call_m1_1 result:call_0/sun result:call_m1_1/rain"},
+		{"an id again in the next reply", []chat.Message{userX[0], assistant(lookup("call_0", "Paris")), result("call_0", "sun"),
+			assistant(lookup("call_0", "Rome")), result("call_0", "rain")},
+			"call:call_0 result:call_0/sun call:call_m3_0 result:call_m3_0/rain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var body map[string]any
+			srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+				body = req
+				fmt.Fprint(w, `{"choices": [{"message": {"role": "assistant", "content": "ok"}}]}`)
+			})
+			c, _ := newClient(t, Config{BaseURL: srv.URL, Model: "m"})
+			before, _ := json.Marshal(tc.msgs)
+			if _, err := c.Complete(context.Background(), Request{Messages: tc.msgs}); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range body["messages"].([]any) {
+				m := m.(map[string]any)
+				for _, tc := range asSlice(m["tool_calls"]) {
+					got = append(got, "call:"+tc.(map[string]any)["id"].(string))
+				}
+				if m["role"] == "tool" {
+					got = append(got, fmt.Sprintf("result:%v/%v", m["tool_call_id"], m["content"]))
+				}
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("ids on the wire:\n got %s\nwant %s", strings.Join(got, " "), tc.want)
+			}
+			if after, _ := json.Marshal(tc.msgs); string(after) != string(before) {
+				t.Errorf("the caller's messages were changed:\n%s\nwere\n%s", after, before)
+			}
+		})
+	}
+}
+
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s

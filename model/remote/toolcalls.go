@@ -195,10 +195,12 @@ func parseCallBody(body string) (chat.ToolCall, *ToolCallError) {
 }
 
 // idMemory remembers the ids a server gave its tool calls, by tool name
-// and arguments, so that a caller whose messages do not carry ids (the
-// harness's messages carry none) sends the server's own ids back with the
-// calls and their results. It holds at most maxRemembered calls, dropping
-// the oldest.
+// and arguments, so that a caller whose messages do not carry ids (a
+// teacher loop that keeps only names and arguments) sends the server's own
+// ids back with the calls and their results. Two calls of the same tool
+// with the same arguments share one entry, so a caller that can keep the
+// ids (the runtime does) should. It holds at most maxRemembered calls,
+// dropping the oldest.
 type idMemory struct {
 	mu    sync.Mutex
 	ids   map[string]string
@@ -248,15 +250,17 @@ func (m *idMemory) lookup(name string, args json.RawMessage) string {
 // ids the messages carry are kept, then ids the server gave the same call
 // (memory), then ids made from the call's position, which stay the same on
 // every later turn of the conversation so the prompt's bytes do not change.
-// A tool message without an id answers the first unanswered call of the
-// assistant turn before it with its tool name, or else the first
-// unanswered one.
+// An id an earlier call of the conversation already has is replaced by the
+// positional one, and the tool messages that answer the call by the id it
+// was given follow it, first unanswered call first. A tool message without
+// an id answers the first unanswered call of the assistant turn before it
+// with its tool name, or else the first unanswered one.
 func assignIDs(msgs []chat.Message, memory *idMemory) []chat.Message {
 	out := make([]chat.Message, len(msgs))
 	used := map[string]bool{}
 	type pending struct {
-		id, name string
-		answered bool
+		id, given, name string // given: the id the caller's message had
+		answered        bool
 	}
 	var open []pending
 	for i, m := range msgs {
@@ -265,6 +269,7 @@ func assignIDs(msgs []chat.Message, memory *idMemory) []chat.Message {
 			calls := make([]chat.ToolCall, len(m.ToolCalls))
 			open = open[:0]
 			for j, c := range m.ToolCalls {
+				given := c.ID
 				if c.ID == "" && memory != nil {
 					c.ID = memory.lookup(c.Name, c.Arguments)
 				}
@@ -273,7 +278,7 @@ func assignIDs(msgs []chat.Message, memory *idMemory) []chat.Message {
 				}
 				used[c.ID] = true
 				calls[j] = c
-				open = append(open, pending{id: c.ID, name: c.Name})
+				open = append(open, pending{id: c.ID, given: given, name: c.Name})
 			}
 			m.ToolCalls = calls
 		case m.Role == chat.RoleTool:
@@ -285,6 +290,9 @@ func assignIDs(msgs []chat.Message, memory *idMemory) []chat.Message {
 				if m.ToolCallID != "" && open[k].id == m.ToolCallID {
 					match = k
 					break
+				}
+				if m.ToolCallID != "" && match < 0 && open[k].given == m.ToolCallID {
+					match = k // the id the call had before it was replaced
 				}
 				if m.ToolCallID == "" && match < 0 && (m.Name == "" || open[k].name == m.Name) {
 					match = k
@@ -300,9 +308,7 @@ func assignIDs(msgs []chat.Message, memory *idMemory) []chat.Message {
 			}
 			if match >= 0 {
 				open[match].answered = true
-				if m.ToolCallID == "" {
-					m.ToolCallID = open[match].id
-				}
+				m.ToolCallID = open[match].id
 				if m.Name == "" {
 					m.Name = open[match].name
 				}
