@@ -63,6 +63,15 @@ test('the operator runs an experiment and sees the shop events per arm', async (
   await page.locator('#peeking-warning').waitFor();
   await page.locator('#chart-primary svg').waitFor();
   await shot(page, 'experiments');
+  // Metrics read as names, not ids, in either language.
+  assert.ok((await table.locator('thead').textContent()).includes('Conversion rate'));
+  const zh = await login(browser, 'admin', ADMIN_PASSWORD, {locale: 'zh-CN'});
+  await zh.goto(page.url());
+  await zh.locator('#arm-table').waitFor();
+  const zhHead = await zh.locator('#arm-table thead').textContent();
+  assert.ok(zhHead.includes('转化率') && !zhHead.includes('conversion_rate'), zhHead);
+  assert.deepEqual(zh.problems, []);
+  await zh.context().close();
 
   await page.click('#stop-experiment');
   await page.locator('#experiment-card span.badge:text-is("stopped")').waitFor();

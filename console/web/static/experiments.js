@@ -121,6 +121,14 @@ LH.i18n.add({
     'experiments.plan': 'Compute the planned size',
     'experiments.create': 'Create draft',
     'experiments.created_toast': 'Draft created: start it when ready',
+    'experiments.metric_name.gmv_per_viewer': 'GMV per viewer',
+    'experiments.metric_name.gmv_per_stream_hour': 'GMV per stream hour',
+    'experiments.metric_name.item_views_per_viewer': 'Item views per viewer',
+    'experiments.metric_name.conversion_rate': 'Conversion rate',
+    'experiments.metric_name.coupon_use': 'Coupon use',
+    'experiments.metric_name.latency_p95_s': 'Reply latency P95 (s)',
+    'experiments.metric_name.violations_per_1000_replies': 'Violations per 1,000 replies',
+    'experiments.metric_name.shed_per_1000_messages': 'Messages shed per 1,000',
   },
   'zh-CN': {
     'experiments.state.draft': '草稿', 'experiments.state.running': '运行中', 'experiments.state.stopped': '已停止',
@@ -237,6 +245,14 @@ LH.i18n.add({
     'experiments.plan': '计算计划样本量',
     'experiments.create': '创建草稿',
     'experiments.created_toast': '草稿已创建：准备好后开始',
+    'experiments.metric_name.gmv_per_viewer': '人均成交额',
+    'experiments.metric_name.gmv_per_stream_hour': '每直播小时成交额',
+    'experiments.metric_name.item_views_per_viewer': '人均商品浏览',
+    'experiments.metric_name.conversion_rate': '转化率',
+    'experiments.metric_name.coupon_use': '优惠券使用',
+    'experiments.metric_name.latency_p95_s': '回复延迟 P95（秒）',
+    'experiments.metric_name.violations_per_1000_replies': '每千条回复违规数',
+    'experiments.metric_name.shed_per_1000_messages': '每千条消息丢弃数',
   },
 });
 LiveHAT.page(async () => {
@@ -246,6 +262,9 @@ LiveHAT.page(async () => {
   const METRICS = ['gmv_per_viewer', 'gmv_per_stream_hour', 'item_views_per_viewer', 'conversion_rate', 'coupon_use',
     'latency_p95_s', 'violations_per_1000_replies', 'shed_per_1000_messages'];
   const GUARDRAILS = ['latency_p95_s', 'violations_per_1000_replies', 'shed_per_1000_messages'];
+  // metricName is a metric's name in the page's language; the id itself
+  // for a metric this page does not know.
+  const metricName = (m) => (LH.i18n.has('experiments.metric_name.' + m) ? t('experiments.metric_name.' + m) : m);
   const listBox = el('div', {class: 'card', id: 'experiments'});
   const detail = el('div', {id: 'experiment-detail'});
   const formBox = el('div', {class: 'card'});
@@ -269,7 +288,7 @@ LiveHAT.page(async () => {
     const rows = list.map((x) => el('tr', {class: 'clickable' + (x.id === selected ? ' selected' : ''), dataset: {id: x.id},
       onclick: () => select(x.id)},
       el('td', {}, x.name), el('td', {}, stateBadge(x.state)), el('td', {}, x.unit),
-      el('td', {}, x.arms.map((a) => a.name).join(' vs ')), el('td', {}, x.primary_metric),
+      el('td', {}, x.arms.map((a) => a.name).join(' vs ')), el('td', {}, metricName(x.primary_metric)),
       el('td', {}, String(x.planned_units_per_arm || '–')), el('td', {}, fmt.time(x.created))));
     listBox.replaceChildren(el('h2', {}, t('experiments.experiments')), list.length
       ? el('table', {id: 'experiments-table'},
@@ -321,7 +340,7 @@ LiveHAT.page(async () => {
       el('div', {class: 'row'}, el('h2', {}, x.name), stateBadge(x.state), el('span', {class: 'spacer'}), buttons),
       el('dl', {class: 'kv'},
         el('dt', {}, t('experiments.unit')), el('dd', {}, x.unit),
-        el('dt', {}, t('experiments.primary_metric')), el('dd', {}, x.primary_metric),
+        el('dt', {}, t('experiments.primary_metric')), el('dd', {}, metricName(x.primary_metric)),
         el('dt', {}, t('experiments.guardrails')), el('dd', {}, (x.guardrails || []).join(', ') || t('experiments.none_word')),
         el('dt', {}, t('experiments.analysis')), el('dd', {}, x.analysis === 'sequential' ? t('experiments.analysis_sequential') : t('experiments.analysis_fixed')),
         el('dt', {}, t('experiments.planned_units')), el('dd', {}, String(x.planned_units_per_arm || t('experiments.not_set'))),
@@ -430,7 +449,7 @@ LiveHAT.page(async () => {
       out.push(el('div', {class: 'card bad-box guardrail-alert'}, el('strong', {}, t('experiments.guardrail_alert')), g));
     }
     // Per-arm metrics with intervals.
-    const head = [t('experiments.arm'), t('experiments.units'), t('experiments.viewers'), t('experiments.replies'), t('experiments.stream_hours'), 'GMV (' + x.currency + ')', ...METRICS];
+    const head = [t('experiments.arm'), t('experiments.units'), t('experiments.viewers'), t('experiments.replies'), t('experiments.stream_hours'), 'GMV (' + x.currency + ')', ...METRICS.map(metricName)];
     const rows = rep.arms.map((a) => el('tr', {dataset: {arm: a.arm}},
       el('td', {}, a.arm), el('td', {}, String(a.units)), el('td', {}, String(a.viewers)), el('td', {}, String(a.replies)),
       el('td', {}, num(a.stream_hours)), el('td', {}, (a.gmv_minor / 100).toFixed(2)),
@@ -448,7 +467,7 @@ LiveHAT.page(async () => {
       const ci = c.basis === 'bootstrap' && c.bootstrap_diff_ci ? c.bootstrap_diff_ci : c.basis === 'sequential' && c.sequential ? c.sequential.diff_ci : c.basis === 'cuped' && c.cuped ? c.cuped.diff_ci : c.diff_ci;
       const uci = c.basis === 'bootstrap' && c.bootstrap_uplift_ci ? c.bootstrap_uplift_ci : c.uplift_ci;
       return el('tr', {class: c.metric === x.primary_metric ? 'primary' : '', dataset: {metric: c.metric, treatment: c.treatment}},
-        el('td', {}, c.metric, c.metric === x.primary_metric ? el('span', {class: 'badge small'}, t('experiments.primary_badge')) : guard ? el('span', {class: 'badge small'}, t('experiments.guardrail_badge')) : ''),
+        el('td', {title: c.metric}, metricName(c.metric), c.metric === x.primary_metric ? el('span', {class: 'badge small'}, t('experiments.primary_badge')) : guard ? el('span', {class: 'badge small'}, t('experiments.guardrail_badge')) : ''),
         el('td', {}, c.treatment), el('td', {}, num(c.control_value)), el('td', {}, num(c.treatment_value)),
         el('td', {class: cls}, (c.diff > 0 ? '+' : '') + num(c.diff), el('div', {class: 'small'}, interval(ci))),
         el('td', {class: cls}, c.uplift_defined ? (c.uplift > 0 ? '+' : '') + fmt.pct(c.uplift) : t('experiments.na'),
@@ -475,7 +494,7 @@ LiveHAT.page(async () => {
     const units = arms.map((a) => ({name: a, points: pts.map((p) => [minutes(p), p.units[a] || 0])}));
     const charts = [el('h2', {}, t('experiments.over_time')), el('p', {class: 'small muted'}, t('experiments.each_point', {n: pts.length}))];
     const grid = el('div', {class: 'grid charts'});
-    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, t('experiments.metric_per_arm', {metric: x.primary_metric})), Charts.line(primary, {xLabel: t('experiments.minutes')})));
+    grid.append(el('div', {class: 'chart-box', id: 'chart-primary'}, el('h3', {}, t('experiments.metric_per_arm', {metric: metricName(x.primary_metric)})), Charts.line(primary, {xLabel: t('experiments.minutes')})));
     for (const a of arms.slice(1)) {
       const cmp = pts.map((p) => [p, p.comparisons.find((c) => c.treatment === a)]).filter(([, c]) => c);
       const ci = (c) => c.basis === 'bootstrap' && c.bootstrap_diff_ci ? c.bootstrap_diff_ci : c.sequential ? c.sequential.diff_ci : c.diff_ci;
@@ -514,7 +533,7 @@ LiveHAT.page(async () => {
       el('div', {class: 'form-grid'},
         field(t('experiments.name'), el('input', {name: 'name', required: true, placeholder: t('experiments.name_ph')})),
         field(t('experiments.unit_of_assignment'), el('select', {name: 'unit'}, el('option', {value: 'stream'}, t('experiments.unit_stream')), el('option', {value: 'viewer'}, t('experiments.unit_viewer')))),
-        field(t('experiments.primary_metric'), el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, m)))),
+        field(t('experiments.primary_metric'), el('select', {name: 'primary_metric'}, ...METRICS.slice(0, 5).map((m) => el('option', {value: m}, metricName(m))))),
         field(t('experiments.analysis'), el('select', {name: 'analysis'}, el('option', {value: 'fixed_horizon'}, t('experiments.fixed_horizon')), el('option', {value: 'sequential'}, t('experiments.sequential')))),
         field(t('experiments.attribution_minutes'), el('input', {name: 'attribution_window_minutes', type: 'number', min: '0', step: 'any', value: '30'})),
         field(t('experiments.currency'), el('input', {name: 'currency', value: 'CNY', maxlength: 3})),
