@@ -14,7 +14,6 @@ import (
 	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/model"
-	"github.com/livehat/livehat/model/tokenizer"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/livebench"
 	"github.com/livehat/livehat/trainer/sft"
@@ -31,14 +30,6 @@ func runHarness(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return hsa.AugmentMain(ctx, args[1:], stdin, stdout, stderr)
 	}
 	return harness.Main(ctx, args, stdin, stdout, stderr)
-}
-
-// runTokenizer dispatches "livehat tokenizer train".
-func runTokenizer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "train" {
-		return &harness.UsageError{Msg: "want: livehat tokenizer train --corpus FILE --vocab-size N --out DIR"}
-	}
-	return tokenizer.TrainTokenizerMain(ctx, args[1:], stdin, stdout, stderr)
 }
 
 // runBench dispatches "livehat bench model".

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/livehat/livehat/model/tokenizer"
+	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/plugins"
 	"github.com/livehat/livehat/trainer/sft"
 )
@@ -39,8 +39,8 @@ func commands() map[string]subcommand {
 		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
 		"harness":   {"validate, render, diff and augment harness files", runHarness},
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
-		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", tokenizer.TokenizeMain},
-		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", runTokenizer},
+		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", command.Tokenize},
+		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", command.Tokenizer},
 		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
 		"train":     {"train with HAT (--stage sft|opd|rl|mtp, --augment=false for fixed-harness SFT, or --recipe bundled for the whole pipeline)", sft.TrainMain},

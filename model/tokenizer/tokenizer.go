@@ -87,6 +87,9 @@ func Parse(data []byte) (*Tokenizer, error) {
 // VocabSize returns one more than the highest token id, added tokens included.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
+// NumMerges returns the number of BPE merge rules.
+func (t *Tokenizer) NumMerges() int { return len(t.merges) }
+
 // TokenID returns the id of a token given in its tokenizer.json form (added
 // token content, or a vocabulary entry in byte-level characters such as "Ġthe").
 func (t *Tokenizer) TokenID(s string) (int, bool) {

@@ -1,4 +1,4 @@
-package tokenizer
+package command
 
 import (
 	"bufio"
@@ -12,17 +12,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/livehat/livehat/model/tokenizer"
 )
 
-// maxLine is the longest JSONL or corpus line the commands accept.
-const maxLine = 64 << 20
+// maxTokenizeLine is the longest JSONL line tokenize accepts.
+const maxTokenizeLine = 64 << 20
 
-// TokenizeMain implements `livehat tokenize --tokenizer DIR_OR_FILE [--decode]`.
-// It reads JSONL {"text": …} lines on stdin and writes {"text": …, "ids": […]}
+// Tokenize runs "livehat tokenize --tokenizer DIR_OR_FILE [--decode]". It
+// reads JSONL {"text": …} lines on stdin and writes {"text": …, "ids": […]}
 // lines; with --decode it reads {"ids": […]} and writes {"ids": […], "text": …}.
 // Added tokens, special ones included, are recognised in the text as Hugging
 // Face's encode(text, add_special_tokens=False) does, unless --special=false.
-func TokenizeMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func Tokenize(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("tokenizer", "", "tokenizer.json file or a directory holding one (required)")
@@ -39,12 +41,12 @@ func TokenizeMain(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fs.Usage()
 		return errors.New("tokenize: --tokenizer is required and no positional arguments are accepted")
 	}
-	tok, err := Load(*path)
+	tok, err := tokenizer.Load(*path)
 	if err != nil {
 		return err
 	}
 	in := bufio.NewScanner(stdin)
-	in.Buffer(make([]byte, 0, 64<<10), maxLine)
+	in.Buffer(make([]byte, 0, 64<<10), maxTokenizeLine)
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -101,10 +103,18 @@ func TokenizeMain(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	return out.Flush()
 }
 
-// TrainTokenizerMain implements `livehat tokenizer train --corpus FILE
-// --vocab-size N --out DIR`: it trains a byte-level BPE on the corpus (plain
-// text lines, or JSONL lines with a "text" field) and writes DIR/tokenizer.json.
-func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// Tokenizer runs "livehat tokenizer train".
+func Tokenizer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "train" {
+		return usagef("want: livehat tokenizer train --corpus FILE --vocab-size N --out DIR")
+	}
+	return tokenizerTrain(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// tokenizerTrain runs "livehat tokenizer train --corpus FILE --vocab-size N
+// --out DIR": it trains a byte-level BPE on the corpus (plain text lines, or
+// JSONL lines with a "text" field) and writes DIR/tokenizer.json.
+func tokenizerTrain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenizer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	corpusPath := fs.String("corpus", "", "corpus file: plain text lines or JSONL with \"text\" (required; - for stdin)")
@@ -138,10 +148,10 @@ func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, std
 			sp = append(sp, s)
 		}
 	}
-	corpus := &corpusReader{r: r, name: *corpusPath}
-	tok, err := Train(ctx, corpus.texts, TrainConfig{VocabSize: *vocabSize, MinFrequency: *minFreq, SpecialTokens: sp})
-	if corpus.err != nil {
-		return corpus.err
+	corpus := tokenizer.NewCorpus(r, *corpusPath)
+	tok, err := tokenizer.Train(ctx, corpus.Texts(), tokenizer.TrainConfig{VocabSize: *vocabSize, MinFrequency: *minFreq, SpecialTokens: sp})
+	if err := corpus.Err(); err != nil {
+		return fmt.Errorf("tokenizer train: %w", err)
 	}
 	if err != nil {
 		return err
@@ -153,44 +163,6 @@ func TrainTokenizerMain(ctx context.Context, args []string, stdin io.Reader, std
 	if err := tok.Save(path); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained %d tokens (%d merges) from %d texts: %s\n", tok.VocabSize(), len(tok.merges), corpus.count, path)
+	fmt.Fprintf(stdout, "trained %d tokens (%d merges) from %d texts: %s\n", tok.VocabSize(), tok.NumMerges(), corpus.Count(), path)
 	return nil
-}
-
-// corpusReader streams the texts of a corpus file, so training never holds the
-// file in memory; the first non-empty line decides whether the file is JSONL.
-type corpusReader struct {
-	r     io.Reader
-	name  string
-	count int
-	err   error // the first read or format error, reported after training
-}
-
-func (c *corpusReader) texts(yield func(string) bool) {
-	sc := bufio.NewScanner(c.r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	jsonl, decided := false, false
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if !decided {
-			jsonl, decided = looksLikeJSONL(line), true
-		}
-		text, err := readCorpusLine(line, jsonl)
-		if err != nil {
-			c.err = fmt.Errorf("tokenizer train: %s line %d: %w", c.name, lineNo, err)
-			return
-		}
-		c.count++
-		if !yield(text) {
-			return
-		}
-	}
-	if err := sc.Err(); err != nil {
-		c.err = fmt.Errorf("tokenizer train: %s line %d: %w", c.name, lineNo+1, err)
-	}
 }
