@@ -16,7 +16,6 @@ import (
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/trainer/eval"
 	"github.com/livehat/livehat/trainer/livebench"
-	"github.com/livehat/livehat/trainer/sft"
 )
 
 // isUsage reports whether err is a command-line mistake rather than a
@@ -101,13 +100,4 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	return eval.Main(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdout, stderr)
-}
-
-// runExport dispatches "livehat export": "gguf" converts a checkpoint for
-// llama.cpp; anything else exports HSA-SFT trajectories for TRL or verl.
-func runExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "gguf" {
-		return command.ExportGGUF(ctx, args[1:], stdin, stdout, stderr)
-	}
-	return sft.ExportMain(ctx, args, stdin, stdout, stderr)
 }

@@ -23,7 +23,6 @@ import (
 
 	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/plugins"
-	"github.com/livehat/livehat/trainer/sft"
 )
 
 // subcommand is one livehat subcommand. The implementations move into
@@ -43,8 +42,8 @@ func commands() map[string]subcommand {
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", command.Tokenizer},
 		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", runBench},
 		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
-		"train":     {"train with HAT (--stage sft|opd|rl|mtp, --augment=false for fixed-harness SFT, or --recipe bundled for the whole pipeline)", sft.TrainMain},
-		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", runExport},
+		"train":     {"train with HAT (--stage sft|opd|rl|mtp, --augment=false for fixed-harness SFT, or --recipe bundled for the whole pipeline)", command.Train},
+		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", command.Export},
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/tokenizer"
@@ -418,32 +417,28 @@ func TestResumeAfterKill(t *testing.T) {
 	runtest.SameRun(t, killed, whole, c.Steps)
 }
 
-// TestTrainMain runs the command from a config file with a flag on top,
-// then resumes it with a longer schedule.
-func TestTrainMain(t *testing.T) {
+// TestTrainResumesLonger runs one step, then resumes the run to a
+// longer schedule, as `livehat train --resume --steps 2` does.
+func TestTrainResumesLonger(t *testing.T) {
 	f := getFixture(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "run.json")
-	c := testConfig(f, 3)
+	c := testConfig(f, 1)
 	c.Samples = 1
-	data, _ := json.Marshal(c)
-	if err := os.WriteFile(conf, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
-	var out, errw bytes.Buffer
+	run := filepath.Join(t.TempDir(), "run")
+	var out bytes.Buffer
 	ctx := context.Background()
-	if err := TrainMain(ctx, []string{"--config", conf, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
-		t.Fatalf("%v\n%s%s", err, out.String(), errw.String())
+	if err := Train(ctx, c, run, false, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
 	var saved Config
 	if err := runfolder.ReadJSON(filepath.Join(run, runfolder.ConfigFile), &saved); err != nil {
 		t.Fatal(err)
 	}
 	if saved.Steps != 1 || saved.Samples != 1 || saved.Teacher != f.teacher || saved.Stage != "opd" {
-		t.Errorf("run.json: steps %d, samples %d, teacher %q, stage %q; want 1 (flag), 1, %q (file), opd", saved.Steps, saved.Samples, saved.Teacher, saved.Stage, f.teacher)
+		t.Errorf("run.json: steps %d, samples %d, teacher %q, stage %q; want 1, 1, %q, opd", saved.Steps, saved.Samples, saved.Teacher, saved.Stage, f.teacher)
 	}
-	if err := TrainMain(ctx, []string{"--resume", "--out", run, "--steps", "2"}, nil, &out, &errw); err != nil {
+	longer := Config{}
+	longer.Steps = 2
+	if err := Train(ctx, longer, run, true, &out); err != nil {
 		t.Fatalf("resume: %v\n%s", err, out.String())
 	}
 	metrics, _ := os.ReadFile(filepath.Join(run, runfolder.MetricsFile))
@@ -452,10 +447,5 @@ func TestTrainMain(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "step 2/2") || !strings.Contains(out.String(), "ETA") {
 		t.Errorf("progress: %s", out.String())
-	}
-	for _, args := range [][]string{{"--out", run}, {"--init", "a", "--teacher", "b"}, {"--stage", "rl", "--out", run, "--init", "a", "--teacher", "b"}, {"extra"}} {
-		if _, ok := TrainMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
-			t.Errorf("TrainMain(%v): want a usage error", args)
-		}
 	}
 }

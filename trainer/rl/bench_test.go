@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 	"github.com/livehat/livehat/trainer/rl"
@@ -22,10 +23,7 @@ import (
 func BenchmarkRLStep(b *testing.B) {
 	for _, shape := range []string{"tiny", "small"} {
 		b.Run(shape, func(b *testing.B) {
-			base, err := rl.LoadHarness("")
-			if err != nil {
-				b.Fatal(err)
-			}
+			base := testfixture.DemoHarness(b)
 			c := sft.DefaultTrainConfig()
 			c.Data.Rooms, c.Data.Questions, c.Model, c.Steps, c.EvalExamples = 4, 8, shape, 1, 0
 			warm := filepath.Join(b.TempDir(), "sft")

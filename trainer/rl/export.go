@@ -1,13 +1,9 @@
 package rl
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
@@ -153,81 +149,5 @@ func WriteJSONL(w io.Writer, ts []Task, format, split string) error {
 			return fmt.Errorf("rl: write %s: %w", t.ID, err)
 		}
 	}
-	return nil
-}
-
-// ExportMain is `livehat export --format trl-rl|verl-rl`: RL prompts with
-// their harness version, HSA record and verifier inputs.
-//
-//	livehat export --format trl-rl|verl-rl --out FILE [--tasks 256] [--harness FILE]
-//	    [--rooms 32 --min-items 0 --max-items 0 --data-seed 1 --variant-share 0.5 --transforms 2 --fault-share 0.2]
-//
-// --out - writes to standard output.
-func ExportMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg := DefaultTaskConfig()
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", FormatVerl, "dataset layout: trl-rl or verl-rl")
-	out := fs.String("out", "", "output JSONL file, - for standard output (required)")
-	n := fs.Int("tasks", 256, "RL prompts to write")
-	split := fs.String("split", "train", "split name written to verl's extra_info")
-	harnessPath := fs.String("harness", "", "base harness file (default: the embedded demo harness)")
-	fs.Uint64Var(&cfg.Seed, "data-seed", cfg.Seed, "seed of the rooms, questions, variants and faults")
-	fs.IntVar(&cfg.Rooms, "rooms", cfg.Rooms, "live rooms the tasks are drawn from")
-	fs.IntVar(&cfg.Room.MinItems, "min-items", cfg.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
-	fs.IntVar(&cfg.Room.MaxItems, "max-items", cfg.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
-	fs.IntVar(&cfg.Room.Variety, "variety", cfg.Room.Variety, "rooms as a wider range of merchants and viewers make them, -1 to 4 (liveroom.RoomConfig.Variety), as in the SFT stages")
-	fs.Float64Var(&cfg.VariantShare, "variant-share", cfg.VariantShare, "share of tasks under a freshly augmented harness")
-	fs.IntVar(&cfg.Transforms, "transforms", cfg.Transforms, "training-pool families per variant")
-	fs.Float64Var(&cfg.FaultShare, "fault-share", cfg.FaultShare, "share of tasks with a faulty tool")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case *format != FormatTRL && *format != FormatVerl:
-		return &harness.UsageError{Msg: fmt.Sprintf("--format %q: want trl-rl or verl-rl", *format)}
-	case *out == "":
-		return &harness.UsageError{Msg: "--out FILE is required"}
-	case *n <= 0:
-		return &harness.UsageError{Msg: fmt.Sprintf("--tasks %d: want at least 1", *n)}
-	}
-	base, err := LoadHarness(*harnessPath)
-	if err != nil {
-		return err
-	}
-	ts, err := ExportTasks(base, cfg, *n)
-	if err != nil {
-		return err
-	}
-	if *out == "-" {
-		return WriteJSONL(stdout, ts, *format, *split)
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	if err := WriteJSONL(bw, ts, *format, *split); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	variants, faulty := 0, 0
-	for _, t := range ts {
-		if t.Record != nil {
-			variants++
-		}
-		if len(t.Faults) > 0 {
-			faulty++
-		}
-	}
-	fmt.Fprintf(stderr, "export: %d RL prompts (%d under HSA variants, %d with a tool fault) to %s\n", len(ts), variants, faulty, *out)
 	return nil
 }

@@ -2,24 +2,19 @@ package rl_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/hsa"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/liveroom"
 	"github.com/livehat/livehat/trainer/rl"
 )
 
 func TestExportRLPrompts(t *testing.T) {
-	base, err := rl.LoadHarness("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testfixture.DemoHarness(t)
 	cfg := rl.DefaultTaskConfig()
 	cfg.VariantShare, cfg.FaultShare = 0.5, 0.5
 	ts, err := rl.ExportTasks(base, cfg, 24)
@@ -120,23 +115,5 @@ func TestExportRLPrompts(t *testing.T) {
 	}
 	if err := rl.WriteJSONL(&trl, ts, "parquet", ""); err == nil {
 		t.Error("unknown format accepted")
-	}
-}
-
-func TestExportMain(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "rl.jsonl")
-	var out, errw bytes.Buffer
-	ctx := context.Background()
-	if err := rl.ExportMain(ctx, []string{"--format", "trl-rl", "--out", file, "--tasks", "5", "--rooms", "3"}, nil, &out, &errw); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(file)
-	if n := bytes.Count(data, []byte("\n")); n != 5 {
-		t.Errorf("%d lines, want 5", n)
-	}
-	for _, args := range [][]string{{"--format", "csv", "--out", file}, {"--format", "verl-rl"}, {"--format", "verl-rl", "--out", file, "--tasks", "0"}} {
-		if _, ok := rl.ExportMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
-			t.Errorf("ExportMain(%v): want a usage error", args)
-		}
 	}
 }

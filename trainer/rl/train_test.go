@@ -225,26 +225,17 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 }
 
-// TestTrainMain runs the command on a harness file with a config file
-// and a flag on top, then resumes it to a longer schedule.
-func TestTrainMain(t *testing.T) {
-	dir := t.TempDir()
-	hpath := filepath.Join(dir, "toy.json")
-	if err := harness.Save(hpath, toyHarness(t)); err != nil {
-		t.Fatal(err)
-	}
+// TestTrainResumesLonger runs one step, then resumes the run to a
+// longer schedule, as `livehat train --resume --steps 2` does.
+func TestTrainResumesLonger(t *testing.T) {
+	base := toyHarness(t)
 	c := resumeConfig(sftCheckpoint(t))
-	c.Epochs, c.Steps = 1, 3
-	data, _ := json.Marshal(c)
-	conf := filepath.Join(dir, "run.json")
-	if err := os.WriteFile(conf, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
-	var out, errw bytes.Buffer
+	c.Epochs, c.Steps = 1, 1
+	run := filepath.Join(t.TempDir(), "run")
+	var out bytes.Buffer
 	ctx := context.Background()
-	if err := rl.TrainMain(ctx, []string{"--config", conf, "--harness", hpath, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
-		t.Fatalf("%v\n%s%s", err, out.String(), errw.String())
+	if err := rl.Train(ctx, base, c, run, false, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
 	var saved rl.Config
 	if err := runfolder.ReadJSON(filepath.Join(run, runfolder.ConfigFile), &saved); err != nil {
@@ -253,7 +244,9 @@ func TestTrainMain(t *testing.T) {
 	if saved.Steps != 1 || saved.Group != c.Group || saved.Stage != "rl" || saved.BaseHarness == "" {
 		t.Errorf("run.json: steps %d, group %d, stage %q, harness %q", saved.Steps, saved.Group, saved.Stage, saved.BaseHarness)
 	}
-	if err := rl.TrainMain(ctx, []string{"--resume", "--harness", hpath, "--out", run, "--steps", "2"}, nil, &out, &errw); err != nil {
+	longer := rl.Config{}
+	longer.Steps = 2
+	if err := rl.Train(ctx, base, longer, run, true, &out); err != nil {
 		t.Fatalf("resume: %v\n%s", err, out.String())
 	}
 	metrics, _ := os.ReadFile(filepath.Join(run, runfolder.MetricsFile))
@@ -263,13 +256,9 @@ func TestTrainMain(t *testing.T) {
 	if !strings.Contains(out.String(), "step 2/2  reward") {
 		t.Errorf("progress: %s", out.String())
 	}
-	bad := filepath.Join(t.TempDir(), "bad")
-	if err := rl.TrainMain(ctx, []string{"--config", conf, "--harness", hpath, "--steps", "1", "--out", bad, "--variety", "5"}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "room variety 5") {
-		t.Errorf("--variety 5: err %v, want the level named", err)
-	}
-	for _, args := range [][]string{{"--out", run}, {"--init", "x"}, {"--stage", "opd", "--init", "x", "--out", run}} {
-		if _, ok := rl.TrainMain(ctx, args, nil, &out, &errw).(*harness.UsageError); !ok {
-			t.Errorf("TrainMain(%v): want a usage error", args)
-		}
+	bad := c
+	bad.Tasks.Room.Variety = 5
+	if err := rl.Train(ctx, base, bad, filepath.Join(t.TempDir(), "bad"), false, &out); err == nil || !strings.Contains(err.Error(), "room variety 5") {
+		t.Errorf("variety 5: err %v, want the level named", err)
 	}
 }

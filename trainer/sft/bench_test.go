@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/trainer/nn"
@@ -16,7 +15,7 @@ import (
 // assistant-only loss) for the tiny and 5m shapes, and reports the tokens
 // read per second (context and trained tokens alike).
 func BenchmarkSFTStep(b *testing.B) {
-	h := demoForBench(b)
+	h := demo(b)
 	data := DefaultDataConfig()
 	data.Rooms, data.Questions = 4, 8
 	trajs, _, err := Build(context.Background(), h, data)
@@ -86,13 +85,4 @@ func BenchmarkSFTStep(b *testing.B) {
 			b.ReportMetric(float64(m.NumParams())/1e6, "Mparams")
 		})
 	}
-}
-
-func demoForBench(b *testing.B) *harness.Harness {
-	b.Helper()
-	h, err := loadBase("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return h
 }

@@ -8,8 +8,8 @@
 // The package builds the trajectories (Build), writes them as JSONL in the
 // chat-with-tools layout TRL and verl read (WriteJSONL), tokenizes them with
 // assistant-only loss masks (Tokenize), and trains a model with resumable
-// checkpoints (Train). TrainMain and ExportMain are the `livehat train` and
-// `livehat export` commands.
+// checkpoints (Train); RunRecipe runs the whole pipeline. The flags of
+// `livehat train` and `livehat export` live in internal/command.
 package sft
 
 import (

@@ -27,10 +27,7 @@ func jobData() DataConfig {
 // runtime's narration message; persistent faults end in the honest
 // "unavailable"; and operator edits occur.
 func TestJobDataIsPerfectAndDeterministic(t *testing.T) {
-	base, err := loadBase("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := demo(t)
 	c := jobData()
 	trs, st, err := Build(context.Background(), base, c)
 	if err != nil {

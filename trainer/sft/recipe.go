@@ -2,7 +2,6 @@ package sft
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +14,6 @@ import (
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/safetensors"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
-	"github.com/livehat/livehat/trainer/opd"
-	"github.com/livehat/livehat/trainer/rl"
 )
 
 // RecipeStage is one run of a recipe: a stage of `livehat train` with its
@@ -42,8 +39,9 @@ type RecipeStage struct {
 	Args []string `json:"args"`
 }
 
-// lastStep is the step the stage ends at, its steps scaled.
-func (st RecipeStage) lastStep(scale float64) (steps, last int) {
+// LastStep returns the stage's steps scaled by scale and the step it ends
+// at: StopAt scaled, or all of them.
+func (st RecipeStage) LastStep(scale float64) (steps, last int) {
 	steps = max(1, int(float64(st.Steps)*scale+0.5))
 	if st.StopAt == 0 {
 		return steps, steps
@@ -164,9 +162,9 @@ func jobMix() []string {
 		"--persistent-share", "0.6", "--operator-share", "0.3", "--context-share", "0.9"}
 }
 
-// validate checks that every stage starts from an earlier one and that
+// Validate checks that every stage starts from an earlier one and that
 // only SFT stages stop early.
-func (r Recipe) validate() error {
+func (r Recipe) Validate() error {
 	seen := map[string]bool{}
 	for _, st := range r.Stages {
 		switch {
@@ -184,100 +182,80 @@ func (r Recipe) validate() error {
 	return nil
 }
 
-// withRow returns st completing row.
-func withRow(st RecipeStage, row string) RecipeStage {
-	st.Row = row
-	return st
+// RecipeOptions are the settings of one run of a recipe.
+type RecipeOptions struct {
+	// Out is the recipe's folder.
+	Out string
+	// Until is the last row to train: base, sft, opd or hat of the
+	// table, or bundled, every stage.
+	Until string
+	// Augment trains the SFT stages with harness-state augmentation;
+	// false trains them on the fixed harness instead (Fixed-Harness SFT,
+	// in folders sft1-fixed, sft2-fixed …).
+	Augment bool
+	// Seed seeds the weights and example order of every stage, not the
+	// data; Threads is every stage's compute threads (0: one per
+	// physical core).
+	Seed    uint64
+	Threads int
+	// StepsScale multiplies every stage's steps.
+	StepsScale float64
+	// Harness is the base harness file every stage but OPD is given (""
+	// for the embedded demo harness).
+	Harness string
+	// Tokenizer is the configuration whose data and settings train the
+	// recipe's tokenizer (the recipe's Tokenizer flags over the SFT
+	// defaults).
+	Tokenizer TrainConfig
 }
 
-// Table rows a recipe can stop after, in pipeline order; "bundled" is the
-// shipped model, which continues from an earlier row.
-var recipeRows = []string{"base", "sft", "opd", "hat", "bundled"}
+// StageRunner runs one stage of a recipe: stage is sft, opd or rl and args
+// the `livehat train` command line of the run.
+type StageRunner func(ctx context.Context, stage string, args []string) error
+
+// RecipeRows returns the table rows a recipe can stop after, in pipeline
+// order; "bundled" is the shipped model, which continues from an earlier
+// row.
+func RecipeRows() []string { return []string{"base", "sft", "opd", "hat", "bundled"} }
 
 // recipeTimes is the file a recipe appends each finished stage's wall time to.
 const recipeTimes = "recipe-times.jsonl"
 
-// RecipeMain is `livehat train --recipe NAME`: it runs the recipe's stages
-// in order, each in its own run folder under --out (tokenizer.json, base/,
-// sft1/, sft2/, opd/, rl/, then the continuations sft3/ … sft8/ and rl8/), and
-// copies the last stage's model, config and tokenizer to --out/model
-// (--out/model-fixed for the Fixed-Harness rows). A stage that already
-// reached its steps is skipped and an interrupted one resumed, so running
-// the same command again continues a killed recipe. --until stops after a
-// row (base, sft, opd or hat of the table; bundled, the default, runs
-// every stage); --augment=false trains the SFT stages on the fixed
-// harness instead (Fixed-Harness SFT, folders sft1-fixed and sft2-fixed);
-// --seed changes the weights and example order of every stage, not the
-// data, for the table's second seed; --steps-scale multiplies every
-// stage's steps.
-//
-//	livehat train --recipe bundled|smoke --out DIR [--until base|sft|opd|hat|bundled] [--augment=false]
-//	    [--seed 1] [--threads 1] [--steps-scale 1] [--harness FILE]
-func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("train --recipe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("recipe", "bundled", "recipe: bundled, job (the second generation's data, issue #19) or smoke")
-	out := fs.String("out", "", "the recipe's folder (required)")
-	until := fs.String("until", "bundled", "last row to train: base, sft, opd, hat (the table) or bundled (every stage)")
-	augment := fs.Bool("augment", true, "harness-state augmentation in the SFT stages (false: Fixed-Harness SFT)")
-	seed := fs.Uint64("seed", 1, "seed of the weights and the example order of every stage")
-	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
-	scale := fs.Float64("steps-scale", 1, "multiply every stage's steps")
-	harnessPath := fs.String("harness", "", "base harness file (default: the embedded demo harness)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return &harness.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	r, ok := Recipes()[*name]
-	if !ok {
-		return &harness.UsageError{Msg: fmt.Sprintf("--recipe %q: want bundled, job or smoke", *name)}
-	}
-	lastRow := slices.Index(recipeRows, *until)
+// RunRecipe runs the recipe's stages in order, each in its own run folder
+// under o.Out (tokenizer.json, base/, sft1/, sft2/, opd/, rl/, then the
+// continuations sft3/ … sft8/ and rl8/), with run, and copies the last
+// stage's model, config and tokenizer to o.Out/model (o.Out/model-fixed
+// for the Fixed-Harness rows). base is the harness the tokenizer's data
+// is built on. A stage that already reached its steps is skipped and an
+// interrupted one resumed, so running the same recipe again continues a
+// killed one. Each finished stage's wall time is appended to
+// o.Out/recipe-times.jsonl.
+func RunRecipe(ctx context.Context, base *harness.Harness, r Recipe, o RecipeOptions, run StageRunner, stdout io.Writer) error {
+	lastRow := slices.Index(RecipeRows(), o.Until)
 	switch {
-	case *out == "":
-		return &harness.UsageError{Msg: "--out DIR is required"}
 	case lastRow < 0:
-		return &harness.UsageError{Msg: fmt.Sprintf("--until %q: want base, sft, opd, hat or bundled", *until)}
-	case !(*scale > 0):
-		return &harness.UsageError{Msg: fmt.Sprintf("--steps-scale %g must be positive", *scale)}
+		return fmt.Errorf("recipe %s: until %q: want one of %s", r.Name, o.Until, strings.Join(RecipeRows(), ", "))
+	case !(o.StepsScale > 0):
+		return fmt.Errorf("recipe %s: steps scale %g must be positive", r.Name, o.StepsScale)
 	}
-	if err := r.validate(); err != nil {
+	if err := r.Validate(); err != nil {
 		return err
 	}
-	base, err := loadBase(*harnessPath)
-	if err != nil {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	if err := runfolder.WriteJSON(filepath.Join(o.Out, "recipe.json"), r); err != nil {
+		return fmt.Errorf("recipe: %w", err)
+	}
+	tokPath := filepath.Join(o.Out, tokenizerFile)
+	if err := recipeTokenizer(ctx, base, o, tokPath, stdout); err != nil {
 		return err
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fmt.Errorf("recipe: %w", err)
-	}
-	if err := runfolder.WriteJSON(filepath.Join(*out, "recipe.json"), r); err != nil {
-		return fmt.Errorf("recipe: %w", err)
-	}
-	tokPath := filepath.Join(*out, tokenizerFile)
-	if _, err := os.Stat(tokPath); err != nil {
-		cfg := DefaultTrainConfig()
-		tfs, _ := newTrainFlagSet(&cfg, io.Discard)
-		if err := tfs.Parse(r.Tokenizer); err != nil {
-			return fmt.Errorf("recipe %s: tokenizer flags: %w", r.Name, err)
-		}
-		t0 := time.Now()
-		tok, err := TrainRunTokenizer(ctx, base, cfg, tokPath)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "recipe: tokenizer of %d tokens in %s\n", tok.VocabSize(), time.Since(t0).Round(time.Second))
-		if err := logStageTime(*out, "tokenizer", 0, time.Since(t0)); err != nil {
-			return err
-		}
 	}
 	folder := func(st RecipeStage) string {
-		if !*augment && st.Name != "base" {
-			return filepath.Join(*out, st.Name+"-fixed")
+		if !o.Augment && st.Name != "base" {
+			return filepath.Join(o.Out, st.Name+"-fixed")
 		}
-		return filepath.Join(*out, st.Name)
+		return filepath.Join(o.Out, st.Name)
 	}
 	final := ""
 	prev := ""
@@ -286,66 +264,77 @@ func RecipeMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if st.From != "" {
 			prev = folder(RecipeStage{Name: st.From})
 		}
-		steps, end := st.lastStep(*scale)
+		steps, end := st.LastStep(o.StepsScale)
 		if stageDone(dir, end) {
 			fmt.Fprintf(stdout, "recipe: %s already trained (%d steps)\n", st.Name, end)
 		} else {
-			a := []string{"--stage", st.Stage, "--out", dir, "--steps", strconv.Itoa(steps)}
-			if end < steps {
-				a = append(a, "--stop-at", strconv.Itoa(end))
-			}
-			if fileExists(filepath.Join(dir, runConfigFile)) {
-				a = append(a, "--resume")
-			} else {
-				a = append(a, "--seed", strconv.FormatUint(*seed, 10), "--threads", strconv.Itoa(*threads))
-				a = append(a, st.Args...)
-				if prev == "" {
-					a = append(a, "--tokenizer", tokPath)
-				} else {
-					a = append(a, "--init", filepath.Join(prev, checkpointDir))
-				}
-				if st.Stage == "opd" {
-					a = append(a, "--teacher", filepath.Join(*out, "base", checkpointDir))
-				}
-				if st.Stage == "sft" && prev != "" && !*augment {
-					a = append(a, "--augment=false")
-				}
-				if *harnessPath != "" && st.Stage != "opd" {
-					a = append(a, "--harness", *harnessPath)
-				}
-			}
+			a := stageArgs(st, o, dir, prev, tokPath, steps, end)
 			fmt.Fprintf(stdout, "recipe: %s: livehat train %s\n", st.Name, strings.Join(a, " "))
 			t0 := time.Now()
-			if err := trainStage(ctx, st.Stage, a, stdout, stderr); err != nil {
+			if err := run(ctx, st.Stage, a); err != nil {
 				return fmt.Errorf("recipe %s, stage %s: %w", r.Name, st.Name, err)
 			}
-			if err := logStageTime(*out, filepath.Base(dir), end, time.Since(t0)); err != nil {
+			if err := logStageTime(o.Out, filepath.Base(dir), end, time.Since(t0)); err != nil {
 				return err
 			}
 		}
 		prev, final = dir, dir
-		if st.Row != "" && slices.Index(recipeRows, st.Row) >= lastRow {
+		if st.Row != "" && slices.Index(RecipeRows(), st.Row) >= lastRow {
 			break
 		}
 	}
 	// The Fixed-Harness rows share the folder (and the base) with the HAT
 	// rows, so their model must not overwrite the HAT model.
 	export := "model"
-	if !*augment {
+	if !o.Augment {
 		export = "model-fixed"
 	}
-	return exportModel(filepath.Join(final, checkpointDir), filepath.Join(*out, export))
+	return exportModel(filepath.Join(final, checkpointDir), filepath.Join(o.Out, export))
 }
 
-// trainStage runs one stage's TrainMain.
-func trainStage(ctx context.Context, stage string, args []string, stdout, stderr io.Writer) error {
-	switch stage {
-	case "opd":
-		return opd.TrainMain(ctx, args, nil, stdout, stderr)
-	case "rl":
-		return rl.TrainMain(ctx, args, nil, stdout, stderr)
+// recipeTokenizer trains the recipe's tokenizer into path unless it is
+// there already.
+func recipeTokenizer(ctx context.Context, base *harness.Harness, o RecipeOptions, path string, stdout io.Writer) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
 	}
-	return TrainMain(ctx, args, nil, stdout, stderr)
+	t0 := time.Now()
+	tok, err := TrainRunTokenizer(ctx, base, o.Tokenizer, path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "recipe: tokenizer of %d tokens in %s\n", tok.VocabSize(), time.Since(t0).Round(time.Second))
+	return logStageTime(o.Out, "tokenizer", 0, time.Since(t0))
+}
+
+// stageArgs is the `livehat train` command line of stage st in folder
+// dir: a resumed run's when dir holds one, else a new run's, from prev's
+// checkpoint or, for the first stage, with the recipe's tokenizer.
+func stageArgs(st RecipeStage, o RecipeOptions, dir, prev, tokPath string, steps, end int) []string {
+	a := []string{"--stage", st.Stage, "--out", dir, "--steps", strconv.Itoa(steps)}
+	if end < steps {
+		a = append(a, "--stop-at", strconv.Itoa(end))
+	}
+	if fileExists(filepath.Join(dir, runConfigFile)) {
+		return append(a, "--resume")
+	}
+	a = append(a, "--seed", strconv.FormatUint(o.Seed, 10), "--threads", strconv.Itoa(o.Threads))
+	a = append(a, st.Args...)
+	if prev == "" {
+		a = append(a, "--tokenizer", tokPath)
+	} else {
+		a = append(a, "--init", filepath.Join(prev, checkpointDir))
+	}
+	if st.Stage == "opd" {
+		a = append(a, "--teacher", filepath.Join(o.Out, "base", checkpointDir))
+	}
+	if st.Stage == "sft" && prev != "" && !o.Augment {
+		a = append(a, "--augment=false")
+	}
+	if o.Harness != "" && st.Stage != "opd" {
+		a = append(a, "--harness", o.Harness)
+	}
+	return a
 }
 
 // stageDone reports whether the run in dir has checkpointed step steps.

@@ -22,7 +22,7 @@ import (
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
-func demo(t *testing.T) *harness.Harness {
+func demo(t testing.TB) *harness.Harness {
 	t.Helper()
 	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
 	if err != nil {
@@ -444,53 +444,6 @@ func TestStopAtKeepsTheFullSchedule(t *testing.T) {
 	}
 }
 
-func TestTrainMainUsage(t *testing.T) {
-	ctx := context.Background()
-	var out, errw bytes.Buffer
-	for _, args := range [][]string{{"--stage", "rl", "--out", t.TempDir()}, {"--steps", "3"}, {"--stage=opd", "--out", t.TempDir(), "--init", "x"},
-		{"-stage", "dpo", "--out", t.TempDir()}} {
-		err := TrainMain(ctx, args, nil, &out, &errw)
-		if _, ok := err.(*harness.UsageError); !ok {
-			t.Errorf("TrainMain(%v) = %v, want a usage error", args, err)
-		}
-	}
-	// A config file sets the run; flags on the command line override it.
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "run.json")
-	data, _ := json.Marshal(testRun(5))
-	if err := os.WriteFile(conf, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
-	if err := TrainMain(ctx, []string{"--config", conf, "--steps", "1", "--out", run}, nil, &out, &errw); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	saved, err := readRunConfig(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if saved.Steps != 1 || saved.VocabSize != 1000 || saved.Data.Rooms != 2 {
-		t.Errorf("run.json: steps %d, vocabulary %d, rooms %d; want 1 (flag), 1000 and 2 (file)", saved.Steps, saved.VocabSize, saved.Data.Rooms)
-	}
-	if err := os.WriteFile(conf, []byte(`{"stepz": 3}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := TrainMain(ctx, []string{"--config", conf, "--out", filepath.Join(dir, "other")}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "stepz") {
-		t.Errorf("an unknown config field gave %v", err)
-	}
-	if err := ExportMain(ctx, []string{"--format", "csv", "--out", "x"}, nil, &out, &errw); err == nil {
-		t.Error("export accepted format csv")
-	}
-	file := filepath.Join(t.TempDir(), "sft.jsonl")
-	if err := ExportMain(ctx, []string{"--format", "verl", "--out", file, "--rooms", "2", "--questions", "3", "--augment=false"}, nil, &out, &errw); err != nil {
-		t.Fatal(err)
-	}
-	data, _ = os.ReadFile(file)
-	if bytes.Count(data, []byte("\n")) == 0 || bytes.Contains(data, []byte(`"hsa_record":{`)) {
-		t.Errorf("fixed-harness export: %d lines, with an HSA record: %v", bytes.Count(data, []byte("\n")), bytes.Contains(data, []byte(`"hsa_record":{`)))
-	}
-}
-
 // TestLoRAFromCheckpoint fine-tunes LoRA adapters on top of a finished run:
 // the base weights stay as they were, the adapters move, and the run's
 // checkpoint carries them in PEFT's layout.
@@ -531,45 +484,6 @@ func TestLoRAFromCheckpoint(t *testing.T) {
 	}
 	if !moved {
 		t.Error("the LoRA B matrices never left zero")
-	}
-}
-
-// TestTrainMainDispatchesStages: the stage comes from --stage, from the
-// config file's "stage", or from the run folder's run.json on resume.
-func TestTrainMainDispatchesStages(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	var out, errw bytes.Buffer
-	conf := filepath.Join(dir, "opd.json")
-	if err := os.WriteFile(conf, []byte(`{"stage": "opd", "steps": 3}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	err := TrainMain(ctx, []string{"--config", conf, "--out", filepath.Join(dir, "a")}, nil, &out, &errw)
-	if ue, ok := err.(*harness.UsageError); !ok || !strings.Contains(ue.Msg, "--teacher") {
-		t.Errorf("an opd config went to %v, want the opd stage's usage error", err)
-	}
-	if err := os.WriteFile(conf, []byte(`{"stage": "rl", "stepz": 3}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := TrainMain(ctx, []string{"--config=" + conf, "--out", filepath.Join(dir, "b")}, nil, &out, &errw); err == nil || !strings.Contains(err.Error(), "stepz") {
-		t.Errorf("an rl config with an unknown field gave %v", err)
-	}
-	run := filepath.Join(dir, "rlrun")
-	os.MkdirAll(run, 0o755)
-	if err := os.WriteFile(filepath.Join(run, "run.json"), []byte(`{"stage": "rl"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := TrainMain(ctx, []string{"--resume", "--out", run}, nil, &out, &errw); err == nil || !strings.HasPrefix(err.Error(), "rl:") {
-		t.Errorf("resuming an rl run folder gave %v, want the rl stage's error", err)
-	}
-	// The RL formats of export go to the RL stage's exporter.
-	file := filepath.Join(dir, "rl.jsonl")
-	if err := ExportMain(ctx, []string{"--format=verl-rl", "--out", file, "--tasks", "3"}, nil, &out, &errw); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(file)
-	if bytes.Count(data, []byte("\n")) != 3 || !bytes.Contains(data, []byte(`"reward_model"`)) {
-		t.Errorf("verl-rl export: %.300s", data)
 	}
 }
 

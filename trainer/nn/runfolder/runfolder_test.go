@@ -3,7 +3,6 @@ package runfolder
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,15 +131,6 @@ func TestConfigHelpers(t *testing.T) {
 		if bad.Validate() == nil {
 			t.Errorf("%+v accepted", bad)
 		}
-	}
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	finish := o.Flags(fs)
-	if err := fs.Parse([]string{"--steps", "9", "--lora-rank", "4", "--lora-targets", "q_proj"}); err != nil {
-		t.Fatal(err)
-	}
-	finish()
-	if o.Steps != 9 || o.LoRA == nil || o.LoRA.Rank != 4 || !slices.Equal(o.LoRA.Targets, []string{"q_proj"}) {
-		t.Errorf("flags: %+v %+v", o, o.LoRA)
 	}
 }
 

@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/tokenizer"
 )
 
-// A whole `livehat train --stage mtp` run on a tiny checkpoint writes a
-// checkpoint whose heads load, the metrics and the acceptance report.
-func TestTrainMain(t *testing.T) {
+// A whole MTP run on a tiny checkpoint writes a checkpoint whose heads
+// load, the metrics and the acceptance report.
+func TestTrainRun(t *testing.T) {
 	ctx := context.Background()
 	lines := []string{"How much is the red jacket?", "Is there free shipping?", "Welcome to the live room!", "The price is 199 yuan."}
 	tok, err := tokenizer.Train(ctx, slices.Values(lines), tokenizer.TrainConfig{VocabSize: 300,
@@ -51,9 +49,10 @@ func TestTrainMain(t *testing.T) {
 	os.WriteFile(promptsPath, prompts.Bytes(), 0o644)
 	out := filepath.Join(dir, "run")
 	var stdout bytes.Buffer
-	args := []string{"--stage", "mtp", "--init", init, "--prompts", promptsPath, "--out", out,
-		"--heads", "2", "--rollouts", "6", "--gen", "10", "--eval", "1", "--steps", "4", "--batch", "16"}
-	if err := TrainMain(ctx, args, nil, &stdout, &stdout); err != nil {
+	run := DefaultConfig()
+	run.Init, run.Prompts = init, promptsPath
+	run.Heads, run.Rollouts, run.Gen, run.Eval, run.Steps, run.Batch = 2, 6, 10, 1, 4, 16
+	if err := TrainRun(ctx, run, out, &stdout); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "held-out greedy acceptance with 2 heads") {
@@ -75,18 +74,29 @@ func TestTrainMain(t *testing.T) {
 		t.Errorf("metrics.jsonl:\n%s", b)
 	}
 
-	for _, bad := range [][]string{
-		{"--stage", "mtp", "--out", filepath.Join(dir, "x")},
-		{"--stage", "mtp", "--out", out, "--resume"},
-		{"--stage", "mtp", "--init", init, "--prompts", promptsPath, "--out", filepath.Join(dir, "y"), "--heads", "0"},
+	if err := TrainRun(ctx, run, out, &stdout); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("a second run in the same folder: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no init", func(c *Config) { c.Init = "" }, "(init)"},
+		{"no heads", func(c *Config) { c.Heads = 0 }, "heads 0"},
+		{"negative draft vocabulary", func(c *Config) { c.DraftVocab = -1 }, "draft_vocab -1"},
+		{"no rollouts", func(c *Config) { c.Rollouts = 0 }, "rollouts 0"},
 	} {
-		var ue *harness.UsageError
-		if err := TrainMain(ctx, bad, nil, &stdout, &stdout); !errors.As(err, &ue) {
-			t.Errorf("%v: %v, want a usage error", bad, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			bad := run
+			tt.edit(&bad)
+			if err := TrainRun(ctx, bad, filepath.Join(dir, "bad"), &stdout); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want it to name %q", err, tt.want)
+			}
+		})
 	}
 	os.WriteFile(promptsPath, []byte("{not json\n"), 0o644)
-	err = TrainMain(ctx, []string{"--stage", "mtp", "--init", init, "--prompts", promptsPath, "--out", filepath.Join(dir, "z")}, nil, &stdout, &stdout)
+	err = TrainRun(ctx, run, filepath.Join(dir, "z"), &stdout)
 	if err == nil || !strings.Contains(err.Error(), "prompts.jsonl:1") {
 		t.Errorf("bad prompts: %v", err)
 	}

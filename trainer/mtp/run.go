@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/sample"
@@ -56,55 +54,36 @@ func DefaultConfig() Config {
 	return Config{Heads: 2, Rollouts: 256, Gen: 64, Eval: 16, Steps: o.Steps, Batch: o.Batch, LR: o.LR, Seed: o.Seed}
 }
 
-func registerFlags(c *Config, fs *flag.FlagSet) func() {
-	fs.StringVar(&c.Init, "init", c.Init, "the policy's checkpoint directory (required)")
-	fs.StringVar(&c.Prompts, "prompts", c.Prompts, "JSONL conversations whose opening turns are the prompts (required)")
-	fs.IntVar(&c.Heads, "heads", c.Heads, "MTP heads to train (tokens drafted per step)")
-	fs.IntVar(&c.DraftVocab, "draft-vocab", c.DraftVocab, "heads draft among the token ids below N (0: all)")
-	fs.IntVar(&c.Rollouts, "rollouts", c.Rollouts, "sampled replies to train on")
-	fs.IntVar(&c.Gen, "gen", c.Gen, "tokens per sampled reply at most")
-	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "sampling temperature of the rollouts (0: greedy)")
-	fs.Float64Var(&c.TopP, "top-p", c.TopP, "nucleus cut of the rollouts (0 or 1: none)")
-	fs.IntVar(&c.Eval, "eval", c.Eval, "held-out prompts for the acceptance report")
-	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
-	fs.IntVar(&c.Batch, "batch", c.Batch, "positions per step")
-	fs.Float64Var(&c.LR, "lr", c.LR, "AdamW learning rate")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the rollouts and batches")
+// validate reports the first setting a run cannot use, by its field.
+func (c Config) validate() error {
+	switch {
+	case c.Init == "" || c.Prompts == "":
+		return errors.New("mtp: name the policy's checkpoint (init) and the prompts file (prompts)")
+	case c.Heads < 1 || c.Heads > model.MaxMTPHeads:
+		return fmt.Errorf("mtp: heads %d: want 1 to %d", c.Heads, model.MaxMTPHeads)
+	case c.DraftVocab < 0:
+		return fmt.Errorf("mtp: draft_vocab %d is negative", c.DraftVocab)
+	case c.Rollouts <= 0 || c.Gen <= 0 || c.Eval < 0:
+		return fmt.Errorf("mtp: rollouts %d and gen %d must be positive, eval %d not negative", c.Rollouts, c.Gen, c.Eval)
+	}
 	return nil
 }
 
-// TrainMain is `livehat train --stage mtp`: it samples the policy's own
-// replies to the prompts, trains its MTP heads on them with the trunk
-// frozen, and writes the checkpoint with the heads to OUT/checkpoint, the
-// metrics to OUT/metrics.jsonl and the acceptance before and after
-// training on held-out prompts to OUT/acceptance.json.
-//
-//	livehat train --stage mtp --init CHECKPOINT --prompts FILE.jsonl --out RUN
-//	    [--heads 2] [--draft-vocab N] [--rollouts 256] [--gen 64] [--temperature 0] [--top-p 0]
-//	    [--eval 16] [--steps 300] [--batch 128] [--lr 0.002] [--seed 1] [--config run.json]
-//
-// A run is a few minutes at most, so --resume is refused: run it again.
-func TrainMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, cmd, err := runfolder.ParseCommand(args, "mtp", DefaultConfig, registerFlags, stderr)
-	if err != nil {
+// TrainRun is the MTP stage in the run folder out (`livehat train --stage
+// mtp`): it samples the policy's own replies to the prompts, trains its
+// MTP heads on them with the trunk frozen, and writes cfg as out/run.json,
+// the checkpoint with the heads to out/checkpoint, the metrics to
+// out/metrics.jsonl and the acceptance before and after training on
+// held-out prompts to out/acceptance.json. A run is a few minutes at
+// most, so it is not resumed: a folder that holds a run is refused.
+func TrainRun(ctx context.Context, cfg Config, out string, stdout io.Writer) error {
+	if err := cfg.validate(); err != nil {
 		return err
 	}
-	switch {
-	case cmd.Resume:
-		return &harness.UsageError{Msg: "--resume: an mtp run is short and is not resumed; start it again in a new --out"}
-	case cfg.Init == "" || cfg.Prompts == "":
-		return &harness.UsageError{Msg: "--init CHECKPOINT and --prompts FILE.jsonl are required"}
-	case cfg.Heads < 1 || cfg.Heads > model.MaxMTPHeads:
-		return &harness.UsageError{Msg: fmt.Sprintf("--heads %d: want 1 to %d", cfg.Heads, model.MaxMTPHeads)}
-	case cfg.DraftVocab < 0:
-		return &harness.UsageError{Msg: fmt.Sprintf("--draft-vocab %d is negative", cfg.DraftVocab)}
-	case cfg.Rollouts <= 0 || cfg.Gen <= 0 || cfg.Eval < 0:
-		return &harness.UsageError{Msg: "--rollouts and --gen must be positive, --eval not negative"}
-	}
-	if err := runfolder.StartConfig(cmd.Out, cfg, false); err != nil {
+	if err := runfolder.StartConfig(out, cfg, false); err != nil {
 		return err
 	}
-	return train(ctx, cfg, cmd.Out, stdout)
+	return train(ctx, cfg, out, stdout)
 }
 
 // Summary is OUT/acceptance.json: greedy speculative decoding of the
