@@ -11,7 +11,6 @@ import (
 	"github.com/livehat/livehat/console/experiment"
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
-	"github.com/livehat/livehat/harness/hsa"
 	"github.com/livehat/livehat/internal/command"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/trainer/eval"
@@ -21,15 +20,6 @@ import (
 // isUsage reports whether err is a command-line mistake rather than a
 // failure of the work itself; those exit with status 2.
 func isUsage(err error) bool { return command.IsUsage(err) }
-
-// runHarness dispatches "livehat harness …": augment belongs to package
-// hsa, the rest to package harness.
-func runHarness(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "augment" {
-		return hsa.AugmentMain(ctx, args[1:], stdin, stdout, stderr)
-	}
-	return harness.Main(ctx, args, stdin, stdout, stderr)
-}
 
 // runBench dispatches "livehat bench model".
 func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -36,7 +36,7 @@ func commands() map[string]subcommand {
 	return map[string]subcommand{
 		"serve":     {"start the console server (default)", runServe},
 		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
-		"harness":   {"validate, render, diff and augment harness files", runHarness},
+		"harness":   {"validate, render, diff and augment harness files", command.Harness},
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", command.Tokenize},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", command.Tokenizer},

@@ -9,6 +9,8 @@ import (
 	"github.com/livehat/livehat/harness"
 )
 
+const demoHarness = "../../examples/harness/demo.json"
+
 // A variant keeps each tool's catalog arguments naming the argument that
 // carries the item id in its mapped gold calls, whatever it was renamed to;
 // only a wrap, which leaves no argument at the top level, drops them.
