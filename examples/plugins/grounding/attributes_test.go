@@ -43,7 +43,7 @@ func TestFeaturesTheCatalogStates(t *testing.T) {
 		{"not stated", "en", "Any coupon for the hoodie?", "Coupon time: the machine washable total is 159 yuan in total.", hoodie, KindFact, "machine washable",
 			"no tool result says so"},
 		{"not stated zh", "zh", "卫衣能机洗吗", "加绒卫衣可机洗，还抗菌。", hoodie, KindFact, "可机洗", "no tool result says so"},
-		{"allergens not known", "zh", "精华会过敏吗", "精华不含过敏原，放心用。", []Call{serumLookup}, KindFact, "过敏原", "lists the item's allergens"},
+		{"allergens not known", "zh", "精华会过敏吗", "精华不含过敏原，放心用。", []Call{serumLookup}, KindFact, "过敏原", "states the item's allergens"},
 	})
 }
 

@@ -25,11 +25,12 @@ type checker struct {
 	text  string // the reply, normalized
 	lower string // text with ASCII lower-cased (same offsets)
 	// used marks bytes a statement or a name already claimed; named the
-	// bytes of item names and residue only.
-	used, named []bool
-	mentions    []mention
-	quantities  []float64
-	findings    []Finding
+	// bytes of item names and residue only; unspoken the bytes of residue
+	// and the viewer's name, which no language rule reads.
+	used, named, unspoken []bool
+	mentions              []mention
+	quantities            []float64
+	findings              []Finding
 	// runes are the runes the reply holds: a phrase whose first rune it
 	// lacks is skipped without a search.
 	runes *runeSet
@@ -49,6 +50,10 @@ func checkReply(t *Turn, tf *turnFacts) []Finding {
 	c.runes = newRuneSet(c.lower)
 	if c.on(KindResidue) {
 		c.residue()
+	}
+	c.unspoken = slices.Clone(c.named)
+	if c.on(KindResidue) {
+		c.brokenText()
 	}
 	c.findMentions()
 	c.markViewer()
@@ -177,6 +182,7 @@ func (c *checker) markViewer() {
 			return
 		}
 		claim(c.named, from+i, from+i+len(v))
+		claim(c.unspoken, from+i, from+i+len(v))
 		from += i + len(v)
 	}
 }

@@ -103,6 +103,11 @@ type itemFacts struct {
 	unstated []string
 	// allergenFree is set when the results say the item has no allergens.
 	allergenFree bool
+	// allergensStated is set when a result states the item's allergen
+	// list: an "allergens" list, or "none". Ingredients are no allergen
+	// list: an allergen claim needs the list, as the room's grader reads
+	// it.
+	allergensStated bool
 	// returnConditions are the conditions of the item's return rule
 	// ("刻字定制款不退").
 	returnConditions []string
@@ -469,9 +474,11 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, paren
 	case (k == "sent" || k == "issued") && v.Kind == jsonx.Bool && v.Bool && parent != nil && parent.Get("coupon") != nil:
 		tf.couponSent = true
 	case k == "allergens" && v.Kind == jsonx.String && strings.EqualFold(v.Str, "none"):
-		it.allergenFree = true
+		it.allergenFree, it.allergensStated = true, true
 		it.texts = append(it.texts, "allergens")
 		return
+	case k == "allergens" && v.Kind == jsonx.Array:
+		it.allergensStated = true
 	case k == "conditions" && strings.Contains(path, "return") && v.Kind == jsonx.Array:
 		for _, e := range v.Elems {
 			if e.Kind == jsonx.String {
@@ -481,6 +488,11 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, paren
 	case k == "attributes" || k == "specs" || k == "spec":
 		if v.Kind == jsonx.Object {
 			for i, ak := range v.Keys {
+				if av := v.Elems[i]; asciiLower(ak) == "allergens" && (av.Kind == jsonx.Array || strings.EqualFold(av.Text(), "none")) {
+					// The allergen list, read as at the top of a result.
+					tf.member(it, full, "allergens", av, v)
+					continue
+				}
 				tf.addAttribute(it, ak, v.Elems[i].Text(), "")
 			}
 			return

@@ -48,7 +48,7 @@ var (
 		`"currency":"CNY","description":"Noise Cancelling Earbuds","found":true,"item_id":"p-buds","list_price":"499","name":"降噪蓝牙耳机",`+
 		`"price":"399","promotion":"20% off during the live stream","variants":["black","white"]}`)
 	budsShipping = call("shipping_policy", `{"item_id":"p-buds"}`, `{"dispatch_hours":48,"item_id":"p-buds","return_days":7}`)
-	nutsLookup   = call("product_lookup", `{"query":"坚果"}`, `{"attributes":{"allergens":"花生、腰果","保质期":"9个月"},"best_before":"2027-03-01",`+
+	nutsLookup   = call("product_lookup", `{"query":"坚果"}`, `{"allergens":["peanut","tree_nut"],"attributes":{"保质期":"9个月"},"best_before":"2027-03-01",`+
 		`"currency":"CNY","found":true,"item_id":"p-nuts","name":"坚果礼盒","price":"129","variants":[]}`)
 	nutsCoupon = call("coupon_check", `{"item_id":"p-nuts"}`, `{"coupon":{"amount":"30","id":"c-nut30","min_spend":"99"},"eligible":true,`+
 		`"item_id":"p-nuts","quantity":1,"total":"129","total_after_coupon":"99"}`)

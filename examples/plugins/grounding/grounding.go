@@ -3,8 +3,9 @@
 // level, size, date, duration, item name, link number, yes/no fact and
 // action a reply states must be among this turn's tool results, the
 // stream context the model saw and the stream's catalog. Tool-call
-// markup, reasoning tags, JSON, template placeholders and item ids never
-// reach viewers, and the reply is in the viewer's language.
+// markup, reasoning tags, JSON, template placeholders, item ids and broken
+// text (bytes that are not UTF-8, U+FFFD, control characters) never reach
+// viewers, and the reply is in the viewer's language.
 //
 // An unbacked reply goes back to the model (retry) with feedback that
 // names each unbacked statement and lists the backed facts; on the

@@ -227,7 +227,7 @@ func TestFacts(t *testing.T) {
 
 		{"allergen denied", "zh", "坚果礼盒含花生吗", "坚果礼盒不含花生，放心吃。", nuts, KindFact, "花生", "the results list it"},
 		{"allergen free en", "en", "Is the nut box peanut free?", "It is peanut-free.", nuts, KindFact, "peanut", "the results list it"},
-		{"allergen unknown", "zh", "精华含酒精吗", "精华不含酒精。", []Call{serumLookup}, KindFact, "酒精", "lists the item's allergens"},
+		{"allergen unknown", "zh", "精华含酒精吗", "精华不含酒精。", []Call{serumLookup}, KindFact, "酒精", "lists the item's additives"},
 		{"allergen asserted unknown", "en", "Does the serum have alcohol?", "The serum contains alcohol.", []Call{serumLookup}, KindFact, "alcohol", "no tool result says so"},
 		{"wrong material", "zh", "卫衣什么材质", "加绒卫衣是羊毛的。", hoodie, KindFact, "羊毛", "no tool result says so"},
 		{"colour not sold", "zh", "耳机有粉色吗", "有粉色的哦。", buds, KindFact, "粉色", "no tool result says so"},
@@ -344,7 +344,7 @@ func TestResultsOfVersion2(t *testing.T) {
 		{"waterproof when not", "en", "Are the earrings waterproof?", "Yes, they are waterproof.", []Call{earringsLookup}, KindFact, "waterproof", "no tool result says so"},
 		{"no-reason returns unstated", "zh", "耳环能退吗", "支持7天无理由退货", []Call{earringsLookup, earringsShipping}, KindFact, "无理由退", "no reason"},
 		{"item cannot be returned", "en", "Can I return the earrings?", "Sorry, it cannot be returned.", []Call{earringsLookup, earringsShipping}, KindFact, "cannot be returned", "7 days"},
-		{"allergens not stated", "zh", "果酱含花生吗", "草莓果酱不含花生。", []Call{jamLookup}, KindFact, "花生", "lists the item's allergens"},
+		{"allergens not stated", "zh", "果酱含花生吗", "草莓果酱不含花生。", []Call{jamLookup}, KindFact, "花生", "states the item's allergens"},
 		{"shipping fee not stated", "zh", "耳环包邮吗", "耳环包邮。", []Call{earringsLookup, earringsShipping}, KindFact, "包邮", "shipping fee"},
 		{"wrong multi-buy", "zh", "曲奇买两件多少钱", "两件59元。", []Call{cookiesLookup, cookiesCoupon}, KindAmount, "59元", "59"},
 	})

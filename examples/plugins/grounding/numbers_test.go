@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -225,7 +226,8 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("%q: allowed with a run of more than %d digits", reply, maxDigits)
 		}
 		for _, fd := range Check(tt) {
-			if !strings.Contains(text, fd.Phrase) {
+			// Broken text is quoted escaped, as Go quotes it.
+			if !strings.Contains(text, fd.Phrase) && !(fd.Kind == KindResidue && strings.Contains(strconv.QuoteToGraphic(text), fd.Phrase)) {
 				t.Fatalf("%q: finding %v quotes what the reply does not say", reply, fd)
 			}
 		}
