@@ -234,7 +234,7 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		}
 	}
 	setup.source = &contextSource{cat: cat, feature: featureScheduleOf(cat, setup.strategy)}
-	setup.context = setup.source.at(0)
+	setup.context = setup.source.at("")
 	return setup, nil
 }
 
@@ -326,12 +326,13 @@ func catalogContext(c *catalog.Catalog, featured string) []harness.ContextItem {
 	return []harness.ContextItem{runtime.FeaturedItem(f.Name, f.ID), runtime.ItemsOnSale(names, ids)}
 }
 
-// featureSchedule is what a stream features when: the items of its
-// strategy's featured rules on their schedule, the catalog's first item
-// without one; a sold-out item that a switch rule moves away from is
-// replaced by the item the host presents instead.
+// featureSchedule is what a stream features: before any rule fired, the
+// item of the strategy's first featured rule (the catalog's first without
+// one); then the item the featuring rule that fired last presented. A
+// sold-out item that a switch rule moves away from is replaced by the item
+// the host presents instead.
 type featureSchedule struct {
-	slots   []runtime.FeaturedSlot
+	cat     *catalog.Catalog
 	first   string
 	instead map[string]string
 }
@@ -339,14 +340,15 @@ type featureSchedule struct {
 // featureScheduleOf reads the featured and sold-out rules the strategy
 // builder wrote (rules it did not write feature nothing).
 func featureScheduleOf(cat *catalog.Catalog, st runtime.Strategy) featureSchedule {
-	var f featureSchedule
+	f := featureSchedule{cat: cat}
 	if len(cat.Products) > 0 {
 		f.first = cat.Products[0].ID
 	}
 	plan := planOf(st)
 	for _, r := range plan.Featured {
 		if cat.Product(r.Item) != nil {
-			f.slots = append(f.slots, runtime.FeaturedSlot{Item: r.Item, Every: minutes(r.EveryMinutes)})
+			f.first = r.Item
+			break
 		}
 	}
 	for _, r := range plan.SoldOut {
@@ -360,10 +362,31 @@ func featureScheduleOf(cat *catalog.Catalog, st runtime.Strategy) featureSchedul
 	return f
 }
 
-// at is the item featured at elapsed since the strategy started.
-func (f featureSchedule) at(elapsed time.Duration) string {
-	id := runtime.FeaturedNow(f.slots, elapsed)
-	if id == "" {
+// presents is the item a rule presents as it fires: a builder's featured
+// rule's item, a sold-out switch's replacement; "" for any other rule and
+// for items the catalog does not have.
+func (f featureSchedule) presents(r runtime.StrategyRule) string {
+	b, ok := builderRule(r)
+	var id string
+	switch {
+	case !ok:
+		return ""
+	case b.featured != nil:
+		id = b.featured.Item
+	case b.soldOut != nil:
+		id = b.soldOut.To
+	}
+	if id == "" || f.cat.Product(id) == nil {
+		return ""
+	}
+	return id
+}
+
+// at is the item featured now, given the item the featuring rule that
+// fired last presented ("" before any fired).
+func (f featureSchedule) at(presented string) string {
+	id := presented
+	if id == "" || f.cat.Product(id) == nil {
 		id = f.first
 	}
 	// Follow switches away from sold-out items; a cycle of them ends
@@ -378,15 +401,16 @@ func (f featureSchedule) at(elapsed time.Duration) string {
 	return id
 }
 
-// contextSource makes a stream's context at a moment of its strategy.
+// contextSource makes a stream's context from its catalog and strategy.
 type contextSource struct {
 	cat     *catalog.Catalog
 	feature featureSchedule
 }
 
-// at is the stream context elapsed after the strategy started.
-func (c *contextSource) at(elapsed time.Duration) []harness.ContextItem {
-	return catalogContext(c.cat, c.feature.at(elapsed))
+// at is the stream context once the featuring rule that fired last
+// presented the item presented ("" before any fired).
+func (c *contextSource) at(presented string) []harness.ContextItem {
+	return catalogContext(c.cat, c.feature.at(presented))
 }
 
 // switchablePlugins serves a session from the plugins of the stream's
@@ -421,9 +445,10 @@ type liveSession struct {
 	pin      armPin
 	versions map[string]string // effective version → bound version
 	strategy context.CancelFunc
-	// strategySince is when the running strategy started (zero when none
-	// runs): its featured rules' schedule counts from it.
-	strategySince time.Time
+	// presented is the item the featuring rule that fired last presented
+	// while the running strategy runs ("" before any fired, or when none
+	// runs): the featured-item line follows the firing, not a clock.
+	presented string
 
 	// finished counts the turns the pump has seen end, to tell when a
 	// retired session has answered everything it started.
@@ -439,19 +464,29 @@ type liveSession struct {
 }
 
 // streamContext is the session's stream context for the turn being
-// built: while the strategy runs, the featured item is the one its
-// schedule features now, so that a question about "this one" and the
-// narration refer to what the host presents; otherwise the schedule's
-// first.
+// built: the featured item is the one the strategy's featuring rule that
+// fired last presented, so that a question about "this one" and the
+// narration refer to what the host presents; before any fired, the
+// strategy's first featured item.
 func (ls *liveSession) streamContext() []harness.ContextItem {
 	ls.mu.Lock()
-	since := ls.strategySince
+	presented := ls.presented
 	ls.mu.Unlock()
-	var elapsed time.Duration
-	if !since.IsZero() {
-		elapsed = time.Since(since)
+	return ls.context.Load().at(presented)
+}
+
+// ruleFired records the item a strategy rule presents as it fires, before
+// its narration turn reads the context.
+func (ls *liveSession) ruleFired(r runtime.StrategyRule) {
+	item := ls.context.Load().feature.presents(r)
+	if item == "" {
+		return
 	}
-	return ls.context.Load().at(elapsed)
+	ls.mu.Lock()
+	if ls.strategy != nil {
+		ls.presented = item
+	}
+	ls.mu.Unlock()
 }
 
 // catalogItems returns the item ids of the session's current catalog.
@@ -664,6 +699,7 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 		Context:      ls.streamContext,
 		CatalogItems: ls.catalogItems,
 		Signals:      ls.strategySignals,
+		RuleFired:    ls.ruleFired,
 	})
 	if err != nil {
 		return nil, err
@@ -818,7 +854,7 @@ func (ls *liveSession) startStrategy(ctx context.Context) {
 		return
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	ls.strategy, ls.strategySince = cancel, time.Now()
+	ls.strategy, ls.presented = cancel, ""
 	go func(st runtime.Strategy) { _, _ = ls.sess.RunStrategy(sctx, st, time.Second) }(ls.setup.strategy)
 }
 
@@ -827,7 +863,7 @@ func (ls *liveSession) stopStrategy() {
 	defer ls.mu.Unlock()
 	if ls.strategy != nil {
 		ls.strategy()
-		ls.strategy, ls.strategySince = nil, time.Time{}
+		ls.strategy, ls.presented = nil, ""
 	}
 }
 

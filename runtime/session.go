@@ -42,6 +42,11 @@ type Config struct {
 	// Signals reports stream signals for strategy rules (e.g. "stock_low":
 	// 1 when the featured item runs low); nil for none.
 	Signals func() map[string]float64
+	// RuleFired, when set, is called by RunStrategy as a rule fires,
+	// before its narration is queued, so that Context can show what that
+	// narration presents (the item of the featured rule that fired last)
+	// rather than what a schedule computed apart from the firing says.
+	RuleFired func(StrategyRule)
 	// Metrics, when set, receives every turn and dropped message.
 	Metrics *Metrics
 	// SafeLine is said when a turn cannot produce an acceptable reply.

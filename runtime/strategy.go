@@ -143,6 +143,9 @@ func (s *Session) RunStrategy(ctx context.Context, st Strategy, tick time.Durati
 		for _, r := range st.Rules {
 			if s.ruleDue(r, last, start, now) {
 				last[r.Name] = now
+				if s.cfg.RuleFired != nil {
+					s.cfg.RuleFired(r)
+				}
 				if err := s.Narrate(r.Instruction); err != nil {
 					return fired, nil // session closed
 				}

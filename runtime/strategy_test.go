@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,59 @@ func TestSignalRuleNarrates(t *testing.T) {
 				}
 				return
 			}
+		case <-deadline:
+			t.Fatal("no narration within 10 s")
+		}
+	}
+}
+
+// TestRuleFiredBeforeItsNarration: RuleFired names each rule as it fires,
+// before the narration turn is built, so the turn's context can already
+// show what the narration presents.
+func TestRuleFiredBeforeItsNarration(t *testing.T) {
+	var mu sync.Mutex
+	var fired []string
+	featured := "none"
+	var prompt string // the system prompt of the narration's first request
+	reply := priceModel("Here is the cream!")
+	model := scriptedModel(func(req Request) (Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == harness.RoleUser && strings.Contains(last.Content, "Introduce the cream") {
+			mu.Lock()
+			prompt = req.Messages[0].Content
+			mu.Unlock()
+		}
+		return reply(req)
+	})
+	cfg := Config{Plugins: newPlugins(), Model: model,
+		RuleFired: func(r StrategyRule) { mu.Lock(); fired = append(fired, r.Name); featured = r.Name; mu.Unlock() },
+		Context: func() []harness.ContextItem {
+			mu.Lock()
+			defer mu.Unlock()
+			return []harness.ContextItem{{Title: "Featured", Text: featured}}
+		}}
+	s := startSession(t, cfg)
+	ev := s.Listen(256)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.RunStrategy(ctx, Strategy{Rules: []StrategyRule{{Name: "featured:p-cream", Every: time.Second, Cooldown: time.Hour,
+		Instruction: "Introduce the cream."}}}, 5*time.Millisecond)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.Kind != EventTurn || e.Record.Event != harness.EventNarrationTick {
+				continue
+			}
+			cancel()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(fired) != 1 || fired[0] != "featured:p-cream" {
+				t.Fatalf("RuleFired saw %q, want the one rule once", fired)
+			}
+			if !strings.Contains(prompt, "featured:p-cream") {
+				t.Errorf("the narration's prompt does not show the context RuleFired set:\n%s", prompt)
+			}
+			return
 		case <-deadline:
 			t.Fatal("no narration within 10 s")
 		}

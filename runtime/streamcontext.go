@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/livehat/livehat/harness"
 )
@@ -41,35 +40,4 @@ func ItemsOnSale(names, ids []string) harness.ContextItem {
 		parts = append(parts, fmt.Sprintf("%s (%s)", names[i], ids[i]))
 	}
 	return harness.ContextItem{Title: ItemsOnSaleTitle, Text: strings.Join(parts, ", ")}
-}
-
-// FeaturedSlot is one featured-item rule of a stream's strategy: Item is
-// introduced every Every from the start of the session's strategy, as
-// RunStrategy fires a rule with that period.
-type FeaturedSlot struct {
-	Item  string
-	Every time.Duration
-}
-
-// FeaturedNow is the item a stream's featured rules feature at elapsed
-// since its strategy started: the item of the rule that fired last on its
-// schedule, so that the featured-item line names what the host presented
-// last. Rules due at the same moment fire in order, so the later one wins
-// a tie. Before any rule fired, the first rule's item is featured (the one
-// the merchant put first); "" without slots. A slot with no period never
-// fires.
-func FeaturedNow(slots []FeaturedSlot, elapsed time.Duration) string {
-	if len(slots) == 0 {
-		return ""
-	}
-	item, last := slots[0].Item, time.Duration(-1)
-	for _, s := range slots {
-		if s.Every <= 0 || elapsed < s.Every {
-			continue
-		}
-		if at := elapsed - elapsed%s.Every; at >= last {
-			item, last = s.Item, at
-		}
-	}
-	return item
 }
