@@ -224,13 +224,24 @@ type shipPlan struct {
 func (s *Server) planShip(ctx context.Context, sc store.Scope, experimentID, armName, version, checkpoint, override string, streams []string) (*shipPlan, error) {
 	p := &shipPlan{ship: experiment.Ship{ExperimentID: experimentID, Arm: armName, HarnessVersion: version, Checkpoint: checkpoint, Override: override}}
 	if version != "" {
-		gate, err := s.releaseGate(ctx, sc, version, "")
+		// The gate of the model the streams will run: the winner's
+		// checkpoint when it ships too (one that cannot be served is
+		// refused below, with the reason), else the serving model. Streams
+		// with a model server of their own need gates of theirs, which the
+		// release checks.
+		model := s.servingModelName(ctx, sc.OrgID)
+		if checkpoint != "" {
+			if _, name, err := s.checkpointModel(ctx, sc.OrgID, checkpoint); err == nil {
+				model = name
+			}
+		}
+		gate, err := s.releaseGate(ctx, sc, version, model)
 		if err != nil {
 			return nil, err
 		}
 		if gate == nil {
-			return nil, fieldError(fiber.StatusConflict, "gate", fmt.Sprintf("the release gate has not run for the winner's harness version %s: "+
-				"run it on the Harnesses page (release gate), then ship again", version))
+			return nil, fieldError(fiber.StatusConflict, "gate", fmt.Sprintf("the release gate has not run for the winner's harness version %s with %s: "+
+				"run it on the Harnesses page (release gate), then ship again", version, model))
 		}
 		if gate.State == store.GateRegressed && override == "" {
 			return nil, fieldError(fiber.StatusConflict, "override", "the release gate of the winner's harness version found regressions: "+

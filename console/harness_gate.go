@@ -35,7 +35,8 @@ const (
 
 // Gate models (gateRequest.Model).
 const (
-	// gateServing measures the model the organisation's streams run.
+	// gateServing measures the model the organisation's streams run, or
+	// with gateRequest.Stream the one that stream runs.
 	gateServing = "serving"
 	// gateCheckpoint measures a checkpoint to be released with the version.
 	gateCheckpoint = "checkpoint"
@@ -70,6 +71,11 @@ type gateRequest struct {
 	// streams that run the baseline).
 	Replay  *int     `json:"replay"`
 	Streams []string `json:"streams"`
+	// Stream gates for one stream: the serving model is the one that
+	// stream runs (its own model server when it has one), the baseline
+	// the version it runs, and the questions replayed its own unless
+	// Streams says otherwise.
+	Stream string `json:"stream"`
 }
 
 // gateScores is one suite's result under one version.
@@ -115,10 +121,12 @@ type suiteDelta struct {
 type gateReport struct {
 	// Model names the model measured; ModelKind is gateServing,
 	// gateCheckpoint or gateExpert (Sanity: the expert's check of the
-	// harness, which no release counts).
+	// harness, which no release counts). Stream is the stream whose
+	// serving model was measured, when the gate was run for one.
 	Model     string `json:"model"`
 	ModelKind string `json:"model_kind"`
 	Sanity    bool   `json:"sanity,omitempty"`
+	Stream    string `json:"stream,omitempty"`
 	// Replayed is how many of the streams' recent questions each version
 	// answered (the "replay" suite).
 	Replayed  int          `json:"replayed"`
@@ -225,34 +233,51 @@ func (r *gateRun) unsubscribe(ch chan gateProgress) {
 }
 
 // gateModel is the model a gate measures: its name (what releases compare
-// with the serving model's), its kind and how each item gets it.
+// with the serving model's), its kind and how each item gets it; stream is
+// the stream whose serving model it is, when the gate was run for one.
 type gateModel struct {
 	name    string
 	kind    string
 	factory eval.ModelFactory
+	stream  string
 }
 
 // gateModelOf resolves a gate request's model: the organisation's serving
-// model (what live sessions open now), a checkpoint to be released with
-// the version, or the expert.
+// model (what live sessions open now), the model req.Stream's sessions
+// open (its own model server, else the organisation's), a checkpoint to be
+// released with the version, or the expert.
 func (s *Server) gateModelOf(ctx context.Context, orgID string, req gateRequest) (gateModel, error) {
 	served := func(m runtime.Model, name, kind string) gateModel {
 		return gateModel{name: name, kind: kind, factory: func(eval.Case) (runtime.Model, error) { return m, nil }}
+	}
+	if req.Stream != "" && req.Model != "" && req.Model != gateServing {
+		return gateModel{}, badRequest("stream", "a stream's model is gated with \"model\": \"serving\"; "+
+			"name no stream to gate a checkpoint or run the expert's sanity check")
 	}
 	switch req.Model {
 	case "", gateServing:
 		if req.Checkpoint != "" {
 			return gateModel{}, badRequest("checkpoint", "a checkpoint goes with \"model\": \"checkpoint\"")
 		}
-		m, name, err := s.liveModel(ctx, orgID)
-		if errors.Is(err, errNoModel) {
+		openModel := s.liveModel
+		if req.Stream != "" {
+			openModel = func(ctx context.Context, orgID string) (runtime.Model, string, error) {
+				return s.streamModel(ctx, orgID, req.Stream, "")
+			}
+		}
+		m, name, err := openModel(ctx, orgID)
+		switch {
+		case errors.Is(err, errNoModel):
 			return gateModel{}, fieldError(fiber.StatusConflict, "model", "the console serves no model: gate a checkpoint (\"model\": \"checkpoint\"), "+
 				"or run the expert's sanity check of the harness (\"model\": \"expert\")")
-		}
-		if err != nil {
+		case err != nil && req.Stream != "":
+			return gateModel{}, fieldError(fiber.StatusConflict, "stream", fmt.Sprintf("stream %q: its serving model cannot be opened: %v", req.Stream, err))
+		case err != nil:
 			return gateModel{}, err
 		}
-		return served(m, name, gateServing), nil
+		g := served(m, name, gateServing)
+		g.stream = req.Stream
+		return g, nil
 	case gateCheckpoint:
 		if strings.TrimSpace(req.Checkpoint) == "" {
 			return gateModel{}, badRequest("checkpoint", "name the checkpoint released with the version")
@@ -327,12 +352,27 @@ func (s *Server) getGate(c *fiber.Ctx) error {
 func (s *Server) startGate(c *fiber.Ctx) error {
 	var req gateRequest
 	if err := decodeStrict(c.Body(), &req); err != nil {
-		return badRequest("body", "want {\"candidate\", \"baseline\", \"model\", \"checkpoint\", \"suites\", \"n\", \"replay\", \"streams\", \"tolerance\"}: "+err.Error())
+		return badRequest("body", "want {\"candidate\", \"baseline\", \"model\", \"checkpoint\", \"stream\", \"suites\", \"n\", \"replay\", \"streams\", \"tolerance\"}: "+err.Error())
 	}
 	ctx, sc := c.UserContext(), scopeOf(c)
 	cand, _, err := s.lookupVersion(c, "candidate", req.Candidate)
 	if err != nil {
 		return err
+	}
+	if req.Stream != "" {
+		st, err := s.store.Stream(ctx, sc, req.Stream)
+		if errors.Is(err, store.ErrNotFound) {
+			return fieldError(fiber.StatusNotFound, "stream", fmt.Sprintf("no stream %q", req.Stream))
+		}
+		if err != nil {
+			return err
+		}
+		if req.Baseline == "" {
+			req.Baseline = st.HarnessVersion
+		}
+		if len(req.Streams) == 0 {
+			req.Streams = []string{st.ID}
+		}
 	}
 	if req.Baseline == "" {
 		if req.Baseline, err = s.currentVersion(ctx, sc.OrgID); err != nil {
@@ -524,7 +564,7 @@ func (s *Server) runGate(ctx context.Context, sc store.Scope, g *store.HarnessGa
 		done = offset + len(replay)
 	}
 	rep := compareGate(results[base.Version()], results[cand.Version()], tolerance)
-	rep.Model, rep.ModelKind, rep.Sanity, rep.Replayed = model.name, model.kind, model.kind == gateExpert, len(replay)
+	rep.Model, rep.ModelKind, rep.Sanity, rep.Replayed, rep.Stream = model.name, model.kind, model.kind == gateExpert, len(replay), model.stream
 	rep.Candidate, rep.Baseline, rep.N, rep.TookMS = cand.Version(), base.Version(), g.N, time.Since(start).Milliseconds()
 	if rep.Sanity {
 		rep.Warnings = append(rep.Warnings, "the expert follows whatever harness it is given: this gate checks that the harness works, "+

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,8 +52,9 @@ func (s *Server) getRelease(c *fiber.Ctx) error {
 
 // publishRequest publishes a version to the chosen streams, or as a canary
 // to a percentage of the organisation's streams. GateID names the gate it
-// passed (by default the latest finished gate of that version); Override
-// is the recorded reason to ship without one, or despite a regression.
+// passed (by default the latest finished gate of that version with each
+// model that serves the streams); Override is the recorded reason to ship
+// without one, or despite a regression.
 type publishRequest struct {
 	Version       string   `json:"version"`
 	Streams       []string `json:"streams"`
@@ -101,7 +103,8 @@ func canaryStreams(version string, ids []string, percent int) []string {
 // publishRelease binds the version to the streams: the only way a
 // stream's harness version changes. The installed plugins must serve the
 // version, and a gate of the model that serves the streams must have
-// passed it (or an operator's override is recorded). A stream switches
+// passed it, for a stream with a model server of its own a gate of that
+// server (or an operator's override is recorded). A stream switches
 // at its next turn boundary once every plugin of the version is loaded
 // (liveSession.apply).
 func (s *Server) publishRelease(c *fiber.Ctx) error {
@@ -125,7 +128,7 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 		return badRequest("override", "at most 2000 characters")
 	}
 	req.Override = strings.TrimSpace(req.Override)
-	gate, err := s.releaseGate(ctx, sc, v.Version, req.GateID)
+	named, err := s.namedGate(ctx, sc, v.Version, req.GateID)
 	if err != nil {
 		return err
 	}
@@ -136,16 +139,6 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 			return fieldError(fiber.StatusNotFound, "checkpoint", err.Error())
 		}
 		serving = name
-	}
-	switch {
-	case gate == nil && req.Override == "":
-		return fieldError(fiber.StatusConflict, "gate_id", "no finished release gate of the serving model for "+v.Version[:19]+
-			": run the gate first, or give an override reason (it is recorded)")
-	case gate != nil && gate.Model != serving && req.Override == "":
-		return fieldError(fiber.StatusConflict, "gate_id", fmt.Sprintf("the gate measured %s, and the streams are served by %s now: "+
-			"run the gate again, or give an override reason (it is recorded)", gate.Model, serving))
-	case gate != nil && gate.State == store.GateRegressed && req.Override == "":
-		return fieldError(fiber.StatusConflict, "override", "the gate found regressions: give an override reason to ship anyway (it is recorded)")
 	}
 	if req.LoopID != "" {
 		if _, err := s.store.EvolutionLoop(ctx, sc, req.LoopID); err != nil {
@@ -176,6 +169,10 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 			return fieldError(fiber.StatusNotFound, fmt.Sprintf("streams[%d]", i), fmt.Sprintf("no stream %q (or named twice)", id))
 		}
 		moved = append(moved, store.ReleaseStream{StreamID: id, Name: st.Name, Previous: st.HarnessVersion})
+	}
+	gate, err := s.gateStreams(ctx, sc, v.Version, serving, named, moved, req.Override != "")
+	if err != nil {
+		return err
 	}
 	// No override reaches past this: a version the installed plugins cannot
 	// serve would fail on air, whatever a gate said.
@@ -220,37 +217,171 @@ func (s *Server) publishRelease(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(r)
 }
 
-// releaseGate is the gate a release of version relies on: the one named,
-// which must have finished for that version with a model that serves
-// (not the expert's sanity check), or else the latest such gate of the
-// version; nil when there is none.
-func (s *Server) releaseGate(ctx context.Context, sc store.Scope, version, id string) (*store.HarnessGate, error) {
-	if id != "" {
-		g, err := s.store.HarnessGate(ctx, sc, id)
-		if err != nil {
-			return nil, fieldError(fiber.StatusNotFound, "gate_id", "no such release gate")
-		}
-		switch {
-		case g.Candidate != version:
-			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate evaluated "+g.Candidate[:19]+", not this version")
-		case g.State != store.GatePassed && g.State != store.GateRegressed:
-			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate has not finished with a report (state "+g.State+")")
-		case g.Model == gateExpert:
-			return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate ran the expert, a sanity check of the harness: "+
-				"a release needs a gate of the model that serves the streams")
-		}
-		return g, nil
+// namedGate is the gate an operator names for a release of version (nil
+// when id is empty): it must have finished for that version with a model
+// that serves (not the expert's sanity check).
+func (s *Server) namedGate(ctx context.Context, sc store.Scope, version, id string) (*store.HarnessGate, error) {
+	if id == "" {
+		return nil, nil
 	}
+	g, err := s.store.HarnessGate(ctx, sc, id)
+	if err != nil {
+		return nil, fieldError(fiber.StatusNotFound, "gate_id", "no such release gate")
+	}
+	switch {
+	case g.Candidate != version:
+		return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate evaluated "+g.Candidate[:19]+", not this version")
+	case g.State != store.GatePassed && g.State != store.GateRegressed:
+		return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate has not finished with a report (state "+g.State+")")
+	case g.Model == gateExpert:
+		return nil, fieldError(fiber.StatusConflict, "gate_id", "that gate ran the expert, a sanity check of the harness: "+
+			"a release needs a gate of the model that serves the streams")
+	}
+	return g, nil
+}
+
+// releaseGates lists the finished gates of version that a release may
+// rely on (not the expert's sanity checks), newest first.
+func (s *Server) releaseGates(ctx context.Context, sc store.Scope, version string) ([]store.HarnessGate, error) {
 	gates, err := s.store.HarnessGates(ctx, sc, 200)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range gates { // newest first
+	var out []store.HarnessGate
+	for _, g := range gates {
 		if g.Candidate == version && g.Model != gateExpert && (g.State == store.GatePassed || g.State == store.GateRegressed) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// releaseGate is the latest finished gate of version that measured model
+// ("" for any model a release may rely on); nil when there is none.
+func (s *Server) releaseGate(ctx context.Context, sc store.Scope, version, model string) (*store.HarnessGate, error) {
+	gates, err := s.releaseGates(ctx, sc, version)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gates {
+		if model == "" || g.Model == model {
 			return &g, nil
 		}
 	}
 	return nil, nil
+}
+
+// gateStreams checks that a gate of the model that will serve each stream
+// passed version: serving (the organisation's serving model, or the
+// checkpoint released with the version) for most streams, its own model
+// server for a stream that has one, since a stream that runs the version
+// on another model is not covered by a gate of this one. named, the gate
+// the operator chose, counts for the streams of the model it measured; the
+// others rely on the latest gate of theirs. Each stream records the model
+// and the gate it was released on. Without override, a model with no gate
+// or a regressed one is refused, naming its streams. The gate returned is
+// the release's own record: that of the organisation's model, else the
+// first stream's.
+func (s *Server) gateStreams(ctx context.Context, sc store.Scope, version, serving string, named *store.HarnessGate,
+	streams []store.ReleaseStream, override bool) (*store.HarnessGate, error) {
+	finished, err := s.releaseGates(ctx, sc, version)
+	if err != nil {
+		return nil, err
+	}
+	type group struct {
+		model string
+		ids   []string
+		names []string
+		gate  *store.HarnessGate
+		org   bool // the organisation's model (or the released checkpoint)
+	}
+	var groups []*group
+	byModel := map[string]*group{}
+	for i, st := range streams {
+		model := serving
+		if v := s.streamServingView(ctx, sc.OrgID, st.StreamID); v.Own {
+			model = v.Spec
+		}
+		g := byModel[model]
+		if g == nil {
+			g = &group{model: model, org: model == serving}
+			if named != nil && named.Model == model {
+				g.gate = named
+			}
+			for k := range finished {
+				if g.gate == nil && finished[k].Model == model {
+					g.gate = &finished[k]
+				}
+			}
+			byModel[model] = g
+			groups = append(groups, g)
+		}
+		g.ids, g.names = append(g.ids, st.StreamID), append(g.names, strconv.Quote(st.Name))
+		streams[i].Model = model
+		if g.gate != nil {
+			streams[i].GateID = g.gate.ID
+		}
+	}
+	// The organisation's model first: its refusals read as they did before
+	// streams had models of their own.
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		switch {
+		case a.org == b.org:
+			return 0
+		case a.org:
+			return -1
+		}
+		return 1
+	})
+	if named != nil && byModel[named.Model] == nil && !override {
+		models := make([]string, len(groups))
+		for i, g := range groups {
+			models[i] = g.model
+		}
+		return nil, fieldError(fiber.StatusConflict, "gate_id", fmt.Sprintf("the gate measured %s, and the streams are served by %s now: "+
+			"run the gate again, or give an override reason (it is recorded)", named.Model, strings.Join(models, " and ")))
+	}
+	// A gate of a model no chosen stream runs explains a missing one.
+	var other *store.HarnessGate
+	for k := range finished {
+		if other == nil && byModel[finished[k].Model] == nil {
+			other = &finished[k]
+		}
+	}
+	for _, g := range groups {
+		switch {
+		case override:
+		case g.gate == nil && g.org && other != nil:
+			return nil, fieldError(fiber.StatusConflict, "gate_id", fmt.Sprintf("the gate measured %s, and the streams are served by %s now: "+
+				"run the gate again, or give an override reason (it is recorded)", other.Model, g.model))
+		case g.gate == nil && g.org:
+			return nil, fieldError(fiber.StatusConflict, "gate_id", "no finished release gate of the serving model for "+version[:19]+
+				": run the gate first, or give an override reason (it is recorded)")
+		case g.gate == nil:
+			return nil, fieldError(fiber.StatusConflict, "streams", fmt.Sprintf("%s, and no finished release gate of that model measured %s: "+
+				"run the gate for the stream (\"stream\": %q), or give an override reason (it is recorded)", ownModelPhrase(g.names, g.model), version[:19], g.ids[0]))
+		case g.gate.State == store.GateRegressed && g.org:
+			return nil, fieldError(fiber.StatusConflict, "override", "the gate found regressions: give an override reason to ship anyway (it is recorded)")
+		case g.gate.State == store.GateRegressed:
+			return nil, fieldError(fiber.StatusConflict, "override", fmt.Sprintf("%s, whose gate found regressions: "+
+				"give an override reason to ship anyway (it is recorded)", ownModelPhrase(g.names, g.model)))
+		}
+	}
+	for _, g := range groups {
+		if g.gate != nil {
+			return g.gate, nil
+		}
+	}
+	return nil, nil
+}
+
+// ownModelPhrase says which streams (quoted names) a model server of their
+// own serves.
+func ownModelPhrase(names []string, model string) string {
+	if len(names) == 1 {
+		return "stream " + names[0] + " is served by its own model " + model
+	}
+	return "streams " + strings.Join(names, ", ") + " are served by their own model " + model
 }
 
 // servingModelName is the name of the model an organisation's live

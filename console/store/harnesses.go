@@ -679,6 +679,12 @@ type ReleaseStream struct {
 	StreamID string `json:"stream_id"`
 	Name     string `json:"name"`
 	Previous string `json:"previous"`
+	// Model is the model that served the stream when the release was made
+	// (a stream may have a model server of its own), GateID the gate of
+	// that model the release relied on; both empty in releases made before
+	// streams had models of their own.
+	Model  string `json:"model,omitempty"`
+	GateID string `json:"gate_id,omitempty"`
 }
 
 // HarnessRelease binds a harness version to streams: chosen ones, or a

@@ -15,6 +15,10 @@ LH.i18n.add({
     'harnesses.rolled_back_by': 'by {by}', 'harnesses.confirm_rollback': 'Roll back {v} on {n} streams?',
     'harnesses.rolled_back': 'Rolled back: {n} streams restored', 'harnesses.skipped': ', {n} skipped',
     'harnesses.gate_hint': 'Runs the live-room suites and the streams’ recent questions with the model that will serve, under the candidate and the baseline, and shows what regressed. The expert only checks that the harness itself works; no release counts it.',
+    'harnesses.gate_stream_hint': 'A stream served by its own model server needs a gate run for it: choose the stream, and the gate measures that server against the version the stream runs, on its own recent questions.',
+    'harnesses.gate_stream': 'Stream', 'harnesses.all_streams': 'all streams (the organisation’s model)',
+    'harnesses.stream_served_by': 'served by {model}', 'harnesses.stream_own_server': 'served by its own model server {model}',
+    'harnesses.gate_for_stream': 'for stream {name}',
     'harnesses.title': 'LiveHAT · Harnesses', 'harnesses.heading': 'Harnesses',
     'harnesses.old_version': 'Old version',
     'harnesses.new_version': 'New version',
@@ -108,7 +112,7 @@ LH.i18n.add({
     'harnesses.canary': ' canary',
     'harnesses.canary_percent': 'Canary percent',
     'harnesses.pct_streams': '% of streams',
-    'harnesses.latest_gate': 'The latest finished gate of this version is used; without one, give an override reason.',
+    'harnesses.latest_gate': 'The latest finished gate of this version with each stream’s model is used (a stream with its own model server needs a gate run for it); without one, give an override reason.',
     'harnesses.override_reason': 'Override reason (recorded; needed without a gate or despite regressions)',
     'harnesses.releases': 'Releases',
     'harnesses.when': 'When',
@@ -134,6 +138,10 @@ LH.i18n.add({
     'harnesses.rolled_back_by': '由 {by} 回滚', 'harnesses.confirm_rollback': '在 {n} 个直播间回滚 {v}？',
     'harnesses.rolled_back': '已回滚：恢复了 {n} 个直播间', 'harnesses.skipped': '，跳过 {n} 个',
     'harnesses.gate_hint': '用将要服务的模型，在候选版本和基线版本下运行直播间评测集和各直播间最近的问题，并显示回退的部分。专家只检查 harness 本身能否运行；不作为任何发布的依据。',
+    'harnesses.gate_stream_hint': '由自己的模型服务器服务的直播间需要单独运行闸门：选择该直播间，闸门会用它的服务器、以它当前运行的版本为基线、用它自己最近的问题来评测。',
+    'harnesses.gate_stream': '直播间', 'harnesses.all_streams': '所有直播间（组织的服务模型）',
+    'harnesses.stream_served_by': '由 {model} 服务', 'harnesses.stream_own_server': '由自己的模型服务器 {model} 服务',
+    'harnesses.gate_for_stream': '直播间 {name}',
     'harnesses.title': 'LiveHAT · Harness 版本', 'harnesses.heading': 'Harness 版本',
     'harnesses.old_version': '旧版本',
     'harnesses.new_version': '新版本',
@@ -227,7 +235,7 @@ LH.i18n.add({
     'harnesses.canary': ' 灰度',
     'harnesses.canary_percent': '灰度百分比',
     'harnesses.pct_streams': '% 的直播间',
-    'harnesses.latest_gate': '使用此版本最近完成的闸门；没有闸门时，请填写强制理由。',
+    'harnesses.latest_gate': '按每个直播间的服务模型，使用此版本最近完成的闸门（有自己模型服务器的直播间需要为它单独运行闸门）；没有闸门时，请填写强制理由。',
     'harnesses.override_reason': '强制理由（会被记录；没有闸门或存在回退时必填）',
     'harnesses.releases': '发布记录',
     'harnesses.when': '时间',
@@ -476,6 +484,7 @@ LiveHAT.page(async () => {
   function showGateForm(candidate) {
     const cur = current();
     const suites = ['lsqa', 'hvqa', 'robust', 'strategy'];
+    const streamModel = el('span', {class: 'muted', id: 'g-stream-model'});
     const form = el('form', {id: 'gate-form'},
       el('div', {class: 'row'},
         el('label', {for: 'g-candidate'}, t('harnesses.candidate')), el('select', {id: 'g-candidate', name: 'candidate'}, versionOptions(candidate || versions[0]?.version)),
@@ -489,6 +498,11 @@ LiveHAT.page(async () => {
           el('option', {value: 'expert'}, t('harnesses.expert'))),
         el('label', {for: 'g-checkpoint'}, t('harnesses.checkpoint')), el('input', {id: 'g-checkpoint', name: 'checkpoint', size: 16, placeholder: 'name'}),
         el('label', {for: 'g-replay'}, t('harnesses.replayed')), el('input', {id: 'g-replay', name: 'replay', type: 'number', value: '10', min: 0, max: 100, size: 4})),
+      el('div', {class: 'row'},
+        el('label', {for: 'g-stream'}, t('harnesses.gate_stream')), el('select', {id: 'g-stream', name: 'stream'},
+          el('option', {value: '', selected: true}, t('harnesses.all_streams')),
+          streams.map((s) => el('option', {value: s.id}, s.name + ' · ' + short(s.harness_version)))),
+        streamModel),
       el('div', {class: 'row'}, suites.map((s) => el('label', {class: 'check'}, el('input', {type: 'checkbox', name: 'suites', value: s, checked: true}), ' ' + s)),
         el('button', {type: 'submit', id: 'gate-run'}, t('harnesses.run_gate'))));
     form.addEventListener('submit', async (e) => {
@@ -499,11 +513,25 @@ LiveHAT.page(async () => {
         model: form.model.value};
       if (req.model === 'checkpoint') req.checkpoint = form.checkpoint.value;
       if (req.model !== 'expert') req.replay = Number(form.replay.value);
+      if (form.stream.value) req.stream = form.stream.value;
       if (loopID) req.loop_id = loopID;
       try { watchGate(await api('POST', '/api/harness-gates', req)); } catch (err) { showError(err, form); }
     });
+    // A stream's gate measures the model that serves it, against the
+    // version it runs: say which model, and start from that version.
+    form.stream.addEventListener('change', async () => {
+      streamModel.textContent = '';
+      const st = streams.find((s) => s.id === form.stream.value);
+      if (!st) return;
+      if (st.harness_version) form.baseline.value = st.harness_version;
+      try {
+        const v = await api('GET', '/api/serving-model/streams/' + encodeURIComponent(st.id));
+        if (form.stream.value === st.id) streamModel.textContent = t(v.own ? 'harnesses.stream_own_server' : 'harnesses.stream_served_by', {model: v.spec});
+      } catch (err) { showError(err); }
+    });
     sections.gate.replaceChildren(el('h2', {}, t('harnesses.release_gate')),
       el('p', {class: 'muted'}, t('harnesses.gate_hint')),
+      el('p', {class: 'muted'}, t('harnesses.gate_stream_hint')),
       form, el('div', {id: 'gate-status'}), el('div', {id: 'gate-report'}), gateHistory());
     loadGateHistory();
   }
@@ -517,8 +545,17 @@ LiveHAT.page(async () => {
       el('thead', {}, el('tr', {}, [t('harnesses.started'), t('harnesses.candidate'), t('harnesses.baseline'), t('harnesses.model'), 'n', t('harnesses.state'), ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, gates.slice(0, 10).map((g) => el('tr', {},
         el('td', {}, fmt.time(g.created_at)), el('td', {class: 'mono'}, short(g.candidate)), el('td', {class: 'mono'}, short(g.baseline)),
-        el('td', {}, g.model), el('td', {}, String(g.n)), el('td', {}, stateBadge(g.state)),
+        el('td', {}, g.model + streamOfGate(g)), el('td', {}, String(g.n)), el('td', {}, stateBadge(g.state)),
         el('td', {}, el('button', {class: 'link', onclick: () => watchGate(g)}, t('harnesses.show'))))))) : el('p', {class: 'muted'}, t('harnesses.no_gates')));
+  }
+
+  // streamOfGate names the stream a finished gate measured the serving
+  // model of, when it was run for one.
+  function streamOfGate(g) {
+    const id = g.report && g.report.stream;
+    if (!id) return '';
+    const st = streams.find((s) => s.id === id);
+    return ' · ' + t('harnesses.gate_for_stream', {name: st ? st.name : id});
   }
 
   function stateBadge(state) {
@@ -564,7 +601,7 @@ LiveHAT.page(async () => {
     const report = document.getElementById('gate-report');
     if (!status || !report) return;
     status.replaceChildren(el('div', {class: 'row', id: 'gate-state'}, stateBadge(g.state),
-      el('span', {}, short(g.candidate) + ' vs ' + short(g.baseline) + ' · ' + g.model + ' · n=' + g.n),
+      el('span', {}, short(g.candidate) + ' vs ' + short(g.baseline) + ' · ' + g.model + streamOfGate(g) + ' · n=' + g.n),
       g.report && g.report.sanity ? el('span', {class: 'badge warn', id: 'gate-sanity'}, t('harnesses.sanity')) : null,
       g.error ? el('span', {class: 'bad'}, g.error) : null));
     const r = g.report || {};
