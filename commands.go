@@ -89,5 +89,5 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	return eval.Main(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdout, stderr)
+	return command.Eval(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdin, stdout, stderr)
 }

@@ -211,7 +211,7 @@ func hookSandbox(t *testing.T) *runtime.Sandbox { return testfixture.DemoSandbox
 func testCacheDir() string { return testfixture.PluginCacheDir() }
 
 // TestIFEvalWithServedModel generates IFEval responses from an in-process
-// OpenAI-compatible server and scores them through the eval command.
+// OpenAI-compatible server and scores them through Evaluate.
 func TestIFEvalWithServedModel(t *testing.T) {
 	if _, err := ifeval.DefaultDataDir("."); err != nil {
 		t.Skipf("IFEval data not found (%v): ../shared/data/ifeval is needed", err)
@@ -221,18 +221,22 @@ func TestIFEvalWithServedModel(t *testing.T) {
 		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello world. this answer is short."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)
 	}))
 	defer srv.Close()
-	var out, errOut bytes.Buffer
-	err := Main(context.Background(), Config{Base: base(t)}, []string{"--suite", "ifeval", "--model", srv.URL, "--remote-model", "m", "--n", "20", "--json"}, &out, &errOut)
+	m, err := OpenModel(srv.URL, "m")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
+		t.Fatal(err)
 	}
-	var rep struct {
-		Suites []map[string]any `json:"suites"`
+	res, err := Evaluate(context.Background(), Config{Base: base(t)}, m, Options{Suites: []string{SuiteIFEval}, Limit: 20, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Suites) != 1 {
-		t.Fatalf("report %s: %v", out.String(), err)
+	if len(res.Others) != 1 || len(res.IFEval) != 1 || len(res.Reports) != 0 {
+		t.Fatalf("results %+v", res)
 	}
-	s := rep.Suites[0]
+	data, _ := json.Marshal(res.Others[0])
+	var s map[string]any
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
 	if s["name"] != "ifeval" || s["n"].(float64) != 20 {
 		t.Errorf("summary = %v", s)
 	}

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/livehat/livehat/trainer/opd"
@@ -217,25 +215,4 @@ func summarizeMiniIF(results []MiniIFResult, took time.Duration) *MiniIFReport {
 		rep.Categories[c] = Summary{Score: 100 * m, N: len(s)}
 	}
 	return rep
-}
-
-// writeMiniIF prints a Mini-IF report as a table.
-func writeMiniIF(w io.Writer, r *MiniIFReport) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\tinstructions\terrors\ttime")
-	fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1], r.Instructions, r.Errors, r.Took.Round(time.Millisecond))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%s by category:\n", r.Name)
-	cats := make([]string, 0, len(r.Categories))
-	for c := range r.Categories {
-		cats = append(cats, c)
-	}
-	slices.Sort(cats)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range cats {
-		fmt.Fprintf(tw, "  %s\t%.1f\t(n=%d)\n", c, r.Categories[c].Score, r.Categories[c].N)
-	}
-	return tw.Flush()
 }

@@ -3,7 +3,6 @@ package eval
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,27 +88,28 @@ func TestMiniIFScoresReferencesFully(t *testing.T) {
 	}
 }
 
-// TestMiniIFThroughEvalCommand runs --suite miniif against a served model
-// and checks the JSON report carries the score, interval and categories.
-func TestMiniIFThroughEvalCommand(t *testing.T) {
+// TestMiniIFThroughEvaluate runs Mini-IF against a served model: the
+// report carries the score, interval and categories, and is saved with its
+// items; the expert, which answers no plain prompt, gets a note instead.
+func TestMiniIFThroughEvaluate(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"the answer is blue."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`)
 	}))
 	defer srv.Close()
-	var out, errOut bytes.Buffer
-	dir := t.TempDir()
-	err := Main(context.Background(), Config{Base: base(t)}, []string{"--suite", "miniif", "--model", srv.URL, "--remote-model", "m", "--n", "30", "--json", "--out", dir}, &out, &errOut)
+	m, err := OpenModel(srv.URL, "m")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
+		t.Fatal(err)
 	}
-	var rep struct {
-		Suites []MiniIFReport `json:"suites"`
+	dir := t.TempDir()
+	res, err := Evaluate(context.Background(), Config{Base: base(t)}, m, Options{Suites: []string{SuiteMiniIF}, Limit: 30, Parallel: 2, Out: dir})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Suites) != 1 {
-		t.Fatalf("report %s: %v", out.String(), err)
+	if len(res.MiniIF) != 1 || len(res.Others) != 1 || res.Others[0] != res.MiniIF[0] {
+		t.Fatalf("results %+v", res)
 	}
-	s := rep.Suites[0]
+	s := res.MiniIF[0]
 	if s.Name != SuiteMiniIF || s.N != 30 || s.Score <= 0 || s.Score >= 100 || s.CI95[0] > s.Score || s.CI95[1] < s.Score || len(s.Categories) < 4 {
 		t.Errorf("report = %+v", s)
 	}
@@ -117,12 +117,16 @@ func TestMiniIFThroughEvalCommand(t *testing.T) {
 	if err != nil || strings.Count(string(items), "\n") != 30 {
 		t.Errorf("saved items: %v, %d lines", err, strings.Count(string(items), "\n"))
 	}
-	out.Reset()
-	if err := Main(context.Background(), Config{Base: base(t)}, []string{"--suite", "miniif", "--model", "expert"}, &out, &errOut); err != nil {
+	expert, err := OpenModel("expert", "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "miniif: the expert policy only plays the live room") {
-		t.Errorf("the expert has no plain-prompt answers; got %q", out.String())
+	res, err = Evaluate(context.Background(), Config{Base: base(t)}, expert, Options{Suites: []string{SuiteMiniIF}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "miniif: the expert policy only plays the live room") || len(res.Others) != 0 {
+		t.Errorf("the expert has no plain-prompt answers; got %+v", res)
 	}
 }
 

@@ -2,12 +2,12 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/livehat/livehat/examples"
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/remote"
@@ -28,12 +28,16 @@ type Model struct {
 	close    func()
 }
 
+// ErrModelSpec is wrapped by the errors of OpenModel and OpenServer for a
+// spec that names no model they can open.
+var ErrModelSpec = errors.New("not a model")
+
 // OpenServer opens an OpenAI-compatible server as a model: cfg.BaseURL is
 // the server and cfg.Model the model to ask it for; cfg's timeouts and
 // retries apply to every generation.
 func OpenServer(cfg remote.Config) (*Model, error) {
 	if cfg.Model == "" {
-		return nil, &harness.UsageError{Msg: "--remote-model: name the model the server should answer with"}
+		return nil, fmt.Errorf("eval: %s: %w: name the model the server should answer with", cfg.BaseURL, ErrModelSpec)
 	}
 	client, err := remote.New(cfg)
 	if err != nil {
@@ -71,7 +75,7 @@ func OpenModel(spec, remoteModel string) (*Model, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	} else if st, err := os.Stat(spec); err != nil || !st.IsDir() {
-		return nil, &harness.UsageError{Msg: fmt.Sprintf("--model %q: want bundled, expert, host, an http(s) URL, or a checkpoint folder", spec)}
+		return nil, fmt.Errorf("eval: model %q: %w: want bundled, expert, host, an http(s) URL, or a checkpoint folder", spec, ErrModelSpec)
 	}
 	eng, err := engine.Load(dir, engine.Options{})
 	if err != nil {

@@ -3,8 +3,6 @@ package eval
 import (
 	"errors"
 	"testing"
-
-	"github.com/livehat/livehat/harness"
 )
 
 func TestOpenModelSpecs(t *testing.T) {
@@ -13,14 +11,13 @@ func TestOpenModelSpecs(t *testing.T) {
 		t.Fatalf("expert: %+v %v", m, err)
 	}
 	m.Close()
-	var usage *harness.UsageError
 	for _, c := range []struct{ spec, remote string }{
 		{"http://127.0.0.1:9/v1", ""},
 		{"no/such/folder", ""},
 		{"", ""},
 	} {
-		if _, err := OpenModel(c.spec, c.remote); !errors.As(err, &usage) {
-			t.Errorf("OpenModel(%q, %q): %v, want a usage error", c.spec, c.remote, err)
+		if _, err := OpenModel(c.spec, c.remote); !errors.Is(err, ErrModelSpec) {
+			t.Errorf("OpenModel(%q, %q): %v, want ErrModelSpec", c.spec, c.remote, err)
 		}
 	}
 	m, err = OpenModel("http://127.0.0.1:9/v1", "qwen")

@@ -1,24 +1,22 @@
 package eval
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/model/remote"
 )
 
-// TestServerFailuresAreErrors runs LSQA's first three items through the
-// eval command against servers that refuse, hang or are not there: the two
-// that reach the model are errors, counted by the failure's kind, and the
-// command fails; the second item, spam the moderation hook denies, never
+// TestServerFailuresAreErrors runs LSQA's first three items through
+// Evaluate against servers that refuse, hang or are not there: the two
+// that reach the model are errors, counted by the failure's kind; the
+// second item, spam the moderation hook denies, never
 // asks the server and is no error. A server that answers (whatever it
 // says) fails no item.
 func TestServerFailuresAreErrors(t *testing.T) {
@@ -60,42 +58,28 @@ func TestServerFailuresAreErrors(t *testing.T) {
 		{"answering", answering.URL, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			err := Main(context.Background(), cfg, []string{"--suite", "lsqa", "--n", "3", "--model", tt.url, "--remote-model", "m",
-				"--remote-timeout", "1s", "--json"}, &out, &errOut)
-			var rep struct {
-				Suites []struct {
-					Errors       int                 `json:"errors"`
-					ServerErrors map[remote.Kind]int `json:"server_errors"`
-				} `json:"suites"`
+			m, err := OpenServer(remote.Config{BaseURL: tt.url, Model: "m", Timeout: time.Second, StreamIdleTimeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Suites) != 1 {
-				t.Fatalf("report %s: %v (err %v)\n%s", out.String(), jerr, err, errOut.String())
+			res, err := Evaluate(context.Background(), cfg, m, Options{Suites: []string{SuiteLSQA}, Limit: 3, Parallel: 2})
+			if err != nil || len(res.Reports) != 1 {
+				t.Fatalf("results %+v, err %v", res, err)
 			}
-			got := rep.Suites[0]
+			got := res.Reports[0]
+			failed, kinds := res.ServerFailures()
 			if tt.kind == "" {
-				if err != nil || got.Errors != 0 || len(got.ServerErrors) != 0 {
-					t.Errorf("a server that answers: err %v, errors %d, server errors %v", err, got.Errors, got.ServerErrors)
+				if got.Errors != 0 || len(got.ServerErrors) != 0 || failed != 0 {
+					t.Errorf("a server that answers: errors %d, server errors %v, failures %d", got.Errors, got.ServerErrors, failed)
 				}
 				return
 			}
-			if want := fmt.Sprintf("2 items failed on the model server (%s 2)", tt.kind); err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("err = %v, want it to say %q", err, want)
+			if want := fmt.Sprintf("%s 2", tt.kind); failed != 2 || kinds != want {
+				t.Errorf("failures %d (%s), want 2 (%s)", failed, kinds, want)
 			}
 			if got.Errors != 2 || got.ServerErrors[tt.kind] != 2 || len(got.ServerErrors) != 1 {
 				t.Errorf("errors %d, server errors %v: want 2 of kind %s", got.Errors, got.ServerErrors, tt.kind)
 			}
 		})
-	}
-
-	// The table names the failures too.
-	var out, errOut bytes.Buffer
-	err := Main(context.Background(), cfg, []string{"--suite", "lsqa", "--n", "1", "--model", refusing.URL, "--remote-model", "m"}, &out, &errOut)
-	if err == nil || !strings.Contains(out.String(), "model server failures: 1 items (server_error 1)") {
-		t.Errorf("table:\n%s\nerr %v", out.String(), err)
-	}
-	if err := Main(context.Background(), cfg, []string{"--model", "expert", "--remote-timeout", "1s"}, &out, &errOut); err == nil ||
-		!strings.Contains(err.Error(), "only a served model") {
-		t.Errorf("--remote-timeout with the expert: %v", err)
 	}
 }
