@@ -67,16 +67,6 @@ func TestAugmentEveryFamily(t *testing.T) {
 	}
 }
 
-func TestHasFlag(t *testing.T) {
-	args := []string{"-random=tiny", "--batch", "1,8", "--", "--checkpoint"}
-	if !hasFlag(args, "random") || !hasFlag(args, "batch") {
-		t.Error("missed a flag that is set")
-	}
-	if hasFlag(args, "checkpoint") || hasFlag(args, "rand") || hasFlag(args, "gen") {
-		t.Error("found a flag that is not set (after --, a prefix, or absent)")
-	}
-}
-
 // TestPluginExitStatus: a guest that ends with WASI proc_exit(3) makes
 // `livehat plugin test` exit with 3, as Extism's CLI hands it on.
 func TestPluginExitStatus(t *testing.T) {

@@ -38,6 +38,11 @@ func (c *CPU) Close() { c.pool.Close() }
 // Threads reports the number of worker threads.
 func (c *CPU) Threads() int { return c.pool.Threads() }
 
+// Kernels names the kernel set the matrix products run: "avx512", "avx2"
+// or "purego" on amd64, "neon" on arm64 (LIVEHAT_KERNELS forces one), so
+// that a benchmark can say what it measured.
+func (c *CPU) Kernels() string { return kernel.Kernels() }
+
 // Linear implements Backend.
 func (c *CPU) Linear(y, x []float32, n int, w *Weight) {
 	switch w.dtype {

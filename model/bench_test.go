@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,46 +138,59 @@ func p10(times []time.Duration) time.Duration {
 	return times[len(times)/10]
 }
 
-func TestBenchModelMain(t *testing.T) {
-	var out, errOut strings.Builder
-	args := []string{"--random", "tiny", "--dtype", "q8", "--batch", "1,3", "--prompt", "8", "--gen", "2", "--prefix", "20", "--question", "4", "--threads", "1"}
-	if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	for _, want := range []string{"q8 weights", "1      prefill", "3      decode", "uncached", "cached"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	saved := filepath.Join(t.TempDir(), "random")
-	out.Reset()
-	if err := BenchModelMain(context.Background(), append(args[:len(args):len(args)], "--save", saved), nil, &out, &errOut); err != nil {
+func TestBenchThroughput(t *testing.T) {
+	ctx := context.Background()
+	m := benchModel(t, "tiny", Q8, 0)
+	res, err := BenchThroughput(ctx, m, ThroughputOptions{Batch: 3, Prompt: 8, Gen: 2, Repeat: 2, Seed: 42})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(saved, Options{}); err != nil || !strings.Contains(out.String(), "saved the random tiny weights to "+saved) {
-		t.Errorf("--save: %v\n%s", err, out.String())
+	if res.Prefill.Wall <= 0 || res.Decode.Wall <= 0 || res.Speculative != nil {
+		t.Errorf("plain run: %+v", res)
 	}
-	dir := t.TempDir()
-	m := benchModel(t, "tiny-qwen3", BF16, 0)
-	if err := m.Save(dir); err != nil {
+	if err := m.InitMTP(2, 1); err != nil {
 		t.Fatal(err)
 	}
-	out.Reset()
-	if err := BenchModelMain(context.Background(), []string{"--checkpoint", dir, "--batch", "2", "--prompt", "4", "--gen", "1", "--prefix", "0"}, nil, &out, &errOut); err != nil {
+	res, err = BenchThroughput(ctx, m, ThroughputOptions{Batch: 2, Prompt: 6, Gen: 5, Speculative: 2, Repeat: 1, Seed: 42})
+	if err != nil {
 		t.Fatal(err)
 	}
-	bad := [][]string{
-		{"--random", "tiny", "--checkpoint", dir},
-		{"--random", "nope"},
-		{"--random", "tiny", "--dtype", "f8"},
-		{"--random", "tiny", "--batch", "0"},
-		{"--random", "tiny", "--prefix", "600"},
-		{"--random", "tiny", "extra"},
-		{"--checkpoint", dir, "--save", t.TempDir()},
+	spec := res.Speculative
+	if spec == nil || !spec.Identical || spec.Tokens != 2*5 || spec.Plain.Wall <= 0 || spec.Drafted.Wall <= 0 || spec.Stats.Steps == 0 {
+		t.Errorf("speculative run: %+v", spec)
 	}
-	for _, args := range bad {
-		if err := BenchModelMain(context.Background(), args, nil, &out, &errOut); err == nil {
-			t.Errorf("BenchModelMain(%q) succeeded", args)
+
+	for _, tt := range []struct {
+		name string
+		opts ThroughputOptions
+		want string
+	}{
+		{"no batch", ThroughputOptions{Prompt: 8, Gen: 2, Repeat: 1}, "must be positive"},
+		{"no repeat", ThroughputOptions{Batch: 1, Prompt: 8, Gen: 2}, "must be positive"},
+		{"past the context", ThroughputOptions{Batch: 1, Prompt: m.MaxContext(), Gen: 1, Repeat: 1}, "exceed the model's context"},
+		{"more drafts than heads", ThroughputOptions{Batch: 1, Prompt: 4, Gen: 1, Repeat: 1, Speculative: 3}, "2 MTP heads"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := BenchThroughput(ctx, m, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBenchPrefixCache(t *testing.T) {
+	ctx := context.Background()
+	m := benchModel(t, "tiny", F32, 0)
+	res, err := BenchPrefixCache(ctx, m, PrefixCacheOptions{Prefix: 64, Question: 4, Repeat: 2, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Uncached.Wall <= 0 || res.Cached.Wall <= 0 {
+		t.Errorf("timings %+v", res)
+	}
+	for _, opts := range []PrefixCacheOptions{{Question: 4, Repeat: 1}, {Prefix: 8, Question: 4}, {Prefix: m.MaxContext(), Question: 4, Repeat: 1}} {
+		if _, err := BenchPrefixCache(ctx, m, opts); err == nil {
+			t.Errorf("%+v accepted", opts)
 		}
 	}
 }

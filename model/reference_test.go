@@ -176,14 +176,6 @@ func testConfigs(t *testing.T) map[string]Config {
 	return map[string]Config{"qwen2-tied": q2, "qwen2-untied": q2u, "qwen3-untied": q3, "qwen3-tied-bias": q3t}
 }
 
-func randomTokens(rng *rand.Rand, n, vocab int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = rng.IntN(vocab)
-	}
-	return out
-}
-
 // The fast path agrees with the float64 reference to within 1e-4 of the
 // largest logit (normwise) for every dtype: float32 arithmetic over tiny
 // layers stays near 1e-6, so the bound leaves room for summation order and

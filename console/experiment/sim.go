@@ -137,6 +137,11 @@ const (
 
 var simStart = time.Date(2026, 1, 15, 20, 0, 0, 0, time.UTC)
 
+// SimStart returns when the rooms of every simulation go on air. A Store
+// that records simulations takes it as its clock (NewStore(db, SimStart)),
+// so that what it stamps falls inside the simulated period.
+func SimStart() time.Time { return simStart }
+
 func simQuestionMix() []liveroom.QuestionType {
 	return []liveroom.QuestionType{
 		liveroom.QPrice, liveroom.QPrice,

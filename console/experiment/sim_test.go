@@ -1,15 +1,9 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/livehat/livehat/internal/testfixture"
@@ -71,41 +65,6 @@ func TestSimulationBetterArmWins(t *testing.T) {
 	arm0 := rep.Arms[0]
 	if arm0.Units+rep.Arms[1].Units != 1600 || arm0.Replies != arm0.Units {
 		t.Errorf("units %d + %d, replies %d", arm0.Units, rep.Arms[1].Units, arm0.Replies)
-	}
-}
-
-// TestBenchMain runs the bench command small and checks its table, and
-// that bad flags are usage errors.
-func TestBenchMain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds WASM plugins; skipped with -short")
-	}
-	var out, errOut bytes.Buffer
-	args := []string{"--viewers", "40", "--rooms", "2", "--plugins", filepath.Join("..", "..", "examples", "plugins"),
-		"--plugin-cache", testfixture.PluginCacheDir()}
-	if err := BenchMain(context.Background(), args, nil, &out, &errOut); err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
-	}
-	for _, want := range []string{"demo vs no-coupon", "gmv_per_viewer", "conversion_rate", "latency_p95_s", "sample ratio:", "verdict:", "(primary)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	var js bytes.Buffer
-	if err := BenchMain(context.Background(), append(args, "--json", "--arms", "demo,demo", "--viewers", "40"), nil, &js, &errOut); err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Report Report `json:"report"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &res); err != nil || len(res.Report.Arms) != 2 || res.Report.Arms[0].Arm != "demo-a" {
-		t.Errorf("JSON output: %v\n%s", err, js.String())
-	}
-	for _, bad := range [][]string{{"--arms", "demo,gpt5"}, {"--arms", "demo"}, {"--viewers", "1"}, {"stray"}, {"--analysis", "bayes"}} {
-		err := BenchMain(context.Background(), append(slices.Clone(args), bad...), nil, io.Discard, io.Discard)
-		if err == nil {
-			t.Errorf("BenchMain %v succeeded", bad)
-		}
 	}
 }
 

@@ -3,11 +3,13 @@ package livebench
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/internal/testfixture"
+	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/runtime"
 )
@@ -24,11 +26,14 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 	ctx := context.Background()
 	h := testfixture.DemoHarness(t)
 	sb := testfixture.DemoSandbox(t, nil)
-	m, closeModel, err := openModel("random:tiny", "", engine.Options{})
+	cpu := model.NewCPU(engine.DefaultThreads())
+	defer cpu.Close()
+	e, err := RandomEngine("tiny", cpu, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeModel()
+	defer e.Close()
+	m := runtime.LocalModel{Engine: e, Constrain: true}
 	reps, err := Run(ctx, Config{Harness: h, Model: m, Sandbox: sb, Streams: 2, Rate: 2, Duration: 3 * time.Second, MaxTokens: 8, Seed: 3, Arms: []Arm{{Batch: 1}, {Batch: 4, PromoteAfter: -1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,25 +64,11 @@ func TestRunAccountsForEveryMessage(t *testing.T) {
 	}
 }
 
-func TestParsePromotes(t *testing.T) {
-	if p, err := parsePromotes("2s, -1s"); err != nil || len(p) != 2 || p[0] != 2*time.Second || p[1] >= 0 {
-		t.Errorf("parsePromotes(2s, -1s) = %v, %v", p, err)
-	}
-	for _, bad := range []string{"", "0", "2", "2s,,3s", "fast"} {
-		if _, err := parsePromotes(bad); err == nil {
-			t.Errorf("parsePromotes(%q) accepted", bad)
-		}
-	}
-}
-
-func TestParseBatches(t *testing.T) {
-	if b, err := parseBatches("1, 4"); err != nil || len(b) != 2 || b[1] != 4 {
-		t.Errorf("parseBatches(1, 4) = %v, %v", b, err)
-	}
-	for _, bad := range []string{"", "0", "1,x", "-2"} {
-		if _, err := parseBatches(bad); err == nil {
-			t.Errorf("parseBatches(%q) accepted", bad)
-		}
+func TestRandomEngineSizes(t *testing.T) {
+	cpu := model.NewCPU(1)
+	defer cpu.Close()
+	if _, err := RandomEngine("huge", cpu, engine.Options{}); err == nil || !strings.Contains(err.Error(), `"huge"`) {
+		t.Errorf("size huge: err = %v, want one naming it", err)
 	}
 }
 
