@@ -440,7 +440,10 @@ type RoomConfig struct {
 	//  2. two to five wordings per question type and language, and stock
 	//     questions about an item as a whole;
 	//  3. slug ids that carry the name, a number or a prefix;
-	//  4. slug ids in two rooms of five instead of one.
+	//  4. slug ids in two rooms of five instead of one;
+	//  5. open kinds: a third of the items are kinds of moreKinds and a
+	//     sixth kinds invented from random characters, so that names
+	//     must be copied from the catalog rather than recalled.
 	//
 	// At 0 a seed gives the rooms it always gave, so the evaluation suites
 	// stay fixed. Level -1 gives the rooms of before the suites of
@@ -474,7 +477,11 @@ func NewRoom(seed uint64, cfg RoomConfig) *Room {
 		cat := Categories()[rng.IntN(len(Categories()))]
 		var it Item
 		for {
-			it = newItem(rng, cat, i+1, cfg.Variety >= 1)
+			kind := pick(rng, productKinds(cat))
+			if cfg.Variety >= 5 {
+				kind = openKind(rng, cat)
+			}
+			it = newItem(rng, cat, kind, i+1, cfg.Variety >= 1)
 			if !usedNames[it.NameEN] && !usedNames[it.NameZH] {
 				break
 			}
@@ -559,8 +566,7 @@ func slug(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), " ", "-")
 }
 
-func newItem(rng *rand.Rand, cat Category, index int, varied bool) Item {
-	kind := pick(rng, productKinds(cat))
+func newItem(rng *rand.Rand, cat Category, kind productKind, index int, varied bool) Item {
 	brand := brandName(rng)
 	brandZH := brandNameZH(rng)
 	descs := descriptors()

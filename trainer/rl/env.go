@@ -53,8 +53,8 @@ func (c TaskConfig) validate() error {
 		return fmt.Errorf("rl: shares must lie in [0, 1], got variant %g and fault %g", c.VariantShare, c.FaultShare)
 	case c.VariantShare > 0 && c.Transforms <= 0:
 		return fmt.Errorf("rl: variants need at least one transform, got %d", c.Transforms)
-	case c.Room.Variety < -1 || c.Room.Variety > 4:
-		return fmt.Errorf("rl: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 4", c.Room.Variety)
+	case c.Room.Variety < -1 || c.Room.Variety > 5:
+		return fmt.Errorf("rl: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 5", c.Room.Variety)
 	}
 	return nil
 }

@@ -257,8 +257,8 @@ func TestTrainResumesLonger(t *testing.T) {
 		t.Errorf("progress: %s", out.String())
 	}
 	bad := c
-	bad.Tasks.Room.Variety = 5
-	if err := rl.Train(ctx, base, bad, filepath.Join(t.TempDir(), "bad"), false, &out); err == nil || !strings.Contains(err.Error(), "room variety 5") {
-		t.Errorf("variety 5: err %v, want the level named", err)
+	bad.Tasks.Room.Variety = 6
+	if err := rl.Train(ctx, base, bad, filepath.Join(t.TempDir(), "bad"), false, &out); err == nil || !strings.Contains(err.Error(), "room variety 6") {
+		t.Errorf("variety 6: err %v, want the level named", err)
 	}
 }

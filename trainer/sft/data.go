@@ -115,8 +115,8 @@ func (c DataConfig) validate() error {
 		return fmt.Errorf("sft: negative data counts: %d rooms, %d general, %d retrieval", c.Rooms, c.General, c.Retrieval)
 	case c.Rooms == 0 && c.General+c.Retrieval == 0:
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
-	case c.Room.Variety < -1 || c.Room.Variety > 4:
-		return fmt.Errorf("sft: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 4", c.Room.Variety)
+	case c.Room.Variety < -1 || c.Room.Variety > 5:
+		return fmt.Errorf("sft: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 5", c.Room.Variety)
 	case c.Rooms > 0 && c.Questions <= 0:
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:

@@ -32,12 +32,17 @@ func General(seed uint64, n int) []Trajectory {
 // open generator, so nothing can be memorised instead of copied. variety
 // is the level of the rooms the warm-up goes with: at -1 its catalogs are
 // the older rooms' too, as they were when the recipe's first stages were
-// trained; the levels above 0 vary what viewers say, not this warm-up,
-// which stays as the recorded runs had it.
+// trained; levels 1 to 4 vary what viewers say, not this warm-up, which
+// stays as the recorded runs had it; from 5 its catalogs sell open kinds
+// too, as the rooms do.
 func Retrieval(seed uint64, n, variety int) []Trajectory {
 	rng := rand.New(rand.NewPCG(seed, 0x636f7079)) // "copy"
 	out := make([]Trajectory, 0, n)
 	rooms := liveroom.RoomConfig{MinItems: 1, MaxItems: 6, Variety: min(variety, 0)}
+	if variety >= 5 {
+		// Open kinds: catalogs whose names cannot be recalled.
+		rooms.Variety = 5
+	}
 	for i := range n {
 		room := liveroom.NewRoom(rng.Uint64(), rooms)
 		it := room.Items[rng.IntN(len(room.Items))]

@@ -494,7 +494,7 @@ func TestBuildRejectsBadDataConfig(t *testing.T) {
 		edit func(*DataConfig)
 		want string
 	}{
-		{func(c *DataConfig) { c.Room.Variety = 5 }, "variety 5"},
+		{func(c *DataConfig) { c.Room.Variety = 6 }, "variety 6"},
 		{func(c *DataConfig) { c.Room.Variety = -2 }, "variety -2"},
 		{func(c *DataConfig) { c.Rooms = -1 }, "negative data counts"},
 		{func(c *DataConfig) { c.ContextShare = 1.5 }, "shares must lie in [0, 1]"},
