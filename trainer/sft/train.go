@@ -158,51 +158,14 @@ type trainerState = runfolder.State
 // so a resumed run reproduces an uninterrupted one bit for bit. Progress
 // goes to log.
 func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out string, resume bool, log io.Writer) error {
-	var err error
-	if resume {
-		saved, err := readRunConfig(out)
-		if err != nil {
-			return err
-		}
-		if cfg.Steps > 0 {
-			saved.Steps = cfg.Steps
-		}
-		saved.StopAt = cfg.StopAt
-		saved.Data.TeacherAPIKey = cfg.Data.TeacherAPIKey
-		cfg = saved
-	}
-	if err := cfg.validate(); err != nil {
+	cfg, err := startRun(cfg, out, resume)
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("sft: %w", err)
+	trajs, err := runData(ctx, base, cfg, out, resume, log)
+	if err != nil {
+		return err
 	}
-	if !resume {
-		if _, err := os.Stat(filepath.Join(out, runConfigFile)); err == nil {
-			return fmt.Errorf("sft: %s already holds a run; pass --resume to continue it or choose another folder", out)
-		}
-		if err := writeJSON(filepath.Join(out, runConfigFile), cfg); err != nil {
-			return err
-		}
-	}
-	var trajs []Trajectory
-	if resume {
-		if trajs, err = readTrajectories(filepath.Join(out, dataFile)); err != nil {
-			return err
-		}
-		fmt.Fprintf(log, "data: %d trajectories from %s\n", len(trajs), dataFile)
-	} else {
-		var st BuildStats
-		if trajs, st, err = Build(ctx, base, cfg.Data); err != nil {
-			return err
-		}
-		if err := writeTrajectories(filepath.Join(out, dataFile), trajs); err != nil {
-			return err
-		}
-		fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
-			st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
-	}
-
 	tok, err := runTokenizer(ctx, cfg, out, trajs, resume)
 	if err != nil {
 		return err
@@ -213,28 +176,10 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 	if err != nil {
 		return err
 	}
-	// A checkpoint to start from may have a shorter context than MaxLen.
-	maxLen := min(cfg.MaxLen, m.Config.MaxPositionEmbeddings)
-	var examples []nn.Example
-	tooLong := 0
-	for _, t := range trajs {
-		ex, err := Tokenize(tok, t, cfg.Template)
-		if err != nil {
-			return err
-		}
-		if len(ex.Tokens) > maxLen {
-			tooLong++
-			continue
-		}
-		examples = append(examples, ex)
+	examples, held, err := splitExamples(trajs, tok, cfg, m, log)
+	if err != nil {
+		return err
 	}
-	if len(examples) <= cfg.EvalExamples {
-		return fmt.Errorf("sft: %d examples fit the context of %d tokens, not more than the %d held out", len(examples), maxLen, cfg.EvalExamples)
-	}
-	held := examples[len(examples)-cfg.EvalExamples:]
-	examples = examples[:len(examples)-cfg.EvalExamples]
-	fmt.Fprintf(log, "tokens: vocabulary %d, %d training examples and %d held out (%d longer than %d dropped), %.0f tokens each on average\n",
-		tok.VocabSize(), len(examples), len(held), tooLong, maxLen, meanLen(examples))
 
 	fmt.Fprintf(log, "model: %d parameters (%d trainable), starting at step %d of %d\n", m.NumParams(), m.NumTrainable(), start, cfg.Steps)
 	steps, err := runfolder.OpenLog(out, start, cfg.Steps, log)
@@ -252,49 +197,21 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t0 := time.Now()
-		batch := stepExamples(examples, cfg.Seed, step, cfg.Batch)
-		total := 0
-		for _, e := range batch {
-			total += e.Trained()
-		}
-		m.ZeroGrad()
-		var loss nn.Loss
-		for _, mb := range nn.Pack(batch, cfg.MicroTokens) {
-			l, err := m.Backward(ctx, mb, 1/float32(total))
-			if err != nil {
-				return fmt.Errorf("sft: step %d: %w", step+1, err)
-			}
-			loss.Sum += l.Sum
-			loss.Tokens += l.Tokens
-			loss.Seen += l.Seen
-		}
-		lr := sched.LR(step)
-		norm, err := opt.ClipAndStep(m, cfg.ClipNorm, lr)
+		mt, err := trainStep(ctx, m, opt, stepExamples(examples, cfg.Seed, step, cfg.Batch), cfg, sched.LR(step))
 		if err != nil {
 			return fmt.Errorf("sft: step %d: %w", step+1, err)
 		}
-		dt := time.Since(t0).Seconds()
-		mt := Metrics{Step: step + 1, Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
-			TokensPerSec: float64(loss.Seen) / dt, StepSeconds: dt}
-		if len(held) > 0 && (mt.Step == end || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
-			var ev nn.Loss
-			for _, mb := range nn.Pack(held, cfg.MicroTokens) {
-				l, err := m.Evaluate(ctx, mb)
-				if err != nil {
-					return fmt.Errorf("sft: evaluate at step %d: %w", mt.Step, err)
-				}
-				ev.Sum += l.Sum
-				ev.Tokens += l.Tokens
-			}
-			el := ev.Mean()
-			mt.EvalLoss = &el
-		}
+		mt.Step = step + 1
 		evalNote := ""
-		if mt.EvalLoss != nil {
-			evalNote = fmt.Sprintf("  eval-loss %.4f", *mt.EvalLoss)
+		if len(held) > 0 && (mt.Step == end || (cfg.EvalEvery > 0 && mt.Step%cfg.EvalEvery == 0)) {
+			el, err := heldOutLoss(ctx, m, held, cfg.MicroTokens)
+			if err != nil {
+				return fmt.Errorf("sft: evaluate at step %d: %w", mt.Step, err)
+			}
+			mt.EvalLoss = &el
+			evalNote = fmt.Sprintf("  eval-loss %.4f", el)
 		}
-		if err := steps.Step(mt, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, lr, norm, mt.TokensPerSec)); err != nil {
+		if err := steps.Step(mt, fmt.Sprintf("loss %.4f%s  lr %.2e  grad-norm %.3f  %.0f tokens/s", mt.Loss, evalNote, mt.LR, mt.GradNorm, mt.TokensPerSec)); err != nil {
 			return fmt.Errorf("sft: %w", err)
 		}
 		if mt.Step == end || (cfg.SaveEvery > 0 && mt.Step%cfg.SaveEvery == 0) {
@@ -304,6 +221,134 @@ func Train(ctx context.Context, base *harness.Harness, cfg TrainConfig, out stri
 		}
 	}
 	return nil
+}
+
+// startRun returns the run's configuration: cfg for a new run, written as
+// out/run.json (a folder that holds a run is refused), or, on resume, the
+// saved one with cfg's Steps (when set), StopAt and teacher key on top.
+func startRun(cfg TrainConfig, out string, resume bool) (TrainConfig, error) {
+	if resume {
+		saved, err := readRunConfig(out)
+		if err != nil {
+			return cfg, err
+		}
+		if cfg.Steps > 0 {
+			saved.Steps = cfg.Steps
+		}
+		saved.StopAt = cfg.StopAt
+		saved.Data.TeacherAPIKey = cfg.Data.TeacherAPIKey
+		cfg = saved
+	}
+	if err := cfg.validate(); err != nil {
+		return cfg, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return cfg, fmt.Errorf("sft: %w", err)
+	}
+	if resume {
+		return cfg, nil
+	}
+	if _, err := os.Stat(filepath.Join(out, runConfigFile)); err == nil {
+		return cfg, fmt.Errorf("sft: %s already holds a run; pass --resume to continue it or choose another folder", out)
+	}
+	return cfg, writeJSON(filepath.Join(out, runConfigFile), cfg)
+}
+
+// runData returns the run's trajectories: built and written to
+// out/data.jsonl for a new run, read back from it on resume (so a resumed
+// run does not ask the teacher again).
+func runData(ctx context.Context, base *harness.Harness, cfg TrainConfig, out string, resume bool, log io.Writer) ([]Trajectory, error) {
+	if resume {
+		trajs, err := readTrajectories(filepath.Join(out, dataFile))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "data: %d trajectories from %s\n", len(trajs), dataFile)
+		return trajs, nil
+	}
+	trajs, st, err := Build(ctx, base, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTrajectories(filepath.Join(out, dataFile), trajs); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
+		st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
+	return trajs, nil
+}
+
+// splitExamples tokenizes the trajectories, drops those longer than the
+// context (cfg.MaxLen, or the model's when shorter: a checkpoint to start
+// from may have a shorter one) and holds the last cfg.EvalExamples out
+// for the eval loss.
+func splitExamples(trajs []Trajectory, tok *tokenizer.Tokenizer, cfg TrainConfig, m *nn.Model, log io.Writer) (train, held []nn.Example, err error) {
+	maxLen := min(cfg.MaxLen, m.Config.MaxPositionEmbeddings)
+	var examples []nn.Example
+	tooLong := 0
+	for _, t := range trajs {
+		ex, err := Tokenize(tok, t, cfg.Template)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ex.Tokens) > maxLen {
+			tooLong++
+			continue
+		}
+		examples = append(examples, ex)
+	}
+	if len(examples) <= cfg.EvalExamples {
+		return nil, nil, fmt.Errorf("sft: %d examples fit the context of %d tokens, not more than the %d held out", len(examples), maxLen, cfg.EvalExamples)
+	}
+	held = examples[len(examples)-cfg.EvalExamples:]
+	train = examples[:len(examples)-cfg.EvalExamples]
+	fmt.Fprintf(log, "tokens: vocabulary %d, %d training examples and %d held out (%d longer than %d dropped), %.0f tokens each on average\n",
+		tok.VocabSize(), len(train), len(held), tooLong, maxLen, meanLen(train))
+	return train, held, nil
+}
+
+// trainStep makes one optimizer step on batch at learning rate lr: the
+// gradients of its micro-batches accumulate, each token of the batch
+// weighing the same, then the clipped AdamW update. The metrics it
+// returns lack the step number and the eval loss.
+func trainStep(ctx context.Context, m *nn.Model, opt *nn.AdamW, batch []nn.Example, cfg TrainConfig, lr float64) (Metrics, error) {
+	t0 := time.Now()
+	total := 0
+	for _, e := range batch {
+		total += e.Trained()
+	}
+	m.ZeroGrad()
+	var loss nn.Loss
+	for _, mb := range nn.Pack(batch, cfg.MicroTokens) {
+		l, err := m.Backward(ctx, mb, 1/float32(total))
+		if err != nil {
+			return Metrics{}, err
+		}
+		loss.Sum += l.Sum
+		loss.Tokens += l.Tokens
+		loss.Seen += l.Seen
+	}
+	norm, err := opt.ClipAndStep(m, cfg.ClipNorm, lr)
+	if err != nil {
+		return Metrics{}, err
+	}
+	dt := time.Since(t0).Seconds()
+	return Metrics{Loss: loss.Mean(), LR: lr, GradNorm: norm, Tokens: loss.Seen, TrainedTokens: loss.Tokens,
+		TokensPerSec: float64(loss.Seen) / dt, StepSeconds: dt}, nil
+}
+
+// heldOutLoss returns the loss per trained token on the held-out examples.
+func heldOutLoss(ctx context.Context, m *nn.Model, held []nn.Example, microTokens int) (float64, error) {
+	var ev nn.Loss
+	for _, mb := range nn.Pack(held, microTokens) {
+		l, err := m.Evaluate(ctx, mb)
+		if err != nil {
+			return 0, err
+		}
+		ev.Sum += l.Sum
+		ev.Tokens += l.Tokens
+	}
+	return ev.Mean(), nil
 }
 
 // stepExamples returns the examples of a step (see runfolder.StepIndices).
