@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/internal/command"
-	"github.com/livehat/livehat/trainer/eval"
 )
 
 // isUsage reports whether err is a command-line mistake rather than a
@@ -33,13 +30,4 @@ func demoWithHooks() (*harness.Harness, []string, error) {
 		dirs = append(dirs, dir)
 	}
 	return base, dirs, nil
-}
-
-// runEval runs "livehat eval" on the demo harness with the example hooks.
-func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	base, dirs, err := demoWithHooks()
-	if err != nil {
-		return err
-	}
-	return command.Eval(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdin, stdout, stderr)
 }

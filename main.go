@@ -41,7 +41,7 @@ func commands() map[string]subcommand {
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", command.Tokenize},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", command.Tokenizer},
 		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", command.Bench},
-		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", runEval},
+		"eval":      {"run the evaluation suites (lsqa, hvqa, robust, strategy, ifeval) through the runtime", command.Eval},
 		"train":     {"train with HAT (--stage sft|opd|rl|mtp, --augment=false for fixed-harness SFT, or --recipe bundled for the whole pipeline)", command.Train},
 		"export":    {"export training data (--format trl|verl) or a checkpoint as GGUF (export gguf)", command.Export},
 	}

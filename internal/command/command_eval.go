@@ -21,13 +21,23 @@ import (
 	"github.com/livehat/livehat/trainer/liveroom"
 )
 
-// Eval is "livehat eval": the suites run on the live room cfg sets up
+// Eval is "livehat eval" on the demo harness with the example plugins of
+// its hooks, built from the working tree (see evalOn).
+func Eval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	base, dirs, err := demoWithHooks()
+	if err != nil {
+		return err
+	}
+	return evalOn(ctx, eval.Config{Base: base, PluginDirs: dirs}, args, stdin, stdout, stderr)
+}
+
+// evalOn is "livehat eval": the suites run on the live room cfg sets up
 // (see eval.Evaluate) with the model named by --model, and their report is
 // printed as tables or, with --json, as JSON. With --responses it scores
 // existing IFEval responses instead (evalIFEvalResponses). Items lost to
 // the model server score the safe line: the report stands, and the error
 // says it is not a measurement.
-func Eval(ctx context.Context, cfg eval.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func evalOn(ctx context.Context, cfg eval.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if r, ok := flagValue(args, "responses"); ok && r != "" {
 		return evalIFEvalResponses(ctx, args, stdin, stdout, stderr)
 	}

@@ -49,14 +49,14 @@ func TestEvalUsageErrors(t *testing.T) {
 		{"responses, unknown flag", []string{"--responses", "r.jsonl", "--bogus"}, "flag provided but not defined"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Eval(context.Background(), eval.Config{}, tt.args, nil, io.Discard, io.Discard)
+			err := evalOn(context.Background(), eval.Config{}, tt.args, nil, io.Discard, io.Discard)
 			if !IsUsage(err) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Eval(%q) = %v, want a usage error naming %q", tt.args, err, tt.want)
+				t.Errorf("evalOn(%q) = %v, want a usage error naming %q", tt.args, err, tt.want)
 			}
 		})
 	}
 	var stderr bytes.Buffer
-	if err := Eval(context.Background(), eval.Config{}, []string{"-h"}, nil, io.Discard, &stderr); err != flag.ErrHelp || !strings.Contains(stderr.String(), "-bind-catalog") {
+	if err := evalOn(context.Background(), eval.Config{}, []string{"-h"}, nil, io.Discard, &stderr); err != flag.ErrHelp || !strings.Contains(stderr.String(), "-bind-catalog") {
 		t.Errorf("-h: %v\n%s", err, stderr.String())
 	}
 }
@@ -65,14 +65,14 @@ func TestEvalUsageErrors(t *testing.T) {
 // a note in the report, as text and as JSON.
 func TestEvalExpertNotes(t *testing.T) {
 	var stdout bytes.Buffer
-	if err := Eval(context.Background(), eval.Config{}, []string{"--suite", "miniif", "--model", "expert"}, nil, &stdout, io.Discard); err != nil {
+	if err := evalOn(context.Background(), eval.Config{}, []string{"--suite", "miniif", "--model", "expert"}, nil, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stdout.String(), "note: miniif: the expert policy only plays the live room") {
 		t.Errorf("text report:\n%s", stdout.String())
 	}
 	stdout.Reset()
-	if err := Eval(context.Background(), eval.Config{}, []string{"--suite", "miniif,ifeval", "--model", "expert", "--json"}, nil, &stdout, io.Discard); err != nil {
+	if err := evalOn(context.Background(), eval.Config{}, []string{"--suite", "miniif,ifeval", "--model", "expert", "--json"}, nil, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var rep struct {
@@ -137,8 +137,8 @@ func TestEvalIFEvalResponsesTable(t *testing.T) {
 	responses := ifevalFile(t, "input_response_data_gpt4_20231107_145030.jsonl")
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if err := Eval(t.Context(), eval.Config{}, []string{"--suite", "ifeval", "--responses", responses, "--out", out}, nil, &stdout, &stderr); err != nil {
-		t.Fatalf("Eval: %v (stderr %s)", err, stderr.String())
+	if err := evalOn(t.Context(), eval.Config{}, []string{"--suite", "ifeval", "--responses", responses, "--out", out}, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("evalOn: %v (stderr %s)", err, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "keys [2785]") {
 		t.Errorf("stderr lacks the key 2785 mismatch warning: %q", stderr.String())
@@ -183,8 +183,8 @@ func TestEvalIFEvalResponsesJSON(t *testing.T) {
 	stdin := strings.NewReader(`{"prompt": "a", "response": "no commas"}` + "\n" + `{"prompt": "b", "response": "Sure:\n\"quoted, here\""}` + "\n")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--responses", "-", "--prompts", prompts, "--data", dir, "--json"}
-	if err := Eval(t.Context(), eval.Config{}, args, stdin, &stdout, &stderr); err != nil {
-		t.Fatalf("Eval: %v", err)
+	if err := evalOn(t.Context(), eval.Config{}, args, stdin, &stdout, &stderr); err != nil {
+		t.Fatalf("evalOn: %v", err)
 	}
 	var got struct {
 		Suites []map[string]any `json:"suites"`
@@ -223,7 +223,7 @@ func TestEvalIFEvalResponsesErrors(t *testing.T) {
 	}
 	prompts := ifevalFile(t, "input_data.jsonl")
 	short := writeFile(t, "short.jsonl", `{"prompt": "p", "response": "r"}`+"\n")
-	err := Eval(t.Context(), eval.Config{}, []string{"--responses", short, "--prompts", prompts}, nil, io.Discard, io.Discard)
+	err := evalOn(t.Context(), eval.Config{}, []string{"--responses", short, "--prompts", prompts}, nil, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "541 prompts but 1 responses") {
 		t.Errorf("count mismatch err = %v", err)
 	}
