@@ -37,7 +37,7 @@ func commands() map[string]subcommand {
 		"serve":     {"start the console server (default)", runServe},
 		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
 		"harness":   {"validate, render, diff and augment harness files", command.Harness},
-		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", plugins.PluginMain},
+		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", command.Plugin},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", command.Tokenize},
 		"tokenizer": {"train a byte-level BPE vocabulary from a corpus", command.Tokenizer},
 		"bench":     {"measure the model core (bench model), the live runtime under load (bench live), or an A/B experiment in the simulated live room (bench experiment)", command.Bench},

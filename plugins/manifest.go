@@ -455,6 +455,22 @@ func (m *Manifest) Kinds() []Kind {
 	return ks
 }
 
+// Declared lists everything the manifest declares as KIND:NAME (such as
+// "tool:lookup_product"), tools first, then hooks, then skills.
+func (m *Manifest) Declared() []string {
+	var out []string
+	for _, t := range m.Tools {
+		out = append(out, string(KindTool)+":"+t.Name)
+	}
+	for _, h := range m.Hooks {
+		out = append(out, string(KindHook)+":"+h.Name)
+	}
+	for _, s := range m.Skills {
+		out = append(out, string(KindSkill)+":"+s.ID)
+	}
+	return out
+}
+
 // Has reports whether the manifest requests permission p.
 func (m *Manifest) Has(p Permission) bool {
 	for _, r := range m.Permissions {

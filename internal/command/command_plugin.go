@@ -1,4 +1,4 @@
-package plugins
+package command
 
 import (
 	"bytes"
@@ -15,21 +15,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
-	"github.com/livehat/livehat/plugins/internal/engine"
+	"github.com/livehat/livehat/plugins"
 )
 
-// usagef is a command-line mistake (exit status 2 in livehat).
-func usagef(format string, args ...any) error {
-	return &harness.UsageError{Msg: fmt.Sprintf(format, args...)}
-}
-
+// pluginUsage lists the plugin subcommands.
 const pluginUsage = `Usage: livehat plugin COMMAND [flags]
 
 Commands:
@@ -46,8 +40,8 @@ Commands:
 Run 'livehat plugin COMMAND -h' for a command's flags.
 `
 
-// PluginMain runs "livehat plugin ARGS...".
-func PluginMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// Plugin runs "livehat plugin build|inspect|test|pack|install|keygen".
+func Plugin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, pluginUsage)
 		if len(args) == 0 {
@@ -58,55 +52,20 @@ func PluginMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "build":
-		return cliBuild(ctx, rest, stdout, stderr)
+		return pluginBuild(ctx, rest, stdout, stderr)
 	case "inspect":
-		return cliInspect(ctx, rest, stdout, stderr)
+		return pluginInspect(ctx, rest, stdout, stderr)
 	case "test":
-		return cliTest(ctx, rest, stdin, stdout, stderr)
+		return pluginTest(ctx, rest, stdin, stdout, stderr)
 	case "pack":
-		return cliPack(ctx, rest, stdout, stderr)
+		return pluginPack(ctx, rest, stdout, stderr)
 	case "install":
-		return cliInstall(ctx, rest, stdout, stderr)
+		return pluginInstall(ctx, rest, stdout, stderr)
 	case "keygen":
-		return cliKeygen(rest, stdout, stderr)
+		return pluginKeygen(rest, stdout, stderr)
 	}
 	fmt.Fprint(stderr, pluginUsage)
 	return usagef("plugin: unknown command %q", cmd)
-}
-
-// parseArgs parses flags that may come before or after the positional
-// arguments ("test FILE --call x" and "test --call x FILE" both work)
-// and returns the positional ones.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("%s: %v", fs.Name(), err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("plugin "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: livehat plugin %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-func cliHost(ctx context.Context, cacheDir string) (*Host, error) {
-	return NewHost(ctx, NewHostConfig().WithCacheDir(cacheDir))
 }
 
 // keyIDFromFile is the name a key is signed and trusted under when no
@@ -122,6 +81,7 @@ func keyIDFromFile(path string) string {
 // verify a signed package.
 type trustFlags struct{ file, id *string }
 
+// addTrustFlags defines --trust and --trust-id on fs.
 func addTrustFlags(fs *flag.FlagSet) trustFlags {
 	return trustFlags{
 		file: fs.String("trust", "", "public key `file` (hex, keygen's FILE.pub) to verify a signed package with"),
@@ -151,27 +111,29 @@ func (f trustFlags) keys() (map[string]ed25519.PublicKey, error) {
 	return trusted, nil
 }
 
-// trustingHost returns a CLI host that trusts keys.
-func trustingHost(ctx context.Context, cacheDir string, trusted map[string]ed25519.PublicKey) (*Host, error) {
-	cfg := NewHostConfig().WithCacheDir(cacheDir)
+// trustingHost returns a host that trusts keys.
+func trustingHost(ctx context.Context, cacheDir string, trusted map[string]ed25519.PublicKey) (*plugins.Host, error) {
+	cfg := plugins.NewHostConfig().WithCacheDir(cacheDir)
 	for id, pub := range trusted {
 		cfg = cfg.WithTrustedKey(id, pub)
 	}
-	return NewHost(ctx, cfg)
+	return plugins.NewHost(ctx, cfg)
 }
 
 // untrustedHint adds the flag to use when a signed package was refused
 // because no key was given.
-func untrustedHint(err error, pkg *Package, trusted map[string]ed25519.PublicKey) error {
-	if errors.Is(err, ErrSignature) && pkg.Signature != nil && len(trusted) == 0 {
+func untrustedHint(err error, pkg *plugins.Package, trusted map[string]ed25519.PublicKey) error {
+	if errors.Is(err, plugins.ErrSignature) && pkg.Signature != nil && len(trusted) == 0 {
 		return fmt.Errorf("%w (pass --trust with the public key file of %q)", err, pkg.Signature.KeyID)
 	}
 	return err
 }
 
-func cliBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("build", "DIR", stderr)
-	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+// pluginBuild runs "livehat plugin build DIR": it compiles the plugin and
+// loads it in the sandbox, as the console would.
+func pluginBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin build", "DIR", stderr)
+	cache := fs.String("cache", plugins.DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -180,12 +142,12 @@ func cliBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("plugin build: want one DIR")
 	}
 	start := time.Now()
-	pkg, err := BuildDir(ctx, pos[0], stderr)
+	pkg, err := plugins.BuildDir(ctx, pos[0], stderr)
 	if err != nil {
 		return err
 	}
 	built := time.Since(start)
-	h, err := cliHost(ctx, *cache)
+	h, err := plugins.NewHost(ctx, plugins.NewHostConfig().WithCacheDir(*cache))
 	if err != nil {
 		return err
 	}
@@ -199,43 +161,28 @@ func cliBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "built %s (%d bytes, sha256 %s) in %v; loaded in the sandbox in %v\n",
 		filepath.Join(pos[0], pkg.Manifest.Wasm.File), len(pkg.Wasm), pkg.Manifest.Wasm.SHA256,
 		built.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(stdout, "%s@%s: %s\n", pkg.Manifest.Name, pkg.Manifest.Version, strings.Join(declared(pkg.Manifest), ", "))
+	fmt.Fprintf(stdout, "%s@%s: %s\n", pkg.Manifest.Name, pkg.Manifest.Version, strings.Join(pkg.Manifest.Declared(), ", "))
 	return nil
-}
-
-// declared lists KIND:NAME of everything the manifest declares.
-func declared(m *Manifest) []string {
-	var out []string
-	for _, t := range m.Tools {
-		out = append(out, "tool:"+t.Name)
-	}
-	for _, h := range m.Hooks {
-		out = append(out, "hook:"+h.Name)
-	}
-	for _, s := range m.Skills {
-		out = append(out, "skill:"+s.ID)
-	}
-	return out
 }
 
 // readAny reads a package from a .lhp archive, a plugin directory, or a
 // .wasm file with its manifest next to it.
-func readAny(path string) (*Package, error) {
+func readAny(path string) (*plugins.Package, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case st.IsDir():
-		return ReadDir(path)
-	case strings.HasSuffix(path, PackageExt):
+		return plugins.ReadDir(path)
+	case strings.HasSuffix(path, plugins.PackageExt):
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		return ReadPackage(data)
+		return plugins.ReadPackage(data)
 	case strings.HasSuffix(path, ".wasm"):
-		pkg, err := ReadDir(filepath.Dir(path))
+		pkg, err := plugins.ReadDir(filepath.Dir(path))
 		if err != nil {
 			return nil, err
 		}
@@ -244,30 +191,12 @@ func readAny(path string) (*Package, error) {
 		}
 		return pkg, nil
 	}
-	return nil, usagef("%s: want a %s package, a .wasm file or a plugin directory", path, PackageExt)
+	return nil, usagef("%s: want a %s package, a .wasm file or a plugin directory", path, plugins.PackageExt)
 }
 
-// inspection is what inspect prints.
-type inspection struct {
-	Name        string              `json:"name"`
-	Version     string              `json:"version"`
-	ABI         int                 `json:"abi"`
-	Description string              `json:"description,omitempty"`
-	Declares    []string            `json:"declares"`
-	Permissions []PermissionRequest `json:"permissions"`
-	Limits      Limits              `json:"limits"`
-	Size        int                 `json:"size"`
-	SHA256      string              `json:"sha256"`
-	Pinned      bool                `json:"pinned"`
-	Signed      string              `json:"signed_by,omitempty"`
-	Imports     []string            `json:"imports"`
-	Exports     []string            `json:"exports"`
-	MemoryPages uint32              `json:"memory_min_pages"`
-	Problems    []string            `json:"problems,omitempty"`
-}
-
-func cliInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", "FILE", stderr)
+// pluginInspect runs "livehat plugin inspect FILE".
+func pluginInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin inspect", "FILE", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -280,33 +209,12 @@ func cliInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	m := pkg.Manifest
-	mi, err := engine.Inspect(ctx, pkg.Wasm)
+	in, err := plugins.Inspect(ctx, pkg)
 	if err != nil {
 		return fmt.Errorf("plugin inspect %s: %w", pos[0], err)
 	}
-	in := inspection{Name: m.Name, Version: m.Version, ABI: m.ABI, Description: m.Description, Declares: declared(m),
-		Permissions: m.Permissions, Limits: m.Limits.WithDefaults(), Size: len(pkg.Wasm), SHA256: SHA256Hex(pkg.Wasm),
-		Imports: mi.Imports, Exports: mi.Exports, MemoryPages: mi.MemoryMinPages}
-	in.Pinned = m.Wasm.SHA256 == in.SHA256
-	if pkg.Signature != nil {
-		in.Signed = pkg.Signature.KeyID + " (not verified: inspect trusts no keys)"
-	}
-	if mi.Problem != "" {
-		in.Problems = append(in.Problems, mi.Problem)
-	}
-	if !in.Pinned {
-		in.Problems = append(in.Problems, "the manifest's wasm.sha256 does not match the module")
-	}
-	if mi.MemoryMinPages > in.Limits.MemoryPages {
-		in.Problems = append(in.Problems, fmt.Sprintf("the module needs %d memory pages; limits.memory_pages is %d", mi.MemoryMinPages, in.Limits.MemoryPages))
-	}
-	for _, d := range declared(m) {
-		kind, name, _ := strings.Cut(d, ":")
-		export, _ := m.Export(Kind(kind), name)
-		if !slices.Contains(mi.Exports, export+"() -> (i32)") {
-			in.Problems = append(in.Problems, fmt.Sprintf("%s: no export %q of type () -> i32", d, export))
-		}
+	if in.SignedBy != "" {
+		in.SignedBy += " (not verified: inspect trusts no keys)"
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -326,8 +234,8 @@ func cliInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(w, "limits\t%d pages (%d MiB), %d ms, in %d B, out %d B, %d instances, kv %d B\n",
 		l.MemoryPages, l.MemoryPages/16, l.TimeoutMS, l.MaxInputBytes, l.MaxOutputBytes, l.Instances, l.KVBytes)
 	fmt.Fprintf(w, "module\t%d bytes, sha256 %s, pinned %v, memory min %d pages\n", in.Size, in.SHA256, in.Pinned, in.MemoryPages)
-	if in.Signed != "" {
-		fmt.Fprintf(w, "signed by\t%s\n", in.Signed)
+	if in.SignedBy != "" {
+		fmt.Fprintf(w, "signed by\t%s\n", in.SignedBy)
 	}
 	fmt.Fprintf(w, "imports\t%s\n", strings.Join(in.Imports, ", "))
 	fmt.Fprintf(w, "exports\t%s\n", strings.Join(in.Exports, ", "))
@@ -337,15 +245,17 @@ func cliInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return w.Flush()
 }
 
-func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("test", "FILE --call KIND:NAME --input JSON", stderr)
+// pluginTest runs "livehat plugin test FILE --call KIND:NAME": one call,
+// or --repeat of them, in the real sandbox.
+func pluginTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin test", "FILE --call KIND:NAME --input JSON", stderr)
 	call := fs.String("call", "", "what to call: `KIND:NAME` with KIND tool, hook or skill")
 	input := fs.String("input", "", "input `JSON`; @FILE reads a file, - reads stdin; default {} (hooks: an event of the hook)")
 	catalog := fs.String("catalog", "", "stream catalog `file` (JSON) behind livehat_catalog_lookup")
 	now := fs.String("now", "", "stream clock as RFC 3339 `time`; default the real time")
 	repeat := fs.Int("repeat", 1, "run the call `n` times and report p50/p99")
 	trust := addTrustFlags(fs)
-	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	cache := fs.String("cache", plugins.DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -354,7 +264,7 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return usagef("plugin test: want FILE and --call KIND:NAME")
 	}
 	kindText, name, ok := strings.Cut(*call, ":")
-	kind, err := ParseKind(kindText)
+	kind, err := plugins.ParseKind(kindText)
 	if !ok || err != nil || name == "" {
 		return usagef("plugin test: --call %q: want KIND:NAME, KIND one of tool, hook, skill", *call)
 	}
@@ -372,7 +282,7 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if in == nil {
 		in = defaultInput(pkg.Manifest, kind, name)
 	}
-	env, err := cliEnv(*catalog, *now, stderr)
+	env, err := testEnv(*catalog, *now, stderr)
 	if err != nil {
 		return err
 	}
@@ -414,10 +324,11 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if probe, err := p.ProbeInstance(ctx); err == nil {
 		fmt.Fprintf(stderr, "instance: starts in %v, %.1f MiB of linear memory\n", probe.Start.Round(100*time.Microsecond), float64(probe.MemoryBytes)/(1<<20))
 	}
+	label := p.Name() + "@" + p.Version()
 	if len(times) == 1 {
-		fmt.Fprintf(stderr, "%s %s: ok in %v (load %v)\n", p.label, *call, times[0], loaded.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "%s %s: ok in %v (load %v)\n", label, *call, times[0], loaded.Round(time.Millisecond))
 	} else {
-		fmt.Fprintf(stderr, "%s %s: %d calls, p50 %v, p99 %v, max %v (load %v)\n", p.label, *call, len(times),
+		fmt.Fprintf(stderr, "%s %s: %d calls, p50 %v, p99 %v, max %v (load %v)\n", label, *call, len(times),
 			times[len(times)/2], times[len(times)*99/100], times[len(times)-1], loaded.Round(time.Millisecond))
 	}
 	return nil
@@ -425,11 +336,11 @@ func cliTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 // runKind calls kind:name through the same checks the runtime uses and
 // returns the result as JSON.
-func runKind(ctx context.Context, p *Plugin, env HostEnv, kind Kind, name string, in []byte) ([]byte, error) {
+func runKind(ctx context.Context, p *plugins.Plugin, env plugins.HostEnv, kind plugins.Kind, name string, in []byte) ([]byte, error) {
 	switch kind {
-	case KindTool:
+	case plugins.KindTool:
 		return p.Tool(ctx, env, name, in)
-	case KindHook:
+	case plugins.KindHook:
 		d, err := p.Hook(ctx, env, name, in)
 		if err != nil {
 			return nil, err
@@ -444,12 +355,14 @@ func runKind(ctx context.Context, p *Plugin, env HostEnv, kind Kind, name string
 	}
 }
 
+// readInput reads --input: JSON as given, @FILE, or - for stdin; nil when
+// it is empty.
 func readInput(arg string, stdin io.Reader) ([]byte, error) {
 	switch {
 	case arg == "":
 		return nil, nil
 	case arg == "-":
-		return io.ReadAll(io.LimitReader(stdin, MaxPayloadBytes))
+		return io.ReadAll(io.LimitReader(stdin, plugins.MaxPayloadBytes))
 	case strings.HasPrefix(arg, "@"):
 		return os.ReadFile(arg[1:])
 	}
@@ -458,23 +371,26 @@ func readInput(arg string, stdin io.Reader) ([]byte, error) {
 
 // defaultInput is {} for tools, an event of the hook for hooks, and the
 // skill's id for skills.
-func defaultInput(m *Manifest, kind Kind, name string) []byte {
+func defaultInput(m *plugins.Manifest, kind plugins.Kind, name string) []byte {
 	switch kind {
-	case KindHook:
+	case plugins.KindHook:
 		for _, h := range m.Hooks {
 			if h.Name == name {
-				b, _ := json.Marshal(HookInput{Event: h.Event, Config: h.Config})
+				b, _ := json.Marshal(plugins.HookInput{Event: h.Event, Config: h.Config})
 				return b
 			}
 		}
-	case KindSkill:
-		b, _ := json.Marshal(SkillInput{Skill: name})
+	case plugins.KindSkill:
+		b, _ := json.Marshal(plugins.SkillInput{Skill: name})
 		return b
 	}
 	return []byte("{}")
 }
 
-func cliEnv(catalogPath, now string, stderr io.Writer) (*LocalEnv, error) {
+// testEnv is the host environment of plugin test: the stream catalog of
+// --catalog (empty without it), the clock of --now, and a debug log on
+// stderr.
+func testEnv(catalogPath, now string, stderr io.Writer) (*plugins.LocalEnv, error) {
 	c := &catalog.Catalog{}
 	if catalogPath != "" {
 		data, err := os.ReadFile(catalogPath)
@@ -493,16 +409,18 @@ func cliEnv(catalogPath, now string, stderr io.Writer) (*LocalEnv, error) {
 		}
 		clock = func() time.Time { return t }
 	}
-	return NewLocalEnv(c, newStderrLogger(stderr), clock), nil
+	return plugins.NewLocalEnv(c, newStderrLogger(stderr), clock), nil
 }
 
-func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("pack", "DIR", stderr)
-	out := fs.String("o", "", "output `file`; default DIR/NAME-VERSION"+PackageExt)
+// pluginPack runs "livehat plugin pack DIR": build (unless --no-build),
+// pin, sign with --key, check in the sandbox and write the archive.
+func pluginPack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin pack", "DIR", stderr)
+	out := fs.String("o", "", "output `file`; default DIR/NAME-VERSION"+plugins.PackageExt)
 	keyFile := fs.String("key", "", "ed25519 signing key `file` (from keygen); unsigned without it")
 	keyID := fs.String("key-id", "", "name of the signing key the host trusts; default the key file's name less its extension")
 	noBuild := fs.Bool("no-build", false, "pack the module already in DIR instead of building it")
-	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	cache := fs.String("cache", plugins.DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -511,17 +429,17 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("plugin pack: want one DIR")
 	}
 	dir := pos[0]
-	var pkg *Package
+	var pkg *plugins.Package
 	if *noBuild {
-		pkg, err = ReadDir(dir)
+		pkg, err = plugins.ReadDir(dir)
 	} else {
-		pkg, err = BuildDir(ctx, dir, stderr)
+		pkg, err = plugins.BuildDir(ctx, dir, stderr)
 	}
 	if err != nil {
 		return err
 	}
 	pkg.Pin()
-	cfg := NewHostConfig().WithCacheDir(*cache)
+	cfg := plugins.NewHostConfig().WithCacheDir(*cache)
 	if *keyFile != "" {
 		key, err := readKey(*keyFile)
 		if err != nil {
@@ -536,7 +454,7 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		cfg = cfg.WithTrustedKey(id, key.Public().(ed25519.PublicKey))
 	}
-	h, err := NewHost(ctx, cfg)
+	h, err := plugins.NewHost(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -552,7 +470,7 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	path := *out
 	if path == "" {
-		path = filepath.Join(dir, pkg.Manifest.Name+"-"+pkg.Manifest.Version+PackageExt)
+		path = filepath.Join(dir, pkg.Manifest.Name+"-"+pkg.Manifest.Version+plugins.PackageExt)
 	}
 	if err := os.WriteFile(path, archive, 0o644); err != nil {
 		return err
@@ -565,76 +483,12 @@ func cliPack(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// StoreDir is where installed packages live inside a data directory:
-// DATA/plugins/NAME/VERSION.lhp.
-func StoreDir(data string) string { return filepath.Join(data, "plugins") }
-
-// InstallToStore verifies pkg (integrity, and the signature against
-// trusted keys when signed) and writes it into the store of a data
-// directory, from which LoadStore installs it.
-func InstallToStore(data string, pkg *Package, trusted map[string]ed25519.PublicKey) (string, error) {
-	if _, err := pkg.Verify(trusted); err != nil {
-		return "", err
-	}
-	archive, err := pkg.Archive()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(StoreDir(data), pkg.Manifest.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, pkg.Manifest.Version+PackageExt)
-	if err := os.WriteFile(path, archive, 0o644); err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-// LoadStore installs every package of a data directory's store into r
-// and activates the highest version of each plugin. Packages that fail
-// to load are reported together; the others are installed.
-func (r *Registry) LoadStore(ctx context.Context, data string) error {
-	paths, err := filepath.Glob(filepath.Join(StoreDir(data), "*", "*"+PackageExt))
-	if err != nil {
-		return err
-	}
-	sort.Strings(paths)
-	var errs []error
-	best := map[string]Semver{}
-	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		pkg, err := ReadPackage(b)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			continue
-		}
-		if _, err := r.Install(ctx, pkg); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			continue
-		}
-		v, _ := ParseSemver(pkg.Manifest.Version)
-		if cur, ok := best[pkg.Manifest.Name]; !ok || v.Compare(cur) > 0 {
-			best[pkg.Manifest.Name] = v
-		}
-	}
-	for name, v := range best {
-		if err := r.Activate(name, v.String()); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("install", "FILE --data DIR", stderr)
+// pluginInstall runs "livehat plugin install FILE --data DIR".
+func pluginInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin install", "FILE --data DIR", stderr)
 	data := fs.String("data", "livehat-data", "data `dir` of the console")
 	trust := addTrustFlags(fs)
-	cache := fs.String("cache", DefaultCacheDir(), "compilation cache `dir`")
+	cache := fs.String("cache", plugins.DefaultCacheDir(), "compilation cache `dir`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -660,7 +514,7 @@ func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("plugin install: %w", untrustedHint(err, pkg, trusted))
 	}
 	p.Close(ctx)
-	path, err := InstallToStore(*data, pkg, trusted)
+	path, err := plugins.InstallToStore(*data, pkg, trusted)
 	if err != nil {
 		return err
 	}
@@ -668,8 +522,9 @@ func cliInstall(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func cliKeygen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("keygen", "--out FILE", stderr)
+// pluginKeygen runs "livehat plugin keygen --out FILE".
+func pluginKeygen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plugin keygen", "--out FILE", stderr)
 	out := fs.String("out", "", "private key `file` to write (mode 0600); the public key goes to FILE.pub")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
@@ -692,10 +547,12 @@ func cliKeygen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// newStderrLogger logs everything a plugin logs, for plugin test.
 func newStderrLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// readKey reads an ed25519 signing key as keygen writes it: a hex seed.
 func readKey(path string) (ed25519.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
