@@ -82,7 +82,7 @@ func hasFlag(args []string, name string) bool {
 //
 //	livehat bench model [--random qwen2.5-0.5b [--save DIR] | --checkpoint DIR] [--dtype f32|bf16|q8]
 //	    [--batch 1,8] [--prompt 128] [--gen 32] [--prefix 1000] [--question 16] [--threads N] [--repeat 3]
-//	    [--speculative K] [--draft-vocab N]
+//	    [--speculative K] [--draft-vocab N] [--cpuprofile FILE]
 func benchModel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench model", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -99,6 +99,7 @@ func benchModel(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	speculative := fs.Int("speculative", 0, "also decode with this many tokens drafted per step by the MTP heads (0: off)")
 	save := fs.String("save", "", "with --random: also write the random weights as a checkpoint `folder` (safetensors and config.json), so another engine can run the same model (export gguf --tokenizer)")
 	draftVocab := fs.Int("draft-vocab", -1, "heads draft among the token ids below N (0: all; -1: the model's mtp_draft_vocab_size)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured phases (not the model's set-up) to this file (read it with go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -181,6 +182,13 @@ func benchModel(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("bench model: %d tokens exceed the model's context of %d", need, m.MaxContext())
 	}
 
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	// The random prompts are drawn from one seed, so runs compare.
 	const seed = 42
 	fmt.Fprintf(stdout, "best of %d runs per phase\n", *repeat)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,6 +76,14 @@ func TestBenchModel(t *testing.T) {
 		t.Errorf("--save: %v\n%s", err, out)
 	}
 
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	if _, err := runCommand(t, Bench, "", append(slices.Clone(args), "--cpuprofile", profile)...); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(profile); err != nil || st.Size() == 0 {
+		t.Errorf("--cpuprofile wrote no profile: %v", err)
+	}
+
 	// A checkpoint without MTP heads gets random ones for --speculative.
 	out, err = runCommand(t, Bench, "", "model", "--checkpoint", saved, "--batch", "2", "--prompt", "4", "--gen", "3", "--prefix", "0", "--repeat", "1", "--speculative", "2")
 	if err != nil {
@@ -104,6 +113,7 @@ func TestBenchModel(t *testing.T) {
 		{"save without random", []string{"--checkpoint", saved, "--save", t.TempDir()}, "use it with --random"},
 		{"too many drafts", []string{"--random", "tiny", "--speculative", "99"}, "--speculative 99"},
 		{"draft vocabulary too large", []string{"--random", "tiny", "--draft-vocab", "1000000"}, "exceeds the vocabulary"},
+		{"profile in a missing folder", []string{"--random", "tiny", "--prefix", "0", "--cpuprofile", filepath.Join(saved, "none", "cpu.pprof")}, "--cpuprofile"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runCommand(t, Bench, "", append([]string{"model"}, tt.args...)...)
