@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"sort"
@@ -25,8 +24,8 @@ import (
 	"github.com/livehat/livehat/plugins"
 )
 
-// subcommand is one livehat subcommand. The implementations move into
-// internal/command, one file per command (#22); main only wires them.
+// subcommand is one livehat subcommand. The implementations live in
+// internal/command, one file per command; main only wires them.
 type subcommand struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
@@ -34,8 +33,8 @@ type subcommand struct {
 
 func commands() map[string]subcommand {
 	return map[string]subcommand{
-		"serve":     {"start the console server (default)", runServe},
-		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", runChat},
+		"serve":     {"start the console server (default)", command.Serve},
+		"chat":      {"talk to a checkpoint or a model server (--model DIR|URL) in the terminal as a viewer of the demo stream, tool calls shown", command.Chat},
 		"harness":   {"validate, render, diff and augment harness files", command.Harness},
 		"plugin":    {"build, inspect, test, pack and install WebAssembly plugins", command.Plugin},
 		"tokenize":  {"encode JSONL text to token ids, or decode ids (--decode)", command.Tokenize},
@@ -77,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case isUsage(err):
+	case command.IsUsage(err):
 		fmt.Fprintf(stderr, "livehat %s: %v\n", name, err)
 		return 2
 	default:
@@ -105,9 +104,4 @@ func usage(w io.Writer, cmds map[string]subcommand) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'livehat COMMAND -h' for a command's flags.")
-}
-
-// newLogger returns the structured logger every command shares.
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }

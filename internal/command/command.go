@@ -10,8 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/livehat/livehat/harness"
 )
 
 // Func is the shape of every command: the arguments after the command's
@@ -31,12 +29,10 @@ func usagef(format string, a ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, a...)}
 }
 
-// IsUsage reports whether err is a command-line mistake. It also accepts
-// harness.UsageError, which the commands not yet moved here still return.
+// IsUsage reports whether err is a command-line mistake.
 func IsUsage(err error) bool {
 	var u *UsageError
-	var hu *harness.UsageError
-	return errors.As(err, &u) || errors.As(err, &hu)
+	return errors.As(err, &u)
 }
 
 // newFlags returns the flag set of "livehat NAME": parse errors come back

@@ -7,8 +7,6 @@ import (
 	"io"
 	"slices"
 	"testing"
-
-	"github.com/livehat/livehat/harness"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -59,7 +57,6 @@ func TestIsUsage(t *testing.T) {
 	}{
 		{usagef("x"), true},
 		{fmt.Errorf("wrapped: %w", usagef("x")), true},
-		{&harness.UsageError{Msg: "x"}, true},
 		{errors.New("x"), false},
 		{nil, false},
 	} {

@@ -1,14 +1,12 @@
-package main
+package command
 
 import (
 	"flag"
-	"fmt"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model/remote"
 	"github.com/livehat/livehat/runtime"
 )
@@ -47,14 +45,14 @@ func isServerURL(s string) bool {
 // it). metrics, when set, counts the server's requests.
 func (f *remoteFlags) open(rawURL string, metrics *runtime.RemoteMetrics) (runtime.RemoteModel, string, error) {
 	if f.name == "" {
-		return runtime.RemoteModel{}, "", &harness.UsageError{Msg: "--model " + rawURL + " is a server: name its model with --model-name"}
+		return runtime.RemoteModel{}, "", usagef("--model %s is a server: name its model with --model-name", rawURL)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return runtime.RemoteModel{}, "", &harness.UsageError{Msg: fmt.Sprintf("--model %q is not a server URL", rawURL)}
+		return runtime.RemoteModel{}, "", usagef("--model %q is not a server URL", rawURL)
 	}
 	if u.User != nil {
-		return runtime.RemoteModel{}, "", &harness.UsageError{Msg: "--model: put the API key in the variable --api-key-env names, not in the URL"}
+		return runtime.RemoteModel{}, "", usagef("--model: put the API key in the variable --api-key-env names, not in the URL")
 	}
 	name := f.name + " at " + u.Host
 	cfg := remote.Config{BaseURL: rawURL, Model: f.name, Timeout: f.timeout, StreamIdleTimeout: f.idle,
@@ -64,7 +62,7 @@ func (f *remoteFlags) open(rawURL string, metrics *runtime.RemoteMetrics) (runti
 	}
 	c, err := remote.New(cfg)
 	if err != nil {
-		return runtime.RemoteModel{}, "", &harness.UsageError{Msg: fmt.Sprintf("--model: %v", err)}
+		return runtime.RemoteModel{}, "", usagef("--model: %v", err)
 	}
 	return runtime.RemoteModel{Client: c}, name, nil
 }

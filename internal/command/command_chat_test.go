@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -35,12 +35,13 @@ func TestChatWithAServer(t *testing.T) {
 		fmt.Fprintf(w, "data: {\"choices\": [{\"delta\": %s, \"finish_reason\": \"stop\"}]}\n\ndata: [DONE]\n\n", delta)
 	}))
 	defer srv.Close()
+	t.Chdir("../..") // the example plugins are built from the repository's tree
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"chat", "--model", srv.URL, "--model-name", "qwen"},
+	err := Chat(context.Background(), []string{"--model", srv.URL, "--model-name", "qwen"},
 		strings.NewReader("How much is the serum?\n/quit\n"), &stdout, &stderr)
 	out := stdout.String()
-	if code != 0 {
-		t.Fatalf("exit %d: %s\n%s", code, stderr.String(), out)
+	if err != nil {
+		t.Fatalf("%v: %s\n%s", err, stderr.String(), out)
 	}
 	for _, want := range []string{"qwen at " + strings.TrimPrefix(srv.URL, "http://"), "[skill] price_answer", `[tool] product_lookup {"query": "serum"} → {`,
 		"The serum is 199 yuan."} {
@@ -52,11 +53,11 @@ func TestChatWithAServer(t *testing.T) {
 
 func TestChatUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"chat", "--model", "http://127.0.0.1:1", "extra"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
-		t.Errorf("extra argument: exit %d, want 2 (%s)", code, stderr.String())
+	if err := Chat(context.Background(), []string{"--model", "http://127.0.0.1:1", "extra"}, strings.NewReader(""), &stdout, &stderr); !IsUsage(err) {
+		t.Errorf("extra argument: %v, want a usage error (%s)", err, stderr.String())
 	}
-	if code := run(context.Background(), []string{"chat", "--model", "http://127.0.0.1:1"}, strings.NewReader(""), &stdout, &stderr); code != 2 ||
-		!strings.Contains(stderr.String(), "--model-name") {
-		t.Errorf("a server without --model-name: exit %d, %s", code, stderr.String())
+	if err := Chat(context.Background(), []string{"--model", "http://127.0.0.1:1"}, strings.NewReader(""), &stdout, &stderr); !IsUsage(err) ||
+		!strings.Contains(err.Error(), "--model-name") {
+		t.Errorf("a server without --model-name: %v, want a usage error naming --model-name", err)
 	}
 }

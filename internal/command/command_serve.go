@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -28,9 +28,10 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// runServe starts the console on the embedded defaults: the demo stream's
-// harness, plus any harness files named with --harness.
-func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// Serve is "livehat serve": it starts the console on the embedded
+// defaults: the demo stream's harness, plus any harness files named with
+// --harness.
+func Serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", ":8080", "listen address")
@@ -45,11 +46,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if fs.NArg() > 0 {
-		return &harness.UsageError{Msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+		return usagef("serve takes no arguments, got %q", fs.Args())
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return &harness.UsageError{Msg: fmt.Sprintf("--log-level %q: want debug, info, warn or error", *level)}
+		return usagef("--log-level %q: want debug, info, warn or error", *level)
 	}
 	log := newLogger(stderr, lvl)
 
@@ -157,4 +158,9 @@ func displayURL(a net.Addr) string {
 		return fmt.Sprintf("http://localhost:%d", tcp.Port)
 	}
 	return "http://" + a.String()
+}
+
+// newLogger returns the structured logger of the server.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }

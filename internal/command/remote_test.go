@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"flag"
@@ -31,7 +31,7 @@ func TestOpenLiveModelServer(t *testing.T) {
 			}
 			_, name, closeModel, err := openLiveModel(tt.url, t.TempDir(), opts, prometheus.NewRegistry())
 			if err != nil {
-				if !strings.Contains(err.Error(), tt.want) || !isUsage(err) {
+				if !strings.Contains(err.Error(), tt.want) || !IsUsage(err) {
 					t.Fatalf("err = %v, want a usage error naming %q", err, tt.want)
 				}
 				return

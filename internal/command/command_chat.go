@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bufio"
@@ -19,12 +19,12 @@ import (
 	"github.com/livehat/livehat/runtime"
 )
 
-// runChat is "livehat chat": a conversation in the terminal with a
+// Chat is "livehat chat": a conversation in the terminal with a
 // checkpoint or a model server, as a viewer of the demo stream meets it —
 // the demo harness, the example plugins over the demo catalog, the live
 // runtime — with every tool call shown as it ran. One line is one viewer
 // message; end with an empty input (EOF) or /quit.
-func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func Chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	modelArg := fs.String("model", examples.ModelName, "bundled, a checkpoint folder, or an OpenAI-compatible server's URL (with --model-name)")
@@ -35,8 +35,15 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	if fs.NArg() > 0 {
-		return &harness.UsageError{Msg: fmt.Sprintf("chat takes no arguments, got %q", fs.Args())}
+		return usagef("chat takes no arguments, got %q", fs.Args())
 	}
+	// The model first: a mistake in its flags is a usage error, told
+	// before anything is loaded.
+	m, name, closeModel, err := openLiveModel(*modelArg, examples.ModelCacheDir(), server, prometheus.NewRegistry())
+	if err != nil {
+		return err
+	}
+	defer closeModel()
 	h, dirs, err := demoWithHooks()
 	if err != nil {
 		return err
@@ -46,11 +53,6 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return err
 		}
 	}
-	m, name, closeModel, err := openLiveModel(*modelArg, examples.ModelCacheDir(), server, prometheus.NewRegistry())
-	if err != nil {
-		return err
-	}
-	defer closeModel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sb, err := runtime.OpenSandbox(ctx, "", quiet)
 	if err != nil {
