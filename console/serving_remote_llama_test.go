@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +21,7 @@ import (
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/harness/catalog"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/model/engine"
 	"github.com/livehat/livehat/model/gguf"
@@ -213,11 +212,8 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 	}
 
 	// The twelve questions, in process and through the server.
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := testfixture.DemoHarness(t)
+	quiet := testfixture.QuietLogger()
 	sb, err := runtime.OpenSandbox(ctx, "", quiet)
 	if err != nil {
 		t.Fatal(err)

@@ -11,25 +11,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
 	"github.com/livehat/livehat/model"
 	"github.com/livehat/livehat/model/chat"
 	"github.com/livehat/livehat/runtime"
 	"github.com/livehat/livehat/trainer/liveroom"
+	"github.com/livehat/livehat/internal/testfixture"
 	"github.com/livehat/livehat/trainer/nn"
 	"github.com/livehat/livehat/trainer/nn/runfolder"
 	"github.com/livehat/livehat/trainer/nn/runfolder/runtest"
 )
 
-func demo(t testing.TB) *harness.Harness {
-	t.Helper()
-	h, err := harness.LoadFS(examples.Harnesses, examples.DemoHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
+func demo(t testing.TB) *harness.Harness { return testfixture.DemoHarness(t) }
 
 // smallData is a few rooms of one or two items, so examples stay short.
 func smallData(augment bool) DataConfig {
