@@ -219,6 +219,11 @@ func TestFacts(t *testing.T) {
 		{"colours", "zh", "耳机有什么颜色", "有黑色和白色两种。", buds, "", "", ""},
 		{"colour absent", "en", "Do the earbuds come in pink?", "No pink, sorry: black or white.", buds, "", "", ""},
 		{"feature", "zh", "耳机降噪吗", "支持主动降噪，还防水。", buds, "", "", ""},
+		// A list of features or materials is not complete: what it leaves
+		// out is not denied (the transfer suite's "No, it is not machine
+		// washable." for an item whose results never mention washing).
+		{"feature denied without a result", "en", "Is the hoodie machine washable?", "No, it is not machine washable.", hoodie, KindFact, "machine washable", "says the item is not"},
+		{"material denied without a result", "zh", "卫衣是羊毛的吗", "卫衣不是羊毛的。", hoodie, KindFact, "羊毛", "says the item is not"},
 		{"free shipping", "zh", "精华包邮吗", "精华包邮。", []Call{serumLookup, serumShipping}, "", "", ""},
 		{"no free shipping", "zh", "坚果包邮吗", "坚果礼盒不包邮，运费8元。", []Call{nutsLookup, nutsShipping}, "", "", ""},
 		{"no returns", "zh", "坚果能退吗", "食品不支持退货哦。", []Call{nutsLookup, nutsShipping}, "", "", ""},

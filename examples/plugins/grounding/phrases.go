@@ -730,10 +730,19 @@ func (c *checker) concept(k *concept, yes bool, start, end int) {
 	if k.kind == "allergen" && slices.ContainsFunc(scope, func(f *itemFacts) bool { return f.allergenFree }) {
 		return
 	}
-	if c.lists(scope, k.kind) {
-		return
+	// Only an allergen or ingredient list and an item's variants are
+	// complete: what they leave out is absent. A list of features or
+	// materials is not, so "not machine washable" for an item whose
+	// features do not name it is a guess, as the room grader reads it too.
+	switch k.kind {
+	case "allergen", "additive", "colour":
+		if c.lists(scope, k.kind) {
+			return
+		}
+		c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
+	default:
+		c.flag(KindFact, start, end, "no tool result says the item is not %s", k.words[0])
 	}
-	c.flag(KindFact, start, end, "no tool result lists the item's %ss", k.kind)
 }
 
 // allSkinTypes are the ways results say an item suits every skin type.
@@ -809,24 +818,18 @@ func negations(words []string) []string {
 	return out
 }
 
-// lists reports whether the scope's results list the item's allergens,
-// ingredients, materials or colours, so that what they do not list is
-// absent.
+// lists reports whether the scope's results list the item's allergens or
+// ingredients (kind "allergen" or "additive") or its colours, so that what
+// they do not list is absent.
 func (c *checker) lists(scope []*itemFacts, kind string) bool {
-	var keys []string
-	switch kind {
-	case "allergen", "additive":
-		keys = []string{"allergen", "ingredient", "过敏", "成分", "配料"}
-	case "material":
-		keys = []string{"material", "材质", "面料", "fabric"}
-	case "colour":
+	keys := []string{"allergen", "ingredient", "过敏", "成分", "配料"}
+	if kind == "colour" {
 		keys = []string{"variant", "colour", "color", "颜色"}
-	case "ingredient", "skin", "origin", "fit":
-		keys = attributeKeys[kind]
-	default:
-		keys = []string{"feature", "功能"}
 	}
 	for _, f := range scope {
+		if kind == "colour" && len(f.variants) > 0 {
+			return true
+		}
 		if kind == "allergen" && slices.ContainsFunc(f.unstated, func(k string) bool { return strings.HasSuffix(k, "allergens") }) {
 			// Ingredients listed with allergens "not stated": an absent
 			// allergen must not be read from the ingredients.
@@ -841,9 +844,6 @@ func (c *checker) lists(scope []*itemFacts, kind string) bool {
 			if containsAny(asciiLower(a[0]), keys) {
 				return true
 			}
-		}
-		if kind == "colour" && len(f.variants) > 0 {
-			return true
 		}
 	}
 	return false
