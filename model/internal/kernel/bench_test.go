@@ -150,6 +150,77 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
+// BenchmarkMatVecPastL3 streams 1 GiB weights of the Qwen2.5-0.5B decode
+// shapes through the mat-vec kernels: 896 columns (the q, k, v, o, gate
+// and up projections and the LM head) and 4,864 (the down projection).
+// That is four times an L3 of 260 MiB, so every call reads the whole
+// weight from memory as a decode step does, and the GB/s say how close the
+// kernels come to the machine's read bandwidth (bench/stream_read.c
+// measures that). Each weight repeats one random 512-row block; the values
+// do not change the time. bestGB/s is the fastest call's rate, the figure a
+// shared machine's load disturbs least.
+func BenchmarkMatVecPastL3(b *testing.B) {
+	const blockRows, size = 512, 1 << 30
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, cols := range []int{896, 4864} {
+		block := randSlice(rng, blockRows*cols)
+		x := randSlice(rng, cols)
+		for _, format := range []string{"bf16", "q8"} {
+			var run func(p *Pool)
+			var bytes int
+			switch format {
+			case "bf16":
+				blockBF16 := make([]uint16, len(block))
+				F32ToBF16(blockBF16, block)
+				rows := size / (2 * cols) / blockRows * blockRows
+				w := make([]uint16, rows*cols)
+				for i := 0; i < len(w); i += len(blockBF16) {
+					copy(w[i:], blockBF16)
+				}
+				y := make([]float32, rows)
+				bytes = 2 * len(w)
+				run = func(p *Pool) { p.MatVecBF16(y, w, rows, cols, x) }
+			case "q8":
+				blockQ8, err := QuantizeQ8(block, blockRows, cols)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bpr := blockQ8.BlocksPerRow()
+				rows := size / (cols + 4*bpr) / blockRows * blockRows
+				q := Q8Matrix{Rows: rows, Cols: cols, Data: make([]int8, rows*cols), Scales: make([]float32, rows*bpr)}
+				for i := 0; i < len(q.Data); i += len(blockQ8.Data) {
+					copy(q.Data[i:], blockQ8.Data)
+				}
+				for i := 0; i < len(q.Scales); i += len(blockQ8.Scales) {
+					copy(q.Scales[i:], blockQ8.Scales)
+				}
+				y := make([]float32, rows)
+				bytes = len(q.Data) + 4*len(q.Scales)
+				run = func(p *Pool) { p.MatVecQ8(y, q, x) }
+			}
+			for _, th := range benchThreads() {
+				b.Run(fmt.Sprintf("cols=%d/%s/threads=%d", cols, format, th), func(b *testing.B) {
+					p := NewPool(th)
+					defer p.Close()
+					var fastest time.Duration
+					clock := startCPUClock()
+					for b.Loop() {
+						start := time.Now()
+						run(p)
+						if d := time.Since(start); fastest == 0 || d < fastest {
+							fastest = d
+						}
+					}
+					gb := float64(bytes) * float64(b.N) / 1e9
+					b.ReportMetric(gb/b.Elapsed().Seconds(), "GB/s")
+					b.ReportMetric(float64(bytes)/fastest.Seconds()/1e9, "bestGB/s")
+					clock.report(b, gb, "GB")
+				})
+			}
+		}
+	}
+}
+
 func BenchmarkDot(b *testing.B) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	a, c := randSlice(rng, 4096), randSlice(rng, 4096)

@@ -5,6 +5,10 @@
 // AVX-512 kernels (F, BW, DQ, VL; VNNI where named). Like the AVX2 ones,
 // all are leaves that end with VZEROUPPER.
 
+// bf16PrefetchAhead caps how far ahead of the weights it reads the bf16
+// mat-vec kernel prefetches (see rows4BF16AVX512).
+#define bf16PrefetchAhead 8192
+
 // func gemm12x32AVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //
 // C[0:12, 0:32] = alpha·A·B + beta·C for two consecutive packed A panels
@@ -536,7 +540,20 @@ TEXT ·rows4BF16AVX512(SB), NOSPLIT, $0-56
 	LEAQ (R11)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
 	LEAQ (DI)(R9*1), R14
-	LEAQ (R13)(R8*1), R15 // prefetch pointer through the next four rows
+	// The prefetch pointer starts at the next four rows or
+	// bf16PrefetchAhead bytes past w, whichever is nearer, and advances
+	// as fast as the four rows together. With long rows it so runs
+	// through the rest of these rows into the start of the next ones,
+	// not through all of the next four: those (38 KiB at 4,864 columns)
+	// next to the current rows and x overflow a 48 KiB L1 and were
+	// evicted before being read (model/BENCHMARKS.md, the prefetch cap).
+	MOVQ R8, R15
+	SHLQ $2, R15
+	CMPQ R15, $bf16PrefetchAhead
+	JLE bf512_ahead
+	MOVQ $bf16PrefetchAhead, R15
+bf512_ahead:
+	ADDQ SI, R15
 	VPBROADCASTD maskHigh16<>(SB), Z29
 	VMOVDQU32 permEvenOdd<>+0(SB), Z30
 	VMOVDQU32 permEvenOdd<>+64(SB), Z31
