@@ -129,33 +129,8 @@ func (s *Store) OrgGet(ctx context.Context, sc store.Scope, id string) (Experime
 // OrgList returns the experiments of the scope's organisation, newest
 // first.
 func (s *Store) OrgList(ctx context.Context, sc store.Scope) ([]Experiment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT o.experiment_id FROM experiment_orgs o
+	return s.listWhere(ctx, `SELECT o.experiment_id FROM experiment_orgs o
 		JOIN experiment_experiments e ON e.id = o.experiment_id WHERE o.org_id = ? ORDER BY e.created_at DESC, e.id`, sc.OrgID)
-	if err != nil {
-		return nil, fmt.Errorf("experiments: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]Experiment, 0, len(ids))
-	for _, id := range ids {
-		e, err := s.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // orgOnly restricts a statement's experiment_id to the experiments of the

@@ -170,7 +170,14 @@ func (s *Store) Get(ctx context.Context, id string) (Experiment, error) {
 
 // List returns every experiment, newest first.
 func (s *Store) List(ctx context.Context) ([]Experiment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM experiment_experiments ORDER BY created_at DESC, id`)
+	return s.listWhere(ctx, `SELECT id FROM experiment_experiments ORDER BY created_at DESC, id`)
+}
+
+// listWhere returns the experiments whose ids query selects, in its order.
+// The ids are read in full before any experiment is, so that the query's
+// rows are closed while Get runs its own queries.
+func (s *Store) listWhere(ctx context.Context, query string, args ...any) ([]Experiment, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
