@@ -267,6 +267,8 @@ func (c *checker) token(t token) {
 		c.foreign(t)
 	case tokSpendOff:
 		c.spendOff(t)
+	case tokMinSpend:
+		c.minSpend(t)
 	case tokZhe:
 		c.discount(t)
 	case tokDate:
@@ -419,6 +421,29 @@ func (c *checker) spendOff(t token) {
 		}
 	}
 	c.flag(KindAmount, t.start, t.end, "no coupon in the results takes %s off %s", yuan(off), yuan(spend))
+}
+
+// minSpend checks a coupon's minimum spend ("满300元才能用"): one of the
+// coupons in the results must need exactly that spend. Any amount of the
+// results would otherwise back it, a price among them.
+func (c *checker) minSpend(t token) {
+	spend := toFen(t.v)
+	var have []string
+	for _, f := range c.scope(c.owner(t.start)) {
+		for _, cp := range f.coupons {
+			if cp.minSpend == spend {
+				return
+			}
+			if cp.minSpend > 0 {
+				have = append(have, yuan(cp.minSpend))
+			}
+		}
+	}
+	if len(have) == 0 {
+		c.flag(KindAmount, t.start, t.end, "no coupon in the results states a minimum spend")
+		return
+	}
+	c.flag(KindAmount, t.start, t.end, "the coupons in the results need a spend of %s", strings.Join(have, ", "))
 }
 
 func (c *checker) discount(t token) {

@@ -9,6 +9,12 @@ func TestCouponClaims(t *testing.T) {
 		{"coupon found", "zh", "精华有券吗", "有优惠券，满99减20，券后179元。", []Call{serumLookup, serumCoupon}, "", "", ""},
 		{"coupon applies", "en", "Coupon for the serum?", "A 20 yuan coupon applies, so it is 179 yuan.", []Call{serumLookup, serumCoupon}, "", "", ""},
 		{"coupon not yet reached", "zh", "面霜能用券吗", "有优惠券，满300元才能用，还差41元。", []Call{creamLookup, creamCoupon}, "", "", ""},
+		{"minimum spend en", "en", "Can I use the cream coupon?", "Not yet: the coupon needs a minimum spend of 300 yuan.", []Call{creamLookup, creamCoupon}, "", "", ""},
+		// A minimum spend must be a coupon's, not any amount of the
+		// results: job2 step 600 said 满233.10元 for a 300-yuan threshold.
+		{"minimum spend that is another amount", "zh", "面霜有优惠券吗？", "还不满足用券条件，满259元才能用。", []Call{creamLookup, creamCoupon}, KindAmount, "满259元才能用", "need a spend of 300"},
+		{"minimum spend that is another amount en", "en", "Coupon for the cream?", "Spend over 259 yuan to use the coupon.", []Call{creamLookup, creamCoupon}, KindAmount, "Spend over 259", "need a spend of 300"},
+		{"minimum spend without a coupon result", "zh", "面霜有券吗", "满300元可用。", []Call{creamLookup}, KindAmount, "满300元可用", "no coupon in the results"},
 
 		{"no coupon unchecked", "zh", "面霜多少钱", "雅诗轻盈面霜199元，这款暂时没有优惠券。", []Call{creamCoLookup}, KindFact, "没有优惠券", "no coupon_check"},
 		{"no coupon unchecked en", "en", "How much is it?", "It is 199 yuan; no coupon today.", []Call{creamCoLookup}, KindFact, "no coupon", "no coupon_check"},

@@ -16,6 +16,7 @@ const (
 	tokMoney      tokenKind = iota + 1 // an amount in yuan: ¥199, 199元, 九块九, 199 yuan
 	tokForeign                         // an amount in another currency: $19, 19 dollars
 	tokSpendOff                        // 满X减Y: a coupon's minimum spend (v) and amount (v2)
+	tokMinSpend                        // 满X元才能用, a minimum spend of X: a coupon's minimum spend (v)
 	tokZhe                             // N折 or N% off: v is the percent off
 	tokPercent                         // a plain percentage: 2% hyaluronic acid
 	tokDate                            // a calendar date
@@ -129,6 +130,9 @@ var scanPatterns = []pattern{
 		t.v, t.v2 = a, b
 		return ok1 && ok2
 	}},
+	{tokMinSpend, regexp.MustCompile(`满\s*` + num + `\s*(?:元|块)?\s*(?:才能用|才可用|才能使用|才可以用|可用|能用|使用|可以用)`), anyOf("满"), readFirst},
+	{tokMinSpend, regexp.MustCompile(`(?i)\b(?:min(?:imum|\.)?\s+spend(?:\s+of)?|spend\s+(?:at\s+least|over)|orders?\s+(?:over|above|of\s+at\s+least))\s*(?:¥|￥|rmb\s*|cny\s*)?\s*(` + arNum + `)`),
+		anyOf("spend", "order"), readFirst},
 	{tokForeign, regexp.MustCompile(`(US\$|\$|€|£)\s*(` + arNum + `)`), anyOf("$", "€", "£"), func(s string, m []int, t *token) bool {
 		t.unit = sub(s, m, 1)
 		return readNumber(sub(s, m, 2), &t.v)

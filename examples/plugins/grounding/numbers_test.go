@@ -108,7 +108,7 @@ func TestScanForms(t *testing.T) {
 		{"两件", tokQuantity, 2},
 		{"L码", tokSize, 0},
 		{"size XL", tokSize, 0},
-		{"SE107", 0, 0}, // an id, not a number
+		{"SE107", 0, 0},           // an id, not a number
 		{"entyp-5", tokNumber, 5}, // a hyphen does not make an id: the turn's ids are claimed before
 		{"第1", 0, 0},
 		{"3D", 0, 0},
