@@ -141,7 +141,7 @@ func exportRLPrompts(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Rooms, "rooms", cfg.Rooms, "live rooms the tasks are drawn from")
 	fs.IntVar(&cfg.Room.MinItems, "min-items", cfg.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
 	fs.IntVar(&cfg.Room.MaxItems, "max-items", cfg.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
-	fs.IntVar(&cfg.Room.Variety, "variety", cfg.Room.Variety, "rooms as a wider range of merchants and viewers make them, -1 to 4 (liveroom.RoomConfig.Variety), as in the SFT stages")
+	fs.IntVar(&cfg.Room.Variety, "variety", cfg.Room.Variety, "rooms as a wider range of merchants and viewers make them, -1 to 5 (liveroom.RoomConfig.Variety), as in the SFT stages")
 	fs.Float64Var(&cfg.VariantShare, "variant-share", cfg.VariantShare, "share of tasks under a freshly augmented harness")
 	fs.IntVar(&cfg.Transforms, "transforms", cfg.Transforms, "training-pool families per variant")
 	fs.Float64Var(&cfg.FaultShare, "fault-share", cfg.FaultShare, "share of tasks with a faulty tool")

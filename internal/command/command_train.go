@@ -120,7 +120,7 @@ func sftDataFlags(fs *flag.FlagSet, c *sft.DataConfig) (harnessPath *string) {
 	fs.IntVar(&c.Questions, "questions", c.Questions, "viewer questions per room")
 	fs.IntVar(&c.Room.MinItems, "min-items", c.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
 	fs.IntVar(&c.Room.MaxItems, "max-items", c.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
-	fs.IntVar(&c.Room.Variety, "variety", c.Room.Variety, "rooms as a wider range of merchants and viewers make them, 0-4 (liveroom.RoomConfig.Variety): 1 names and size charts, 2 wordings, 3 and 4 slug ids; -1 the rooms the recipe's first stages were trained on")
+	fs.IntVar(&c.Room.Variety, "variety", c.Room.Variety, "rooms as a wider range of merchants and viewers make them, 0-5 (liveroom.RoomConfig.Variety): 1 names and size charts, 2 wordings, 3 and 4 slug ids, 5 open product kinds; -1 the rooms the recipe's first stages were trained on")
 	fs.IntVar(&c.General, "general", c.General, "general-corpus conversations (chit-chat, questions, checkable instructions) mixed in")
 	fs.IntVar(&c.Retrieval, "retrieval", c.Retrieval, "copy and retrieval warm-up conversations mixed in")
 	fs.BoolVar(&c.Augment, "augment", c.Augment, "harness-state augmentation (false: Fixed-Harness SFT)")

@@ -157,7 +157,7 @@ func rlFlags(cfg *rl.Config, fs *flag.FlagSet) func() {
 	fs.IntVar(&t.Rooms, "rooms", t.Rooms, "live rooms the tasks are drawn from")
 	fs.IntVar(&t.Room.MinItems, "min-items", t.Room.MinItems, "fewest items in a room's catalog (0: the room's default)")
 	fs.IntVar(&t.Room.MaxItems, "max-items", t.Room.MaxItems, "most items in a room's catalog (0: the room's default)")
-	fs.IntVar(&t.Room.Variety, "variety", t.Room.Variety, "rooms as a wider range of merchants and viewers make them, -1 to 4 (liveroom.RoomConfig.Variety), as in the SFT stages")
+	fs.IntVar(&t.Room.Variety, "variety", t.Room.Variety, "rooms as a wider range of merchants and viewers make them, -1 to 5 (liveroom.RoomConfig.Variety), as in the SFT stages")
 	fs.Float64Var(&t.VariantShare, "variant-share", t.VariantShare, "share of rollouts under a freshly augmented harness")
 	fs.IntVar(&t.Transforms, "transforms", t.Transforms, "training-pool families per variant")
 	fs.Float64Var(&t.FaultShare, "fault-share", t.FaultShare, "share of tasks with a faulty tool")
