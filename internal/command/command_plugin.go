@@ -111,13 +111,19 @@ func (f trustFlags) keys() (map[string]ed25519.PublicKey, error) {
 	return trusted, nil
 }
 
-// trustingHost returns a host that trusts keys.
-func trustingHost(ctx context.Context, cacheDir string, trusted map[string]ed25519.PublicKey) (*plugins.Host, error) {
+// trustingHost reads the keys the trust flags name and returns a host
+// that trusts them, with the keys (untrustedHint reads them).
+func trustingHost(ctx context.Context, cacheDir string, trust trustFlags) (*plugins.Host, map[string]ed25519.PublicKey, error) {
+	trusted, err := trust.keys()
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := plugins.NewHostConfig().WithCacheDir(cacheDir)
 	for id, pub := range trusted {
 		cfg = cfg.WithTrustedKey(id, pub)
 	}
-	return plugins.NewHost(ctx, cfg)
+	h, err := plugins.NewHost(ctx, cfg)
+	return h, trusted, err
 }
 
 // untrustedHint adds the flag to use when a signed package was refused
@@ -286,11 +292,7 @@ func pluginTest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	trusted, err := trust.keys()
-	if err != nil {
-		return err
-	}
-	h, err := trustingHost(ctx, *cache, trusted)
+	h, trusted, err := trustingHost(ctx, *cache, trust)
 	if err != nil {
 		return err
 	}
@@ -500,11 +502,7 @@ func pluginInstall(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	trusted, err := trust.keys()
-	if err != nil {
-		return err
-	}
-	h, err := trustingHost(ctx, *cache, trusted)
+	h, trusted, err := trustingHost(ctx, *cache, trust)
 	if err != nil {
 		return err
 	}
