@@ -321,7 +321,8 @@ func (h *liveHub) startChatTurn(c *fiber.Ctx, st *store.Stream, req *chatRequest
 		maxTokens = 512
 	}
 	sess, _, modelName, err := h.newSession(h.ctx, st, setup, "", runtime.Config{MaxTokens: maxTokens,
-		Context: func() []harness.ContextItem { return setup.context }, CatalogItems: func() []string { return setup.items }})
+		Context: func() []harness.ContextItem { return setup.context }, CatalogItems: func() []string { return setup.items },
+		CatalogWords: func() []string { return setup.words }})
 	if err != nil {
 		return nil, err
 	}

@@ -226,6 +226,7 @@ func (s *Server) replayOne(ctx context.Context, hub *liveHub, orgID, version str
 	sess, err := runtime.NewSession(ctx, runtime.Config{Stream: it.stream.ID, Harness: setup.harness, Model: m, Plugins: ps,
 		Context:      func() []harness.ContextItem { return setup.context },
 		CatalogItems: func() []string { return setup.items },
+		CatalogWords: func() []string { return setup.words },
 		TurnTimeout:  30 * time.Second, ToolTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
 		Queue: runtime.QueueConfig{StaleAfter: time.Hour}})
 	if err != nil {

@@ -171,6 +171,7 @@ type streamSetup struct {
 	context  []harness.ContextItem
 	source   *contextSource
 	items    []string // the catalog's item ids, which tool arguments are held to
+	words    []string // the catalog's ids, names and aliases, which item queries are held to
 	strategy runtime.Strategy
 	onAir    bool
 }
@@ -227,7 +228,7 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		return nil, fmt.Errorf("stream %s: catalog: %w", st.ID, err)
 	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(doc), items: productIDs(cat), onAir: st.OnAir}
+		catalog: string(doc), items: productIDs(cat), words: cat.Words(), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
@@ -496,6 +497,14 @@ func (ls *liveSession) catalogItems() []string {
 	return ls.setup.items
 }
 
+// catalogWords returns the ids, names and aliases of the session's
+// current catalog.
+func (ls *liveSession) catalogWords() []string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.setup.words
+}
+
 // newSession builds a runtime session for a stream setup. The model is
 // the checkpoint an experiment's arm names (checkpointModel), or with ""
 // the stream's own model server or else the organisation's serving model
@@ -698,6 +707,7 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
 		Context:      ls.streamContext,
 		CatalogItems: ls.catalogItems,
+		CatalogWords: ls.catalogWords,
 		Signals:      ls.strategySignals,
 		RuleFired:    ls.ruleFired,
 	})

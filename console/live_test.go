@@ -440,28 +440,52 @@ func TestPersonalizeAppliesPersonaAndBannedClaims(t *testing.T) {
 }
 
 // itemIDModel is the rule-based host, recording the item ids each
-// request's call schemas hold item_id to.
+// request's call schemas hold item_id to, and the words they hold the
+// lookup's query to.
 type itemIDModel struct {
 	liveroom.Host
-	mu   sync.Mutex
-	seen [][]string
+	mu      sync.Mutex
+	seen    [][]string
+	queries [][]string
 }
 
 func (m *itemIDModel) Generate(ctx context.Context, req runtime.Request) (runtime.Response, error) {
+	var ids, queries []string
 	for _, s := range req.CallTools {
 		var p struct {
 			Properties map[string]struct {
 				Enum []string `json:"enum"`
 			} `json:"properties"`
 		}
-		if json.Unmarshal(s.Function.Parameters, &p) == nil && len(p.Properties["item_id"].Enum) > 0 {
-			m.mu.Lock()
-			m.seen = append(m.seen, p.Properties["item_id"].Enum)
-			m.mu.Unlock()
-			break
+		if json.Unmarshal(s.Function.Parameters, &p) != nil {
+			continue
+		}
+		if e := p.Properties["item_id"].Enum; len(e) > 0 && ids == nil {
+			ids = e
+		}
+		if e := p.Properties["query"].Enum; len(e) > 0 && s.Function.Name == "product_lookup" {
+			queries = e
 		}
 	}
+	m.mu.Lock()
+	if ids != nil {
+		m.seen = append(m.seen, ids)
+	}
+	if queries != nil {
+		m.queries = append(m.queries, queries)
+	}
+	m.mu.Unlock()
 	return m.Host.Generate(ctx, req)
+}
+
+// lastQueries returns the words of the last request that held the query.
+func (m *itemIDModel) lastQueries() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.queries) == 0 {
+		return nil
+	}
+	return m.queries[len(m.queries)-1]
 }
 
 // last returns the ids of the last request that had call schemas.
@@ -475,7 +499,8 @@ func (m *itemIDModel) last() []string {
 }
 
 // A live session holds item arguments to the stream's catalog, and to the
-// new one after an import.
+// new one after an import; its lookups' queries to the catalog's words
+// and the viewer's.
 func TestLiveSessionHoldsItemIDsToTheCatalog(t *testing.T) {
 	e := newLiveEnv(t)
 	model := &itemIDModel{}
@@ -493,6 +518,9 @@ func TestLiveSessionHoldsItemIDsToTheCatalog(t *testing.T) {
 	if got, want := model.last(), catalogItems(examples.Catalog); !slices.Equal(got, want) {
 		t.Errorf("item_id held to %v, want the demo catalog's %v", got, want)
 	}
+	if got := model.lastQueries(); !slices.Contains(got, "丝绒口红") || !slices.Contains(got, "口红多少钱") || !slices.Contains(got, "p-hoodie") {
+		t.Errorf("query held to %q, want the demo catalog's words and the viewer's", got)
+	}
 	_, cur, _ := e.call(t, e.merchant, "GET", "/api/streams/"+e.demoStream, "", "")
 	csv := "id,name,aliases,price,list_price,stock\np-hoodie,加绒卫衣,卫衣|hoodie,159,199,30\n"
 	if code, _, raw := e.call(t, e.merchant, "POST", fmt.Sprintf("/api/streams/%s/catalog?revision=%v", e.demoStream, cur["revision"]), "text/csv", csv); code != 200 {
@@ -501,6 +529,9 @@ func TestLiveSessionHoldsItemIDsToTheCatalog(t *testing.T) {
 	ask("卫衣多少钱")
 	if got := model.last(); !slices.Equal(got, []string{"p-hoodie"}) {
 		t.Errorf("after the import item_id is held to %v, want [p-hoodie]", got)
+	}
+	if got, want := model.lastQueries(), []string{"p-hoodie", "加绒卫衣", "卫衣", "hoodie", "卫衣多", "卫衣多少", "卫衣多少钱", "衣多", "衣多少", "衣多少钱", "多少", "多少钱", "少钱"}; !slices.Equal(got, want) {
+		t.Errorf("after the import the query is held to %q, want %q", got, want)
 	}
 }
 

@@ -166,6 +166,7 @@ func (h *liveHub) soloTurn(ctx context.Context, st *store.Stream, setup *streamS
 	sess, _, modelName, err := solo.newSession(ctx, st, setup, "", runtime.Config{
 		Context:      func() []harness.ContextItem { return setup.context },
 		CatalogItems: func() []string { return setup.items },
+		CatalogWords: func() []string { return setup.words },
 		TurnTimeout:  rehearsalTurnTimeout,
 		Queue:        runtime.QueueConfig{StaleAfter: time.Hour},
 	})

@@ -47,6 +47,7 @@ func renameEdit(mapped bool) func(h *harness.Harness) {
 			tool.Name = "goods_search"
 			tool.Description = "Find an item of today's stream by what the viewer called it."
 			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"keyword":{"type":"string","description":"The item as the viewer named it: id, name or alias."}},"required":["keyword"],"additionalProperties":false}`)
+			tool.QueryArgs = []string{"keyword"}
 			if mapped {
 				tool.ArgumentMap = []harness.ArgumentRename{{Name: "keyword", Plugin: "query"}}
 			}

@@ -78,7 +78,9 @@ func TestCheckPlugins(t *testing.T) {
 			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What the viewer called it."}},"required":["query"],"additionalProperties":false}`)
 		}},
 		{name: "an argument renamed without a map", edit: func(t *testing.T, h *Harness) {
-			toolNamed(t, h, "product_lookup").Parameters = json.RawMessage(`{"type":"object","properties":{"item_name":{"type":"string"}},"required":["item_name"],"additionalProperties":false}`)
+			tool := toolNamed(t, h, "product_lookup")
+			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"item_name":{"type":"string"}},"required":["item_name"],"additionalProperties":false}`)
+			tool.QueryArgs = []string{"item_name"}
 		}, want: []string{
 			`tool "product_lookup" argument "item_name" (plugin storefront@1.0.0, export "product_lookup"): it reaches the plugin as "item_name", which the plugin does not declare (it declares "query"); if it stands for the plugin's "query", add {"name": "item_name", "plugin": "query"} to argument_map`,
 			`tool "product_lookup" (plugin storefront@1.0.0, export "product_lookup"): the plugin requires argument "query", which no argument of the harness tool reaches it as; if "item_name" stands for it, add {"name": "item_name", "plugin": "query"} to argument_map`,
@@ -87,6 +89,7 @@ func TestCheckPlugins(t *testing.T) {
 			tool := toolNamed(t, h, "product_lookup")
 			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"item_name":{"type":"string"}},"required":["item_name"],"additionalProperties":false}`)
 			tool.ArgumentMap = []ArgumentRename{{Name: "item_name", Plugin: "query"}}
+			tool.QueryArgs = []string{"item_name"}
 		}},
 		{name: "a required argument made optional", edit: func(t *testing.T, h *Harness) {
 			toolNamed(t, h, "send_link").Parameters = json.RawMessage(`{"type":"object","properties":{"item_id":{"type":"string"}},"additionalProperties":false}`)

@@ -163,6 +163,14 @@ type Tool struct {
 	// constrained decoder cannot write another, and a call naming another
 	// is refused before the plugin runs. It is not shown to the model.
 	CatalogArgs []string `json:"catalog_args,omitempty"`
+	// QueryArgs names the arguments (top-level string properties of
+	// Parameters) whose value names an item in words, as a lookup's query
+	// does. A runtime that knows the catalog holds a constrained decoder to
+	// the catalog's ids, names and aliases and to spans of the viewer's
+	// message, so that a model cannot look up an item nobody named (a
+	// compact model's habit on a catalog it was not trained on); the text
+	// is the plugin's to resolve. It is not shown to the model.
+	QueryArgs []string `json:"query_args,omitempty"`
 	// ArgumentMap renames arguments between the harness and the plugin:
 	// Parameters (and CatalogArgs) use the harness's names, which the model
 	// sees; the runtime gives the plugin the names its schema declares.
@@ -171,11 +179,13 @@ type Tool struct {
 }
 
 // CatalogParameters returns Parameters with each CatalogArgs property
-// limited to ids (a JSON Schema "enum"): the schema a constrained decoder
-// holds the model's call to. With no CatalogArgs or no ids it returns
-// Parameters unchanged.
-func (t Tool) CatalogParameters(ids []string) (json.RawMessage, error) {
-	if len(t.CatalogArgs) == 0 || len(ids) == 0 {
+// limited to ids and each QueryArgs property to words (JSON Schema
+// "enum"s): the schema a constrained decoder holds the model's call to.
+// An argument whose list is empty keeps its own schema; with neither list
+// in force it returns Parameters unchanged.
+func (t Tool) CatalogParameters(ids, words []string) (json.RawMessage, error) {
+	held := func(args, values []string) bool { return len(args) > 0 && len(values) > 0 }
+	if !held(t.CatalogArgs, ids) && !held(t.QueryArgs, words) {
 		return t.Parameters, nil
 	}
 	var schema map[string]any
@@ -183,12 +193,20 @@ func (t Tool) CatalogParameters(ids []string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
 	}
 	props, _ := schema["properties"].(map[string]any)
-	for _, name := range t.CatalogArgs {
-		prop, ok := props[name].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("tool %q: catalog argument %q is not a property of its parameters", t.Name, name)
+	for _, bind := range []struct {
+		kind         string
+		args, values []string
+	}{{"catalog", t.CatalogArgs, ids}, {"query", t.QueryArgs, words}} {
+		if len(bind.values) == 0 {
+			continue
 		}
-		prop["enum"] = ids
+		for _, name := range bind.args {
+			prop, ok := props[name].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("tool %q: %s argument %q is not a property of its parameters", t.Name, bind.kind, name)
+			}
+			prop["enum"] = bind.values
+		}
 	}
 	out, err := json.Marshal(schema)
 	if err != nil {
@@ -485,6 +503,7 @@ func (h *Harness) Clone() *Harness {
 	for i, t := range h.Tools {
 		t.Parameters = append(json.RawMessage(nil), t.Parameters...)
 		t.CatalogArgs = append([]string(nil), t.CatalogArgs...)
+		t.QueryArgs = append([]string(nil), t.QueryArgs...)
 		if t.ArgumentMap != nil {
 			t.ArgumentMap = make([]ArgumentRename, len(h.Tools[i].ArgumentMap))
 			for j, r := range h.Tools[i].ArgumentMap {

@@ -67,6 +67,8 @@ func TestBrokenHarnesses(t *testing.T) {
 		"20-skill-file-escapes.json":         {4, "must be a relative path inside the harness folder"},
 		"21-catalog-arg-not-string.json":     {28, `tools[1].catalog_args: "item" has type "integer"; a catalog id is a string`},
 		"22-catalog-arg-unknown.json":        {28, `tools[1].catalog_args: "item" is not a property of the parameters`},
+		"23-query-arg-also-catalog.json":     {29, `tools[1].query_args: "item" is a catalog argument too`},
+		"24-query-arg-not-string.json":       {28, `tools[1].query_args: "item" has type "array"; an item query is a string`},
 	}
 	files, err := filepath.Glob("testdata/broken/*")
 	if err != nil {

@@ -300,7 +300,7 @@ func TestCatalogParameters(t *testing.T) {
 	if !ok || len(tool.CatalogArgs) != 1 {
 		t.Fatalf("demo coupon_check = %+v, want one catalog argument", tool)
 	}
-	bound, err := tool.CatalogParameters([]string{"p-serum", "p-cream"})
+	bound, err := tool.CatalogParameters([]string{"p-serum", "p-cream"}, []string{"面霜"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestCatalogParameters(t *testing.T) {
 	if p := schema.Properties["quantity"]; len(p.Enum) != 0 || p.Type != "integer" {
 		t.Errorf("quantity changed: %+v", p)
 	}
-	if unchanged, _ := tool.CatalogParameters(nil); string(unchanged) != string(tool.Parameters) {
+	if unchanged, _ := tool.CatalogParameters(nil, []string{"面霜"}); string(unchanged) != string(tool.Parameters) {
 		t.Error("with no ids the parameters changed")
 	}
 	p, err := Render(h, Conversation{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, RenderOptions{})
@@ -333,7 +333,49 @@ func TestCatalogParameters(t *testing.T) {
 		}
 	}
 	tool.CatalogArgs = []string{"nowhere"}
-	if _, err := tool.CatalogParameters([]string{"p-serum"}); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
+	if _, err := tool.CatalogParameters([]string{"p-serum"}, nil); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
 		t.Errorf("unknown catalog argument: err %v", err)
+	}
+}
+
+// Query arguments are held to the words given, apart from catalog ids.
+func TestQueryParameters(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, ok := h.Tool("product_lookup")
+	if !ok || len(tool.QueryArgs) != 1 {
+		t.Fatalf("demo product_lookup = %+v, want one query argument", tool)
+	}
+	bound, err := tool.CatalogParameters([]string{"p-serum"}, []string{"面霜", "repair cream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(bound, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(schema.Properties["query"].Enum, ","); got != "面霜,repair cream" {
+		t.Errorf("query enum = %q, want the two words", got)
+	}
+	if unchanged, _ := tool.CatalogParameters([]string{"p-serum"}, nil); string(unchanged) != string(tool.Parameters) {
+		t.Error("with no words the lookup's parameters changed")
+	}
+	p, err := Render(h, Conversation{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Tools {
+		if f.Function.Name == "product_lookup" && strings.Contains(string(f.Function.Parameters), "enum") || strings.Contains(string(f.Function.Parameters), "query_args") {
+			t.Errorf("rendered %s shows the query binding: %s", f.Function.Name, f.Function.Parameters)
+		}
+	}
+	if strings.Contains(p.Messages[0].Content, "query_args") {
+		t.Error("the system prompt shows the query binding")
 	}
 }

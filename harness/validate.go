@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -185,8 +186,16 @@ func (v *validator) tools(h *Harness) {
 		if err := checkParameters(t.Parameters); err != nil {
 			v.add(p+".parameters", "%v", err)
 		} else {
-			if err := checkCatalogArgs(t.Parameters, t.CatalogArgs); err != nil {
+			if err := checkCatalogArgs(t.Parameters, t.CatalogArgs, "a catalog id"); err != nil {
 				v.add(p+".catalog_args", "%v", err)
+			}
+			if err := checkCatalogArgs(t.Parameters, t.QueryArgs, "an item query"); err != nil {
+				v.add(p+".query_args", "%v", err)
+			}
+			for _, a := range t.QueryArgs {
+				if slices.Contains(t.CatalogArgs, a) {
+					v.add(p+".query_args", "%q is a catalog argument too: an argument holds an id or words, not both", a)
+				}
 			}
 			for _, mp := range checkArgumentMap(t.Parameters, t.ArgumentMap) {
 				v.add(fmt.Sprintf("%s.argument_map[%d]", p, mp.At), "tool %q: %s", t.Name, mp.Msg)
@@ -196,10 +205,11 @@ func (v *validator) tools(h *Harness) {
 	}
 }
 
-// checkCatalogArgs requires each catalog argument to be a distinct
-// top-level property of the parameters that a string can satisfy, so the
-// runtime can hold it to the catalog's ids.
-func checkCatalogArgs(raw json.RawMessage, args []string) error {
+// checkCatalogArgs requires each catalog (or query) argument to be a
+// distinct top-level property of the parameters that a string can
+// satisfy, so the runtime can hold it to the catalog's ids (or words);
+// what names the value in errors.
+func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 	if len(args) == 0 {
 		return nil
 	}
@@ -217,7 +227,7 @@ func checkCatalogArgs(raw json.RawMessage, args []string) error {
 		seen[name] = true
 		prop, ok := schema.Properties[name]
 		if !ok {
-			return fmt.Errorf("%q is not a property of the parameters", name)
+			return fmt.Errorf("%q is not a property of the parameters (an argument renamed in the parameters is renamed here too)", name)
 		}
 		var p struct {
 			Type any `json:"type"`
@@ -229,10 +239,10 @@ func checkCatalogArgs(raw json.RawMessage, args []string) error {
 		case nil:
 		case string:
 			if ty != "string" {
-				return fmt.Errorf("%q has type %q; a catalog id is a string", name, ty)
+				return fmt.Errorf("%q has type %q; %s is a string", name, ty, what)
 			}
 		default:
-			return fmt.Errorf("%q must have type \"string\" (or none) to hold a catalog id", name)
+			return fmt.Errorf("%q must have type \"string\" (or none) to hold %s", name, what)
 		}
 	}
 	return nil

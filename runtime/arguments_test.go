@@ -24,6 +24,7 @@ func renamedLookup(t *testing.T, withMap bool) *harness.Harness {
 		}
 		h.Tools[i].Name = "item_lookup"
 		h.Tools[i].Parameters = json.RawMessage(`{"type":"object","properties":{"item_name":{"type":"string","description":"What the viewer called the item."}},"required":["item_name"],"additionalProperties":false}`)
+		h.Tools[i].QueryArgs = []string{"item_name"}
 		if withMap {
 			h.Tools[i].ArgumentMap = []harness.ArgumentRename{{Name: "item_name", Plugin: "query"}}
 		}

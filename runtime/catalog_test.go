@@ -38,6 +38,12 @@ func (m *couponModel) Generate(_ context.Context, req Request) (Response, error)
 // itemSchema returns the item_id property of a tool's parameters.
 func itemSchema(t *testing.T, specs []harness.FunctionSpec, tool string) map[string]any {
 	t.Helper()
+	return propertySchema(t, specs, tool, "item_id")
+}
+
+// propertySchema returns a property of a tool's parameters.
+func propertySchema(t *testing.T, specs []harness.FunctionSpec, tool, property string) map[string]any {
+	t.Helper()
 	for _, s := range specs {
 		if s.Function.Name != tool {
 			continue
@@ -48,7 +54,7 @@ func itemSchema(t *testing.T, specs []harness.FunctionSpec, tool string) map[str
 		if err := json.Unmarshal(s.Function.Parameters, &p); err != nil {
 			t.Fatal(err)
 		}
-		return p.Properties["item_id"]
+		return p.Properties[property]
 	}
 	t.Fatalf("no tool %s among %d", tool, len(specs))
 	return nil
@@ -97,6 +103,30 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 		}
 		if !strings.Contains(turn.Reply, "SE1, CR2") {
 			t.Errorf("the model was not told the items: reply %q", turn.Reply)
+		}
+	})
+	t.Run("query words", func(t *testing.T) {
+		m := &couponModel{item: "CR2"}
+		words := []string{"SE1", "CR2", "玻尿酸精华", "serum"}
+		s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+			CatalogWords: func() []string { return words }})
+		ask(t, s, s.Listen(64), "面霜有券吗？")
+		if len(m.reqs) == 0 {
+			t.Fatal("the model was never asked")
+		}
+		for _, req := range m.reqs {
+			shown := propertySchema(t, req.Tools, "product_lookup", "query")
+			if _, ok := shown["enum"]; ok {
+				t.Errorf("the prompt's schema shows the query words: %v", shown)
+			}
+			var enum []string
+			for _, v := range propertySchema(t, req.CallTools, "product_lookup", "query")["enum"].([]any) {
+				enum = append(enum, v.(string))
+			}
+			want := []string{"SE1", "CR2", "玻尿酸精华", "serum", "面霜", "面霜有", "面霜有券", "面霜有券吗", "霜有", "霜有券", "霜有券吗", "有券", "有券吗", "券吗"}
+			if !slices.Equal(enum, want) {
+				t.Errorf("query held to %q, want the catalog's words and the viewer's spans %q", enum, want)
+			}
 		}
 	})
 	t.Run("no catalog", func(t *testing.T) {

@@ -34,6 +34,14 @@ type Config struct {
 	// backend naming another is refused with the ids listed, before the
 	// plugin runs.
 	CatalogItems func() []string
+	// CatalogWords returns what the catalog calls its items by (ids, names
+	// and aliases: catalog.Catalog.Words); nil for none. With CatalogItems,
+	// a local model's constrained decoder holds a tool argument the harness
+	// marks as an item query (harness.Tool.QueryArgs) to these words and to
+	// spans of the viewer's message, so that a lookup names what the
+	// viewer or the catalog named, never an item the model remembers from
+	// training. The plugin still resolves the words; nothing is refused.
+	CatalogWords func() []string
 	// Lang is the stream's language, "zh" or "en": what a turn no viewer
 	// asked (a strategy narration) is spoken in before any viewer spoke.
 	// Empty: the language of the strategy's instruction. Viewers' turns

@@ -152,6 +152,10 @@ type turnRunner struct {
 	injected []harness.InjectedContext
 	// items caches the stream's catalog ids for the turn; see catalogItems.
 	items []string
+	// words caches what an item query may say this turn; see queryWords.
+	words []string
+	// viewerText is the turn's user message, whose spans a query may name.
+	viewerText string
 	// calls are the turn's tool calls with their results, in order, for
 	// the after_response hooks (a grounding check reads them).
 	calls []plugins.ToolCall
@@ -338,6 +342,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 	maxTokens := r.s.cfg.MaxTokens * questions
 	msgs := append([]harness.Message(nil), history...)
 	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: userText})
+	r.viewerText = userText
 	turnStart := len(msgs) - 1
 
 	limits := r.h.Pipeline
@@ -686,9 +691,34 @@ func (r *turnRunner) catalogItems() []string {
 	return r.items
 }
 
+// queryWords returns what an item query may say this turn: the catalog's
+// words and the spans of the viewer's message (viewerSpans), read once
+// per turn; nil when the stream gives no catalog words.
+func (r *turnRunner) queryWords() []string {
+	if r.words == nil && r.s.cfg.CatalogWords != nil {
+		words := append([]string{}, r.s.cfg.CatalogWords()...)
+		if len(words) == 0 {
+			return nil
+		}
+		seen := make(map[string]bool, len(words))
+		for _, w := range words {
+			seen[w] = true
+		}
+		for _, w := range viewerSpans(r.viewerText) {
+			if !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+		r.words = words
+	}
+	return r.words
+}
+
 // callTools returns the offered tools with their catalog arguments held
-// to the stream's item ids, or nil when no offered tool has one (or the
-// stream has no catalog), which leaves the tools' own schemas in force.
+// to the stream's item ids and their query arguments to queryWords, or
+// nil when no offered tool has either (or the stream has no catalog),
+// which leaves the tools' own schemas in force.
 func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.FunctionSpec, error) {
 	if len(tools) == 0 || r.s.cfg.CatalogItems == nil {
 		return nil, nil
@@ -700,10 +730,14 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 	var out []harness.FunctionSpec
 	for i, spec := range tools {
 		tool, ok := r.h.Tool(spec.Function.Name)
-		if !ok || len(tool.CatalogArgs) == 0 {
+		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 {
 			continue
 		}
-		params, err := tool.CatalogParameters(ids)
+		var words []string
+		if len(tool.QueryArgs) > 0 {
+			words = r.queryWords()
+		}
+		params, err := tool.CatalogParameters(ids, words)
 		if err != nil {
 			return nil, err
 		}

@@ -100,3 +100,25 @@ func (r SizeRow) Fits(heightCM, weightKG float64) bool {
 	}
 	return inside(heightCM, r.MinHeightCM, r.MaxHeightCM) && inside(weightKG, r.MinWeightKG, r.MaxWeightKG)
 }
+
+// Words lists what the catalog calls its items by, each once, in catalog
+// order: every product's id, name and aliases. A lookup's query held to
+// these (and to the viewer's own words) names something that exists.
+func (c *Catalog) Words() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if w != "" && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	for _, p := range c.Products {
+		add(p.ID)
+		add(p.Name)
+		for _, a := range p.Aliases {
+			add(a)
+		}
+	}
+	return out
+}

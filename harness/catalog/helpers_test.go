@@ -37,6 +37,20 @@ func TestProductAndByLink(t *testing.T) {
 	}
 }
 
+func TestWords(t *testing.T) {
+	c := &Catalog{Products: []Product{
+		{ID: "p-a", Name: "修护面霜", Aliases: []string{"面霜", "cream"}},
+		{ID: "p-b", Name: "Cream Jar", Aliases: []string{"cream", ""}},
+	}}
+	want := []string{"p-a", "修护面霜", "面霜", "cream", "p-b", "Cream Jar"}
+	if got := c.Words(); !slices.Equal(got, want) {
+		t.Errorf("Words() = %q, want %q (each once, none empty, in catalog order)", got, want)
+	}
+	if got := (&Catalog{}).Words(); len(got) != 0 {
+		t.Errorf("an empty catalog has words %q", got)
+	}
+}
+
 func TestStockStateOf(t *testing.T) {
 	tests := []struct {
 		name  string

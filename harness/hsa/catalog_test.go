@@ -12,7 +12,8 @@ import (
 const demoHarness = "../../examples/harness/demo.json"
 
 // A variant keeps each tool's catalog arguments naming the argument that
-// carries the item id in its mapped gold calls, whatever it was renamed to;
+// carries the item id in its mapped gold calls, and its query arguments
+// the one that carries the lookup's words, whatever they were renamed to;
 // only a wrap, which leaves no argument at the top level, drops them.
 func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 	if _, err := os.Stat(demoHarness); err != nil {
@@ -24,13 +25,17 @@ func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 	}
 	var gold []Call
 	for _, tool := range h.Tools {
-		if slices.Equal(tool.CatalogArgs, []string{"item_id"}) {
+		switch {
+		case slices.Equal(tool.CatalogArgs, []string{"item_id"}):
 			gold = append(gold, Call{Name: tool.Name, Arguments: map[string]any{"item_id": "p-cream"}})
+		case slices.Equal(tool.QueryArgs, []string{"query"}):
+			gold = append(gold, Call{Name: tool.Name, Arguments: map[string]any{"query": "p-cream"}})
 		}
 	}
-	if len(gold) < 4 {
-		t.Fatalf("the demo harness binds %d tools to the catalog, want the 4 item tools", len(gold))
+	if len(gold) < 5 {
+		t.Fatalf("the demo harness binds %d tools to the catalog, want the 4 item tools and the lookup", len(gold))
 	}
+	bound := func(tool harness.Tool) []string { return append(slices.Clone(tool.CatalogArgs), tool.QueryArgs...) }
 	check := func(what string, nh *harness.Harness, m Mapping) {
 		t.Helper()
 		if err := harness.Validate(nh); err != nil {
@@ -43,13 +48,14 @@ func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 			}
 			tool, _ := nh.Tool(mc.Name)
 			wrapped := wrappedTools(m)[mc.Name]
+			args := bound(tool)
 			switch {
-			case wrapped && len(tool.CatalogArgs) > 0:
-				t.Errorf("%s: %s was wrapped but keeps catalog arguments %v", what, mc.Name, tool.CatalogArgs)
-			case !wrapped && len(tool.CatalogArgs) != 1:
-				t.Errorf("%s: %s lost its catalog argument (%v; steps %+v)", what, mc.Name, tool.CatalogArgs, m.Steps)
-			case !wrapped && mc.Arguments[tool.CatalogArgs[0]] != "p-cream":
-				t.Errorf("%s: %s binds %q but the item id is in %v", what, mc.Name, tool.CatalogArgs[0], mc.Arguments)
+			case wrapped && len(args) > 0:
+				t.Errorf("%s: %s was wrapped but keeps catalog or query arguments %v", what, mc.Name, args)
+			case !wrapped && len(args) != 1:
+				t.Errorf("%s: %s lost its catalog or query argument (%v; steps %+v)", what, mc.Name, args, m.Steps)
+			case !wrapped && mc.Arguments[args[0]] != "p-cream":
+				t.Errorf("%s: %s binds %q but the item is in %v", what, mc.Name, args[0], mc.Arguments)
 			}
 		}
 	}
@@ -66,7 +72,7 @@ func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 			}
 			check(f.Name, nh, m)
 			for _, t := range nh.Tools {
-				if len(t.CatalogArgs) == 1 && t.CatalogArgs[0] != "item_id" {
+				if args := bound(t); len(args) == 1 && args[0] != "item_id" && args[0] != "query" {
 					renamed++
 				}
 			}

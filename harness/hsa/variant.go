@@ -28,29 +28,32 @@ func (v *variant) record(s Step) {
 	v.followArgumentMap(s)
 }
 
-// followCatalogArgs keeps a tool's catalog arguments naming the same
-// arguments after a step reshapes them: a renamed top-level argument is
-// renamed there too; after a wrap no argument is top-level, so the tool
-// keeps none (its ids are then checked by the plugin alone).
+// followCatalogArgs keeps a tool's catalog and query arguments naming the
+// same arguments after a step reshapes them: a renamed top-level argument
+// is renamed there too; after a wrap no argument is top-level, so the tool
+// keeps none (its ids are then checked by the plugin alone, its queries
+// left free).
 func (v *variant) followCatalogArgs(s Step) {
 	if s.Op != OpRenameParam && s.Op != OpWrap {
 		return
 	}
 	for i := range v.h.Tools {
 		t := &v.h.Tools[i]
-		if t.Name != s.Tool || len(t.CatalogArgs) == 0 {
+		if t.Name != s.Tool {
 			continue
 		}
 		if s.Op == OpWrap {
-			t.CatalogArgs = nil
+			t.CatalogArgs, t.QueryArgs = nil, nil
 			continue
 		}
 		if len(s.Path) > 0 {
 			continue
 		}
-		for j, a := range t.CatalogArgs {
-			if a == s.From {
-				t.CatalogArgs[j] = s.To
+		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs} {
+			for j, a := range args {
+				if a == s.From {
+					args[j] = s.To
+				}
 			}
 		}
 	}

@@ -23,6 +23,7 @@ func renamedDemo(t *testing.T, h *harness.Harness) *harness.Harness {
 			tool.Name = "item_lookup"
 			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"item_name":{"type":"string","description":"Item id, name or alias as the viewer wrote it."}},"required":["item_name"],"additionalProperties":false}`)
 			tool.ArgumentMap = []harness.ArgumentRename{{Name: "item_name", Plugin: "query"}}
+			tool.QueryArgs = []string{"item_name"}
 		case "check_stock":
 			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"sku":{"type":"string","description":"Catalog id of the item."},"variant":{"type":"string"}},"required":["sku"],"additionalProperties":false}`)
 			tool.CatalogArgs = []string{"sku"}

@@ -234,7 +234,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		Context: room.StreamContext,
 	}
 	if r.BindCatalog {
-		cfg.CatalogItems = room.ItemIDs
+		cfg.CatalogItems, cfg.CatalogWords = room.ItemIDs, room.ItemWords
 	}
 	sess, err := runtime.NewSession(ctx, cfg)
 	if err != nil {

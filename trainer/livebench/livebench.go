@@ -307,7 +307,7 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		}
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
-			Plugins: hooks, CatalogItems: view.ItemIDs, Logger: log, Concurrency: cfg.Concurrency,
+			Plugins: hooks, CatalogItems: view.ItemIDs, CatalogWords: view.ItemWords, Logger: log, Concurrency: cfg.Concurrency,
 			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond,
 				Batch: a.rep.Batch, PromoteAfter: a.rep.PromoteAfter},
 		})

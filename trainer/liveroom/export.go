@@ -257,6 +257,12 @@ func cloneFloat(p *float64) *float64 {
 	return &v
 }
 
+// ItemWords returns what the room's catalog calls its items by, each
+// once, in catalog order (catalog.Catalog.Words of Catalog: ids, names,
+// the English names and the aliases no other item shares) — what a live
+// session holds the model's item queries to (runtime.Config.CatalogWords).
+func (r *Room) ItemWords() []string { return r.Catalog().Words() }
+
 // ItemIDs returns the ids of the room's items, in catalog order: what a
 // live session holds the model's item arguments to.
 func (r *Room) ItemIDs() []string {

@@ -283,3 +283,26 @@ func FuzzLinkNumber(f *testing.F) {
 		}
 	})
 }
+
+// A room's words are those its catalog export calls the items by: the
+// lookup a session holds to them finds each item by each of its words.
+func TestItemWordsNameTheItems(t *testing.T) {
+	for _, cfg := range varietyLevels() {
+		r := NewRoom(7, cfg)
+		words := r.ItemWords()
+		seen := map[string]bool{}
+		for _, w := range words {
+			if w == "" || seen[w] {
+				t.Fatalf("variety %d: word %q empty or listed twice in %q", cfg.Variety, w, words)
+			}
+			seen[w] = true
+		}
+		for _, it := range r.Items {
+			for _, w := range []string{it.ID, it.NameZH, it.NameEN} {
+				if w != "" && !seen[w] {
+					t.Errorf("variety %d: %s's word %q missing from %q", cfg.Variety, it.ID, w, words)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestViewerSpans(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"耳环能退吗", []string{"耳环", "耳环能", "耳环能退", "耳环能退吗", "环能", "环能退", "环能退吗", "能退", "能退吗", "退吗"}},
+		{"pearl earrings?", []string{"pearl", "pearl earrings", "earrings"}},
+		{"how much is 磨牙饼干, and when", []string{"how", "how much", "how much is", "how much is 磨", "how much is 磨牙",
+			"how much is 磨牙饼", "how much is 磨牙饼干", "much", "much is", "much is 磨", "much is 磨牙", "much is 磨牙饼",
+			"much is 磨牙饼干", "is", "is 磨", "is 磨牙", "is 磨牙饼", "is 磨牙饼干", "磨牙", "磨牙饼", "磨牙饼干", "牙饼", "牙饼干",
+			"饼干", "and", "and when", "when"}},
+		{"t-shirt 7.5ml, don't!", []string{"t-shirt", "t-shirt 7.5ml", "7.5ml", "don't"}},
+		{"link 4", []string{"link", "link 4"}},
+		{"？！", nil},
+		{"", nil},
+		{strings.Repeat("长", maxSpanText), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			if got := viewerSpans(tt.text); !slices.Equal(got, tt.want) {
+				t.Errorf("viewerSpans(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+	// A span is at most maxSpanUnits units long.
+	long := strings.Repeat("珍", 20)
+	for _, s := range viewerSpans(long) {
+		if n := utf8.RuneCountInString(s); n > maxSpanUnits {
+			t.Errorf("a span of %d characters", n)
+		}
+	}
+}
+
+// FuzzViewerSpans: every span is a piece of the text of at least two
+// characters, valid where the text is, listed once.
+func FuzzViewerSpans(f *testing.F) {
+	for _, s := range []string{"耳环能退吗", "pearl earrings?", "how much is 磨牙饼干, and when", "t-shirt 7.5ml", "a\xffb", "x-", "'a'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		seen := map[string]bool{}
+		for _, s := range viewerSpans(text) {
+			if !strings.Contains(text, s) {
+				t.Fatalf("%q is not in %q", s, text)
+			}
+			if utf8.RuneCountInString(s) < 2 {
+				t.Fatalf("span %q of %q is one character", s, text)
+			}
+			if utf8.ValidString(text) && !utf8.ValidString(s) {
+				t.Fatalf("span %q of valid %q is not", s, text)
+			}
+			if strings.TrimSpace(s) != s {
+				t.Fatalf("span %q has space at an end", s)
+			}
+			if seen[s] {
+				t.Fatalf("span %q listed twice", s)
+			}
+			seen[s] = true
+		}
+	})
+}
