@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/livehat/livehat/harness/catalog"
 	"github.com/livehat/livehat/plugins/internal/engine"
@@ -35,7 +37,9 @@ type HostEnv = engine.Env
 // "coupons" or "promotions". A product query matches by ID, else by Link
 // (the cart position, "3号链接"), else by Name or alias (whole,
 // case-insensitive), else every product whose name or alias occurs in
-// Text, longest name first; Limit caps the products (20 when 0 or above
+// Text, longest name first, else (none occurring) every product whose
+// name or alias holds Text as a part of at least two characters that cuts
+// no Latin word ("jigsaw" of "Jigsaw Puzzle"); Limit caps the products (20 when 0 or above
 // 20). NamesOnly answers each product with its id, link, name and aliases
 // only: a plugin that tells items apart by name need not decode whole
 // products, which costs a WASM guest more than the rest of its lookup.
@@ -160,12 +164,59 @@ func matchProducts(c *catalog.Catalog, q CatalogQuery) []catalog.Product {
 		for _, h := range hits {
 			out = append(out, h.p)
 		}
+		if len(out) == 0 {
+			out = partOfName(c, text)
+		}
 	}
 	if len(out) > limit {
 		out = out[:limit]
 	}
 	return out
 }
+
+// partOfName returns the products whose name or alias holds text as a
+// part — "jigsaw" of "Jigsaw Puzzle", "珍珠耳环" of "喵屿耳夹式珍珠耳环":
+// a viewer names an item by a piece of it. The part is whole words in
+// Latin script ("ring" is no part of "earrings") and at least two
+// characters, so that a lone character finds nothing.
+func partOfName(c *catalog.Catalog, text string) []catalog.Product {
+	text = strings.TrimSpace(text)
+	if utf8.RuneCountInString(text) < 2 {
+		return nil
+	}
+	var out []catalog.Product
+	for _, p := range c.Products {
+		if productNames(p, func(n string) bool { return containsPart(n, text) }) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// containsPart reports whether part occurs in name without cutting a
+// Latin word or number.
+func containsPart(name, part string) bool {
+	for from := 0; from < len(name); {
+		i := strings.Index(name[from:], part)
+		if i < 0 {
+			return false
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(name[:i])
+		after, _ := utf8.DecodeRuneInString(name[i+len(part):])
+		first, _ := utf8.DecodeRuneInString(part)
+		last, _ := utf8.DecodeLastRuneInString(part)
+		if !(latinWord(before) && latinWord(first)) && !(latinWord(after) && latinWord(last)) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// latinWord reports whether r is a letter or digit of a script written
+// with spaces between words.
+func latinWord(r rune) bool { return r < 0x2E80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
 // productNames returns the length of the longest name or alias of p that
 // match accepts (lower-cased), or 0.

@@ -330,7 +330,9 @@ func running(starts, ends, now time.Time) bool {
 // CatalogQuery asks the host's catalog. Kind is "product", "coupons" or
 // "promotions". A product query matches by ID, else by Link (the cart
 // position), else by Name or alias (whole, case-insensitive), else every
-// product whose name or alias occurs in Text; Limit caps the products.
+// product whose name or alias occurs in Text (none occurring: every one
+// whose name or alias holds Text as a part, "jigsaw" of "Jigsaw Puzzle");
+// Limit caps the products.
 // NamesOnly asks for each product's ID, Link, Name and Aliases only (the
 // other fields are left zero): decoding whole products is most of what a
 // lookup costs a plugin that only tells items apart by name. Its JSON
