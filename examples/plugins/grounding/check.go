@@ -285,6 +285,8 @@ func (c *checker) token(t token) {
 		c.link(t)
 	case tokSize:
 		c.size(t)
+	case tokHeight, tokWeight:
+		c.measure(t)
 	case tokUnreadable:
 		c.flag(KindNumber, t.start, t.end, "no tool result gives a number of %d digits", unicodeDigits(c.text[t.start:t.end]))
 	default:
@@ -875,6 +877,34 @@ func measures(h, w float64) string {
 
 // number checks a number with no stronger kind: it must be a number of
 // the results, the context or the viewer's message.
+// attrNumber finds the numbers of an attribute's value ("150x200cm").
+var attrNumber = regexp.MustCompile(`\d+(?:\.\d+)?`)
+
+// measure checks a body height (cm) or weight (kg) the reply states: the
+// viewer's own, a bound of a size chart or a number of an attribute of
+// the turn's items backs it; a price or a count does not ("172 厘米" from
+// a price of 172 yuan), as the room's grader reads it.
+func (c *checker) measure(t token) {
+	if slices.Contains(c.tf.msgNumbers, t.v) {
+		return
+	}
+	for _, f := range append(c.tf.inPlay(), c.tf.global) {
+		for _, r := range f.chart {
+			if slices.Contains([]float64{r.minH, r.maxH, r.minW, r.maxW}, t.v) {
+				return
+			}
+		}
+		for _, a := range f.attrs {
+			for _, n := range attrNumber.FindAllString(a[1], -1) {
+				if v, err := strconv.ParseFloat(n, 64); err == nil && v == t.v {
+					return
+				}
+			}
+		}
+	}
+	c.flag(KindSize, t.start, t.end, "neither the viewer nor a size chart gives %s", strconv.FormatFloat(t.v, 'f', -1, 64))
+}
+
 func (c *checker) number(t token) {
 	if t.kind == tokQuantity && t.v == 1 {
 		return // "一款", "一件": an article more than a count

@@ -22,6 +22,21 @@ var (
 	emptyLink = call("send_link", `{"item_id":"p-serum"}`, `{}`)
 )
 
+// A body measure needs the viewer, a size chart or an attribute: the
+// bundled model told a viewer comparing prices "172 厘米" out of a price of
+// 172 yuan.
+func TestMeasuresNeedTheViewerOrAChart(t *testing.T) {
+	blanket := call("product_lookup", `{"query":"毛毯"}`, `{"attributes":{"size":"150x200cm"},"currency":"CNY","found":true,`+
+		`"item_id":"SKU00882","name":"云朵法兰绒毛毯","price":"172","variants":[]}`)
+	runCases(t, []checkCase{
+		{"a price is no height", "zh", "毛毯和保温杯哪个便宜？", "云朵法兰绒毛毯：172 厘米哦。", []Call{blanket}, KindSize, "172 厘米", "size chart"},
+		{"a price is no weight", "en", "which is cheaper?", "It suits 172 kg.", []Call{blanket}, KindSize, "172 kg", "size chart"},
+		{"the viewer's height", "zh", "身高172能盖吗", "身高172厘米也能盖，毛毯172元。", []Call{blanket}, "", "", ""},
+		{"an attribute's length", "zh", "毛毯多大？", "毛毯是150x200cm的，长200厘米。", []Call{blanket}, "", "", ""},
+		{"a chart's bound", "en", "I'm 170cm, which size?", "The size chart says M fits up to 168cm, so take L.", []Call{hoodieLookup}, "", "", ""},
+	})
+}
+
 func TestActionsNeedAResult(t *testing.T) {
 	runCases(t, []checkCase{
 		{"pinned on an empty result", "en", "Link please", "The serum link is pinned at the top!", []Call{serumLookup, emptyLink}, KindAction, "pinned", "no send_link"},
