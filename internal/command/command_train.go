@@ -91,6 +91,7 @@ func newSFTFlags(cfg *sft.TrainConfig, stderr io.Writer) (*flag.FlagSet, sftComm
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", cfg.Tokenizer, "use this tokenizer.json instead of training one")
 	fs.IntVar(&cfg.Phrases, "phrases", cfg.Phrases, "compact tokenizer: add up to N repeated phrases of the corpus as single tokens (0: plain BPE)")
 	fs.IntVar(&cfg.MaxLen, "max-len", cfg.MaxLen, "context length; longer trajectories are dropped")
+	fs.IntVar(&cfg.Context, "context", 0, "with --init: raise the checkpoint's context to this many positions first (RoPE has no learned positions)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the weights and the example order")
 	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "optimizer steps")
 	fs.IntVar(&cfg.StopAt, "stop-at", cfg.StopAt, "stop after this step, keeping the learning-rate schedule of --steps (0: run them all)")

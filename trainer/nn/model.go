@@ -281,6 +281,18 @@ func (m *Model) AddLoRA(cfg LoRAConfig, seed uint64) error {
 // LoRA returns the adapter configuration, or nil when there are none.
 func (m *Model) LoRA() *LoRAConfig { return m.lora }
 
+// SetContext raises the longest context the model trains on and saves
+// (max_position_embeddings) to n positions. RoPE has no learned
+// positions, so no weight changes; a smaller n is refused, since the
+// checkpoint may already use those positions.
+func (m *Model) SetContext(n int) error {
+	if n < m.Config.MaxPositionEmbeddings {
+		return fmt.Errorf("nn: context %d is below the model's %d", n, m.Config.MaxPositionEmbeddings)
+	}
+	m.Config.MaxPositionEmbeddings, m.net.cfg.MaxPositionEmbeddings = n, n
+	return nil
+}
+
 // MergeLoRA folds every adapter into its matrix (W += Alpha/Rank·B·A),
 // removes the adapters and makes every parameter trainable again.
 func (m *Model) MergeLoRA() {

@@ -480,6 +480,44 @@ func TestLoRAFromCheckpoint(t *testing.T) {
 	}
 }
 
+// TestContextRaisesTheInit: a continuation with Context trains and saves
+// a model of the longer context from a checkpoint of a shorter one; a
+// shorter context, or one without a checkpoint, is refused by name.
+func TestContextRaisesTheInit(t *testing.T) {
+	base := demo(t)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "short")
+	cfg := testRun(1)
+	cfg.MaxLen = 2048
+	var log bytes.Buffer
+	if err := Train(context.Background(), base, cfg, first, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	next := testRun(1)
+	next.Model, next.Init, next.MaxLen, next.Context = "", filepath.Join(first, checkpointDir), 4096, 4096
+	second := filepath.Join(dir, "long")
+	if err := Train(context.Background(), base, next, second, false, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	m, err := nn.Load(filepath.Join(second, checkpointDir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.MaxPositionEmbeddings != 4096 {
+		t.Errorf("the continuation saved context %d, want 4096", m.Config.MaxPositionEmbeddings)
+	}
+	shorter := next
+	shorter.Context = 1024
+	if err := Train(context.Background(), base, shorter, filepath.Join(dir, "shorter"), false, &log); err == nil || !strings.Contains(err.Error(), "context 1024 is below") {
+		t.Errorf("a shorter context: err %v", err)
+	}
+	scratch := testRun(1)
+	scratch.Context = 4096
+	if err := scratch.validate(); err == nil || !strings.Contains(err.Error(), "give --init") {
+		t.Errorf("a context without a checkpoint: err %v", err)
+	}
+}
+
 // TestBuildRejectsBadDataConfig: each unusable setting is named.
 func TestBuildRejectsBadDataConfig(t *testing.T) {
 	base := demo(t)

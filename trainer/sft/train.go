@@ -55,6 +55,10 @@ type TrainConfig struct {
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// MaxLen is the model context; longer trajectories are dropped.
 	MaxLen int `json:"max_len"`
+	// Context, when set, raises an Init checkpoint's context to this many
+	// positions before training (nn.Model.SetContext): the shipped model
+	// was trained at 1,024 and the job's longest live prompts need 2,048.
+	Context int `json:"context,omitempty"`
 	// Seed seeds the initial weights, adapters and the example order.
 	Seed uint64 `json:"seed"`
 	// Steps is the number of optimizer steps; Batch the examples per step,
@@ -112,6 +116,8 @@ func (c TrainConfig) validate() error {
 		return fmt.Errorf("sft: max length %d", c.MaxLen)
 	case c.Model == "" && c.Init == "":
 		return errors.New("sft: name a model shape or an initial checkpoint")
+	case c.Context < 0 || c.Context > 0 && c.Init == "":
+		return fmt.Errorf("sft: context %d raises an initial checkpoint's context: give --init (a model from scratch takes --max-len)", c.Context)
 	}
 	return c.Data.validate()
 }
@@ -468,6 +474,11 @@ func startModel(cfg TrainConfig, out string, tok *tokenizer.Tokenizer, cpu *mode
 		}
 		if m.Config.VocabSize < tok.VocabSize() {
 			return nil, nil, 0, fmt.Errorf("sft: %s has %d embeddings for a vocabulary of %d", cfg.Init, m.Config.VocabSize, tok.VocabSize())
+		}
+		if cfg.Context > 0 {
+			if err := m.SetContext(cfg.Context); err != nil {
+				return nil, nil, 0, fmt.Errorf("sft: --context: %w", err)
+			}
 		}
 	} else {
 		mc, err := ModelPreset(cfg.Model, tok.VocabSize(), cfg.MaxLen)
