@@ -1808,6 +1808,11 @@ func claimGroups() []claimGroup {
 		g(topicFeature, "无糖", "零糖", "sugar-free", "sugar free"), g(topicFeature, "无添加", "零添加", "no additives"),
 		g(topicFeature, "可机洗", "machine washable", "machine-washable"), g(topicFeature, "抗菌", "antibacterial"),
 		g(topicFeature, "孕妇", "pregnant", "pregnancy"),
+		// The yes/no specs of the shop catalogs' kinds.
+		g(topicFeature, "可叠放", "stackable"), g(topicFeature, "可进洗碗机", "dishwasher safe", "dishwasher-safe"),
+		g(topicFeature, "可调光", "dimmable"), g(topicFeature, "防滑", "non-slip", "anti-slip"), g(topicFeature, "可冲厕所", "flushable"),
+		g(topicFeature, "自动断电", "auto shut-off", "auto-off"), g(topicFeature, "带计数器", "with a counter"),
+		g(topicFeature, "枕套可拆洗", "washable cover"),
 		// Allergens, by the catalog's codes; the topic itself is "".
 		g(topicAllergen, "", "过敏原", "过敏", "致敏", "allergen", "allergens", "allergy", "allergic"),
 		g(topicAllergen, "peanut", "花生", "peanut", "peanuts"), g(topicAllergen, "tree_nut", "tree nut", "tree nuts"),

@@ -45,6 +45,20 @@ func TestFeaturesTheCatalogStates(t *testing.T) {
 		{"not stated zh", "zh", "卫衣能机洗吗", "加绒卫衣可机洗，还抗菌。", hoodie, KindFact, "可机洗", "no tool result says so"},
 		{"allergens not known", "zh", "精华会过敏吗", "精华不含过敏原，放心用。", []Call{serumLookup}, KindFact, "过敏原", "states the item's allergens"},
 	})
+	// The yes/no specs of a shop catalog's kinds: job3's step 100 answered
+	// "耳环能退吗" with "是的，可叠放。" of pearl earrings.
+	earrings := []Call{call("product_lookup", `{"query":"耳环"}`, `{"attributes":{"pearl":"8mm"},"currency":"CNY","found":true,`+
+		`"item_id":"JWL-8641","name":"喵屿耳夹式珍珠耳环","price":"297.90","specs":[{"key":"pearl","label":"pearl size","label_zh":"珍珠直径",`+
+		`"unit":"mm","value":8}],"variants":[]}`)}
+	box := []Call{call("product_lookup", `{"query":"收纳箱"}`, `{"attributes":{"stackable":"yes","volume":"35L"},"currency":"CNY","found":true,`+
+		`"item_id":"HOM-1","name":"折叠收纳箱","price":"39.90","specs":[{"key":"stackable","label":"stackable","label_zh":"可叠放","value":true},`+
+		`{"key":"volume","label":"volume","label_zh":"容积","unit":"L","value":35}],"variants":[]}`)}
+	runCases(t, []checkCase{
+		{"a spec's feature stated", "zh", "收纳箱能叠吗", "折叠收纳箱可叠放，容积35L。", box, "", "", ""},
+		{"a spec's feature stated, en", "en", "is the box stackable?", "Yes, it is stackable.", box, "", "", ""},
+		{"a spec's feature of another item", "zh", "耳环能退吗", "是的，可叠放。", earrings, KindFact, "可叠放", "no tool result says so"},
+		{"dishwasher safe of nothing", "en", "can the earrings be returned?", "Yes, they are dishwasher safe.", earrings, KindFact, "dishwasher safe", "no tool result says so"},
+	})
 }
 
 // TestAttributeVocabulary holds the check's yes/no vocabulary to the

@@ -579,6 +579,15 @@ var concepts = []concept{
 	{"feature", []string{"可机洗", "machine washable", "machine-washable"}, nil},
 	{"feature", []string{"抗菌", "antibacterial"}, nil},
 	{"feature", []string{"孕妇", "pregnant", "pregnancy"}, nil},
+	// The yes/no specs of the shop catalogs' kinds.
+	{"feature", []string{"可叠放", "stackable"}, nil},
+	{"feature", []string{"可进洗碗机", "dishwasher safe", "dishwasher-safe"}, nil},
+	{"feature", []string{"可调光", "dimmable"}, nil},
+	{"feature", []string{"防滑", "non-slip", "anti-slip"}, nil},
+	{"feature", []string{"可冲厕所", "flushable"}, nil},
+	{"feature", []string{"自动断电", "auto shut-off", "auto-off"}, nil},
+	{"feature", []string{"带计数器", "with a counter"}, nil},
+	{"feature", []string{"枕套可拆洗", "washable cover"}, nil},
 	// The word "allergen" itself says the item's allergen list is known
 	// ("过敏原已标注", "allergy-friendly"): backed when the results list it.
 	{"allergens", []string{"过敏原", "过敏", "致敏", "allergen", "allergens", "allergy", "allergic"}, nil},
