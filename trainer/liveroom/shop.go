@@ -492,6 +492,12 @@ func shopOffers(rng *rand.Rand, c *catalog.Catalog) {
 			Amount: math.Floor(min / 10), MinSpend: min})
 	case 1:
 		c.Coupons = append(c.Coupons, catalog.Coupon{ID: "NEW", Name: "新人专享立减10元", Amount: 10, MinSpend: 50, NewViewersOnly: true, PerBuyer: 1})
+	case 2:
+		// A percent coupon on everything beside the items' own, as the
+		// demo stream's: an item then has one coupon its order reaches and
+		// often one it does not, and the answer is the reached one.
+		pct := pick(rng, []float64{5, 10})
+		c.Coupons = append(c.Coupons, catalog.Coupon{ID: "ALL", Name: fmt.Sprintf("全场%s折券", zheText(pct)), Percent: pct})
 	}
 	for i, p := range c.Products {
 		k := titleWord(p)
