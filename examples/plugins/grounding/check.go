@@ -54,6 +54,7 @@ func checkReply(t *Turn, tf *turnFacts) []Finding {
 	c.unspoken = slices.Clone(c.named)
 	if c.on(KindResidue) {
 		c.brokenText()
+		c.loops()
 	}
 	c.findMentions()
 	c.markViewer()

@@ -37,6 +37,19 @@ func TestMeasuresNeedTheViewerOrAChart(t *testing.T) {
 	})
 }
 
+// job4's step 400 put "现在50-storage禾禾禾…" (a hundred 禾) on air for a
+// price question: the hyphen glued 50 to the word after it, and nothing
+// stopped a character's loop.
+func TestNumbersBeforeAHyphenAndLoops(t *testing.T) {
+	price := []Call{serumLookup}
+	runCases(t, []checkCase{
+		{"a number before a hyphened word", "zh", "精华多少钱", "现在50-storage", price, KindAmount, "50", "no tool result gives 50"},
+		{"a character's loop", "zh", "精华多少钱", "玻尿酸精华199元" + strings.Repeat("禾", 12), price, KindResidue, "禾禾禾", "times in a row"},
+		{"laughter is no loop", "zh", "哈哈主播好可爱", "哈哈哈哈哈，谢谢宝宝！", nil, "", "", ""},
+		{"a stressed price", "zh", "精华多少钱", "玻尿酸精华只要199元！！！", price, "", "", ""},
+	})
+}
+
 func TestActionsNeedAResult(t *testing.T) {
 	runCases(t, []checkCase{
 		{"pinned on an empty result", "en", "Link please", "The serum link is pinned at the top!", []Call{serumLookup, emptyLink}, KindAction, "pinned", "no send_link"},

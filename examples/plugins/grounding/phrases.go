@@ -96,6 +96,34 @@ func (c *checker) brokenText() {
 	}
 }
 
+// loopRun is how many times in a row one character may be spoken: a
+// host laughs "哈哈哈" or stresses "！！！", but ten of one character is a
+// model caught in a loop ("50-storage禾禾禾禾…", a hundred times).
+const loopRun = 10
+
+// loops flags a character repeated loopRun times or more in a row,
+// white space aside, and digits, whose runs the number reader judges
+// ("120 digits").
+func (c *checker) loops() {
+	for i := 0; i < len(c.text); {
+		r, _ := utf8.DecodeRuneInString(c.text[i:])
+		start, n := i, 0
+		for i < len(c.text) {
+			r2, s2 := utf8.DecodeRuneInString(c.text[i:])
+			if r2 != r {
+				break
+			}
+			i += s2
+			n++
+		}
+		if n >= loopRun && !unicode.IsSpace(r) && !unicode.IsDigit(r) && !strings.ContainsRune(cnDigitRunes, r) && r != '两' {
+			claim(c.named, start, i)
+			c.findings = append(c.findings, Finding{Kind: KindResidue, Phrase: brokenPhrase(c.text, start, i),
+				Why: fmt.Sprintf("%q %d times in a row: a model's loop, never spoken", r, n), at: start})
+		}
+	}
+}
+
 // brokenRune says what is wrong with the rune r of size bytes, or "".
 func brokenRune(r rune, size int) string {
 	switch {
