@@ -144,6 +144,33 @@ func TestShopCouponsReachedAndNot(t *testing.T) {
 	if pairs < 3 {
 		t.Errorf("%d items in 200 shop catalogs have a coupon not reached beside a best one reached; want several", pairs)
 	}
+	// Where a room has such an item, most coupon questions ask of it.
+	asked, coupon := 0, 0
+	for seed := uint64(1); seed <= 300; seed++ {
+		r, err := ShopRoom(seed, ShopConfig{MinItems: 2, MaxItems: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(r.Items, r.couponPair) {
+			continue
+		}
+		for _, q := range r.ShopQuestions(seed, 40) {
+			if q.Type != QCoupon {
+				continue
+			}
+			coupon++
+			for _, c := range q.Gold.Calls {
+				id, _ := c.Arguments["item_id"].(string)
+				if it, ok := r.Item(id); c.Name == ToolCouponCheck && ok && r.couponPair(it) {
+					asked++
+					break
+				}
+			}
+		}
+	}
+	if coupon == 0 || asked*2 < coupon {
+		t.Errorf("in rooms with a pair, %d of %d coupon questions ask of one; want most", asked, coupon)
+	}
 }
 
 // TestShopIsDisjointFromTransfer holds the training catalogs and their
