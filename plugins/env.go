@@ -38,11 +38,12 @@ type HostEnv = engine.Env
 // (the cart position, "3号链接"), else by Name or alias (whole,
 // case-insensitive), else every product whose name or alias occurs in
 // Text, longest name first, else (none occurring) every product whose
-// name or alias holds Text as a part of at least two characters that cuts
-// no Latin word ("jigsaw" of "Jigsaw Puzzle"); Limit caps the products (20 when 0 or above
-// 20). NamesOnly answers each product with its id, link, name and aliases
-// only: a plugin that tells items apart by name need not decode whole
-// products, which costs a WASM guest more than the rest of its lookup.
+// name or alias holds Text as a part of at least two characters that
+// cuts no Latin word ("jigsaw" of "Jigsaw Puzzle"); Limit caps the
+// products (20 when 0 or above 20). NamesOnly answers each product with
+// its id, link, name and aliases only: a plugin that tells items apart by
+// name need not decode whole products, which costs a WASM guest more than
+// the rest of its lookup.
 type CatalogQuery struct {
 	Schema    string `json:"schema"`
 	Kind      string `json:"kind"`
