@@ -282,8 +282,15 @@ func TestConcurrentMatchesSequential(t *testing.T) {
 	got := make([]Result, len(reqs))
 	streamed := make([]string, len(reqs))
 	var wg sync.WaitGroup
+	// Every request waits for the others to be ready, so that on a busy
+	// machine one does not finish before the next is sent.
+	var ready sync.WaitGroup
+	ready.Add(len(reqs))
+	start := make(chan struct{})
 	for i, req := range reqs {
 		wg.Go(func() {
+			ready.Done()
+			<-start
 			var b strings.Builder
 			res, err := batched.Generate(ctx, req, func(d Delta) error {
 				b.WriteString(d.Reasoning)
@@ -296,6 +303,8 @@ func TestConcurrentMatchesSequential(t *testing.T) {
 			got[i], streamed[i] = res, b.String()
 		})
 	}
+	ready.Wait()
+	close(start)
 	wg.Wait()
 	// The scheduler counts the queue after the step that finished the last
 	// request, a moment after that request returned.
