@@ -288,6 +288,8 @@ func (c *checker) token(t token) {
 		c.size(t)
 	case tokHeight, tokWeight:
 		c.measure(t)
+	case tokSpec:
+		c.spec(t)
 	case tokUnreadable:
 		c.flag(KindNumber, t.start, t.end, "no tool result gives a number of %d digits", unicodeDigits(c.text[t.start:t.end]))
 	default:
@@ -904,6 +906,49 @@ func (c *checker) measure(t token) {
 		}
 	}
 	c.flag(KindSize, t.start, t.end, "neither the viewer nor a size chart gives %s", strconv.FormatFloat(t.v, 'f', -1, 64))
+}
+
+// spec checks a number with a unit of measure ("120 ml", "50g", "8mm"):
+// the viewer's own, or one that an item's attributes, specs, name,
+// description, variants or a measure-like key state backs it; a price, a
+// stock or a percentage does not ("120 ml" out of a price of 120 yuan), as
+// the room's grader reads it.
+func (c *checker) spec(t token) {
+	if slices.Contains(c.tf.msgNumbers, t.v) {
+		return
+	}
+	holds := func(s string) bool {
+		for _, n := range attrNumber.FindAllString(s, -1) {
+			if v, err := strconv.ParseFloat(n, 64); err == nil && v == t.v {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range append(c.tf.inPlay(), c.tf.global) {
+		for _, a := range f.attrs {
+			if holds(a[1]) {
+				return
+			}
+		}
+		for _, s := range slices.Concat(f.texts, f.variants) {
+			if _, err := strconv.ParseFloat(s, 64); err != nil && holds(s) {
+				return // a number within words; a bare one is a keyed value
+			}
+		}
+		for _, k := range f.values {
+			if k.v == t.v && isMeasureKey(baseOf(k.key)) {
+				return
+			}
+		}
+	}
+	c.flag(KindNumber, t.start, t.end, "no attribute of the turn's items gives %s", strconv.FormatFloat(t.v, 'f', -1, 64))
+}
+
+// isMeasureKey reports whether a number under key k may be a measure: not
+// money, a stock, a quantity, a percentage or a duration.
+func isMeasureKey(k string) bool {
+	return !isMoneyKey(k) && !containsAny(k, []string{"stock", "remaining", "sold", "quantity", "per_buyer", "percent", "days", "hours"})
 }
 
 func (c *checker) number(t token) {

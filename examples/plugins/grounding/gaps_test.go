@@ -40,6 +40,25 @@ func TestMeasuresNeedTheViewerOrAChart(t *testing.T) {
 // job4's step 400 put "现在50-storage禾禾禾…" (a hundred 禾) on air for a
 // price question: the hyphen glued 50 to the word after it, and nothing
 // stopped a character's loop.
+// A measure with a unit needs an attribute, a spec or the item's words:
+// job7's step 300 told a viewer asking for a size "Glanket: 120 ml." out of
+// a price of 120 yuan.
+func TestSpecMeasuresNeedAnAttribute(t *testing.T) {
+	tee := call("product_lookup", `{"query":"T-shirt"}`, `{"currency":"CNY","found":true,"item_id":"AP120","name":"Briakitru Light T-shirt",`+
+		`"price":"120","stock":35,"variants":[{"name":"L","stock":35}]}`)
+	lamp := call("product_lookup", `{"query":"台灯"}`, `{"currency":"CNY","found":true,"item_id":"HO1","name":"护眼台灯",`+
+		`"price":"89","specs":[{"key":"power","value":12,"unit":"W","label_zh":"功率"}],"variants":[{"name":"lamp-40","stock":3}]}`)
+	runCases(t, []checkCase{
+		{"a price is no volume", "en", "I'm 179cm and 62kg, which size?", "Glanket: 120 ml.", []Call{tee}, KindNumber, "120 ml", "no attribute"},
+		{"a stock is no weight", "zh", "T恤多重？", "这款35克。", []Call{tee}, KindNumber, "35克", "no attribute"},
+		{"an attribute's volume", "en", "How big is the serum?", "The serum is 30ml.", []Call{serumLookup}, "", "", ""},
+		{"a description's volume", "zh", "精华多少毫升？", "精华30毫升，含2%玻尿酸。", []Call{serumLookup}, "", "", ""},
+		{"a spec's power", "zh", "台灯多少瓦？", "台灯功率12W。", []Call{lamp}, "", "", ""},
+		{"a variant's size", "zh", "台灯多大？", "有40cm的款。", []Call{lamp}, "", "", ""},
+		{"the viewer's own", "en", "Is 50ml enough?", "The serum is 30ml, not 50ml.", []Call{serumLookup}, "", "", ""},
+	})
+}
+
 func TestNumbersBeforeAHyphenAndLoops(t *testing.T) {
 	price := []Call{serumLookup}
 	runCases(t, []checkCase{

@@ -276,7 +276,7 @@ func TestNumbers(t *testing.T) {
 		{"colour count", "en", "What colours do the earbuds come in?", "They come in 2 colours: black and white.", []Call{budsLookup}, "", "", ""},
 		{"shades", "en", "How many shades of the lipstick?", "The velvet lipstick comes in 6 shades.", []Call{lipstickLookup}, "", "", ""},
 
-		{"wrong spec", "zh", "精华多大容量", "精华50ml", []Call{serumLookup}, KindNumber, "50ml", "no tool result gives 50"},
+		{"wrong spec", "zh", "精华多大容量", "精华50ml", []Call{serumLookup}, KindNumber, "50ml", "no attribute of the turn's items gives 50"},
 		{"invented quantity", "zh", "口红有几个色号", "口红有12种颜色", []Call{lipstickLookup}, KindNumber, "12种", "12"},
 	})
 }
