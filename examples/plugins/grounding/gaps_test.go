@@ -59,6 +59,17 @@ func TestSpecMeasuresNeedAnAttribute(t *testing.T) {
 	})
 }
 
+// A kind the stream does not sell is no name of its items: job7's step
+// 400 answered "精华多少钱？" with "玻尿酸行李箱直播间现在199元" (a suitcase).
+func TestKindsOfOtherStreams(t *testing.T) {
+	runCases(t, []checkCase{
+		{"a suitcase for a serum", "zh", "精华多少钱？", "玻尿酸行李箱直播间现在199元，喜欢就拍！", []Call{serumLookup}, KindItem, "行李箱", "no item of this stream is a 行李箱"},
+		{"a bracelet for a serum", "en", "How much is the serum?", "The bracelet is 199 yuan.", []Call{serumLookup}, KindItem, "bracelet", "no item of this stream is a bracelet"},
+		{"the stream's own kind", "zh", "精华多少钱？", "玻尿酸精华直播间现在199元，喜欢就拍！", []Call{serumLookup}, "", "", ""},
+		{"a price is no rice", "en", "How much is the serum?", "The price is 199 yuan.", []Call{serumLookup}, "", "", ""},
+	})
+}
+
 func TestNumbersBeforeAHyphenAndLoops(t *testing.T) {
 	price := []Call{serumLookup}
 	runCases(t, []checkCase{

@@ -903,6 +903,17 @@ var kindNouns = []string{
 	"earbuds", "earphones", "headphones", "power bank", "smart watch", "smartwatch", "desk lamp", "lamp", "speaker", "charger",
 	"nut mix", "green tea", "beef jerky", "honey", "chocolate", "gift box",
 	"pillow", "blanket", "water bottle", "flask", "thermos", "storage box",
+	// Everyday goods beyond the demo's: a compact model names the kinds it
+	// was trained on ("玻尿酸行李箱" for a serum), so the more kinds the
+	// check knows, the more such names it stops.
+	"护手霜", "牙膏", "棒球帽", "手套", "睡衣", "冲锋衣", "鼠标", "键盘", "摄像头", "吹风机", "咖啡豆", "大米", "橄榄油", "芒果干", "方便面",
+	"燕麦奶", "毛巾", "床单", "窗帘", "地毯", "雨伞", "行李箱", "花瓶", "猫砂", "狗粮", "猫条", "猫抓板", "中性笔", "笔记本", "胶带", "积木",
+	"毛绒玩具", "拼图", "瑜伽垫", "跳绳", "哑铃", "蛋白棒", "湿巾", "空气炸锅", "破壁机", "电热水壶", "电饭煲", "项链", "耳环", "手链",
+	"hand cream", "toothpaste", "baseball cap", "gloves", "pajamas", "windbreaker", "mouse", "keyboard", "webcam", "hair dryer",
+	"coffee beans", "olive oil", "dried mango", "instant noodles", "oat milk", "towel", "bed sheet", "curtain", "rug", "umbrella",
+	"suitcase", "vase", "cat litter", "dog food", "cat treats", "cat scratcher", "gel pens", "notebook", "washi tape", "building blocks",
+	"plush toy", "jigsaw puzzle", "yoga mat", "jump rope", "dumbbells", "protein bar", "baby wipes", "air fryer", "blender",
+	"electric kettle", "rice cooker", "necklace", "earrings", "bracelet",
 }
 
 var kindNounsByLength = func() []string {
