@@ -140,6 +140,7 @@ func (d demoStream) ask(t *testing.T, c demoCase) []string {
 	turn := nextTurn(t, ev)
 	s.Close()
 	calls := callsOf(turn)
+	t.Logf("%q → %s %q (calls %v)", c.ask, turn.Outcome, turn.Reply, calls)
 	if turn.Outcome != runtime.OutcomeReplied && turn.Outcome != runtime.OutcomeSafeLine || spokenMarkup.MatchString(turn.Reply) {
 		t.Errorf("%q: on air as %s (%s): %q", c.ask, turn.Outcome, turn.Reason, turn.Reply)
 	}

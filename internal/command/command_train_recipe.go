@@ -27,7 +27,7 @@ func trainRecipe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	out := fs.String("out", "", "the recipe's folder (required)")
 	until := fs.String("until", "bundled", "last row to train: base, sft, opd, hat (the table) or bundled (every stage)")
 	augment := fs.Bool("augment", true, "harness-state augmentation in the SFT stages (false: Fixed-Harness SFT)")
-	seed := fs.Uint64("seed", 1, "seed of the weights and the example order of every stage")
+	seed := fs.Uint64("seed", 1, "seed of the weights and the example order of every stage that does not name its own")
 	threads := fs.Int("threads", 0, "compute threads (0: one per physical core)")
 	scale := fs.Float64("steps-scale", 1, "multiply every stage's steps")
 	harnessPath := fs.String("harness", "", "base harness file (default: the embedded demo harness)")

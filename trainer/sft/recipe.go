@@ -104,9 +104,24 @@ func Recipes() map[string]Recipe {
 			continuation("sft7", "", 2000, 750, "1e-3", "9", 3),
 			continuation("sft8", "", 1500, 0, "6e-4", "10", 3),
 			// HSA-RL at a fifth of the table's rate: at the table's, the demo
-			// stream lost half its questions (REPRODUCTION.md).
-			{Name: "rl8", Stage: "rl", Row: "bundled", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "2e-5",
+			// stream lost half its questions (REPRODUCTION.md). Its model was
+			// the first generation's shipped one.
+			{Name: "rl8", Stage: "rl", Steps: 80, Args: []string{"--prompts-per-step", "4", "--group", "8", "--lr", "2e-5",
 				"--rooms", "64", "--min-items", "3", "--max-items", "6", "--variety", "3", "--save-every", "25", "--eval-every", "25", "--eval-tasks", "16"}},
+			// The second generation (issue #19) continues it on the job's
+			// data with its context raised to 2,048: job1 on the job's mix
+			// (stopped at 2,200 of its schedule), job2 on rooms of open kinds,
+			// then lower rates on new draws (job4 with store-wide coupons,
+			// job5 with coupon questions drawn to pairs of coupons, stopped
+			// at 300), and job7 with five times the general conversations,
+			// which brought Mini-IF back (REPRODUCTION.md, "job7"). Each
+			// stage names its seed: these are the runs as they were made.
+			jobStage("job1", 3000, 2200, "1e-3", "30", "1", 3, append([]string{"--context", "2048", "--eval-every", "250"}, data(2400, 1, 6, 3000, 6000, "31")...)),
+			jobStage("job2", 1000, 0, "5e-4", "30", "2", 5, append([]string{"--eval-every", "250"}, data(2400, 1, 6, 3000, 6000, "32")...)),
+			jobStage("job3", 400, 0, "3e-4", "20", "3", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "34")...)),
+			jobStage("job4", 400, 0, "2e-4", "20", "4", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "35")...)),
+			jobStage("job5", 400, 300, "2e-4", "20", "5", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "36")...)),
+			withRow(jobStage("job7", 400, 0, "2e-4", "20", "7", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 15000, 3000, "38")...)), "bundled"),
 		},
 	}
 	// The second generation's recipe (issue #19): the same pipeline on the
@@ -148,6 +163,21 @@ func Recipes() map[string]Recipe {
 		},
 	}
 	return map[string]Recipe{bundled.Name: bundled, job.Name: job, smoke.Name: smoke}
+}
+
+// jobStage is an SFT stage of the second generation's continuation: the
+// job's mix at a context of 2,048, checkpoints every 100 steps, its own
+// seed, learning rate, warm-up and room variety; args add the data flags.
+func jobStage(name string, steps, stopAt int, lr, warmup, seed string, variety int, args []string) RecipeStage {
+	a := []string{"--seed", seed, "--batch", "16", "--lr", lr, "--warmup", warmup, "--max-len", "2048", "--save-every", "100",
+		"--eval-examples", "64", "--variety", strconv.Itoa(variety)}
+	return RecipeStage{Name: name, Stage: "sft", Steps: steps, StopAt: stopAt, Args: append(append(a, jobMix()...), args...)}
+}
+
+// withRow returns st completing the table row row.
+func withRow(st RecipeStage, row string) RecipeStage {
+	st.Row = row
+	return st
 }
 
 // jobMix are the shares of the job's generators in the job recipe's SFT
@@ -193,8 +223,9 @@ type RecipeOptions struct {
 	// false trains them on the fixed harness instead (Fixed-Harness SFT,
 	// in folders sft1-fixed, sft2-fixed …).
 	Augment bool
-	// Seed seeds the weights and example order of every stage, not the
-	// data; Threads is every stage's compute threads (0: one per
+	// Seed seeds the weights and example order of every stage that does
+	// not name its own (the bundled recipe's job stages do, as they were
+	// run), not the data; Threads is every stage's compute threads (0: one per
 	// physical core).
 	Seed    uint64
 	Threads int
