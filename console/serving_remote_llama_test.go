@@ -302,20 +302,14 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 		same, len(demoQuestions), sameConstrained, len(demoQuestions))
 
 	// A server that dies costs a turn the safe line, never a hang; the next
-	// turn after the restart answers. The turns that must answer ask the
-	// sunscreen's stock: some of the shipped model's answers carry a broken
-	// byte ("Kata Gentle I\ufffd pi is 89 yuan" for the lipstick's price in
-	// the live view's prompt), which llama-server's tool-call parser refuses
-	// with a 500, so such a turn is the safe line — the model's defect, not
-	// the serving path's (trainer/REPRODUCTION.md, "Where #19 stands").
-	const answered = "防晒还有货吗？"
+	// turn after the restart answers.
 	ls.kill()
 	down := ask(server, demoQuestions[0])
 	if down.Outcome != runtime.OutcomeSafeLine || !strings.Contains(down.Reason, "unreachable") {
 		t.Errorf("server down: %s (%s), want the safe line naming it unreachable", down.Outcome, down.Reason)
 	}
 	ls.start(t)
-	if back := ask(server, answered); back.Outcome != runtime.OutcomeReplied {
+	if back := ask(server, demoQuestions[0]); back.Outcome != runtime.OutcomeReplied {
 		t.Errorf("after the restart: %s (%s); the server's log:\n%s", back.Outcome, back.Reason, ls.log.String())
 	}
 	// A stopped (hung) server times out.
@@ -347,7 +341,7 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 	}
 	events := e.subscribe(t, e.merchant, e.demoStream)
 	if code, _, raw := e.call(t, e.merchant, "POST", "/api/streams/"+e.demoStream+"/live/messages", "application/json",
-		`{"messages":[{"viewer":"v1","text":"`+answered+`"}]}`); code != 202 {
+		`{"messages":[{"viewer":"v1","text":"How much is the lipstick?"}]}`); code != 202 {
 		t.Fatalf("live message: %d %s", code, raw)
 	}
 	live := waitLive(t, events, "turn").Data

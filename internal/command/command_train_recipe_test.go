@@ -38,8 +38,8 @@ func TestRecipeStagesParse(t *testing.T) {
 // TestBundledRecipeSecondGeneration: the bundled recipe ends with the
 // second generation's runs as they were made — job1 raises the context to
 // 2,048 and stops at step 2,200 of its schedule, job5 at 300, each names
-// its own seed, and job7, with five times the general conversations, is
-// the shipped model.
+// its own seed, job7 has five times the general conversations, and job10,
+// on nine shop catalogs in ten, is the shipped model.
 func TestBundledRecipeSecondGeneration(t *testing.T) {
 	stages := map[string]sft.RecipeStage{}
 	var last sft.RecipeStage
@@ -47,18 +47,20 @@ func TestBundledRecipeSecondGeneration(t *testing.T) {
 		stages[st.Name] = st
 		last = st
 	}
-	if last.Name != "job7" || last.Row != "bundled" {
-		t.Fatalf("the last stage is %s (row %q), want job7 completing the bundled row", last.Name, last.Row)
+	if last.Name != "job10" || last.Row != "bundled" {
+		t.Fatalf("the last stage is %s (row %q), want job10 completing the bundled row", last.Name, last.Row)
 	}
 	for name, want := range map[string]struct {
 		stopAt  int
 		seed    uint64
 		context int
 		general int
+		shop    float64
 	}{
-		"job1": {2200, 1, 2048, 3000},
-		"job5": {300, 5, 0, 1500},
-		"job7": {0, 7, 0, 15000},
+		"job1":  {2200, 1, 2048, 3000, 0.4},
+		"job5":  {300, 5, 0, 1500, 0.4},
+		"job7":  {0, 7, 0, 15000, 0.4},
+		"job10": {0, 10, 0, 10000, 0.9},
 	} {
 		st, ok := stages[name]
 		if !ok {
@@ -68,8 +70,10 @@ func TestBundledRecipeSecondGeneration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.StopAt != want.stopAt || run.cfg.Seed != want.seed || run.cfg.Context != want.context || run.cfg.Data.General != want.general {
-			t.Errorf("%s: stop at %d, seed %d, context %d, general %d; want %+v", name, st.StopAt, run.cfg.Seed, run.cfg.Context, run.cfg.Data.General, want)
+		if st.StopAt != want.stopAt || run.cfg.Seed != want.seed || run.cfg.Context != want.context || run.cfg.Data.General != want.general ||
+			run.cfg.Data.ShopShare != want.shop {
+			t.Errorf("%s: stop at %d, seed %d, context %d, general %d, shop share %v; want %+v", name, st.StopAt, run.cfg.Seed, run.cfg.Context,
+				run.cfg.Data.General, run.cfg.Data.ShopShare, want)
 		}
 	}
 }

@@ -113,15 +113,18 @@ func Recipes() map[string]Recipe {
 			// (stopped at 2,200 of its schedule), job2 on rooms of open kinds,
 			// then lower rates on new draws (job4 with store-wide coupons,
 			// job5 with coupon questions drawn to pairs of coupons, stopped
-			// at 300), and job7 with five times the general conversations,
-			// which brought Mini-IF back (REPRODUCTION.md, "job7"). Each
-			// stage names its seed: these are the runs as they were made.
+			// at 300), job7 with five times the general conversations,
+			// which brought Mini-IF back (REPRODUCTION.md, "job7"), and job9
+			// and job10 at half its rate on more shop catalogs. Each stage
+			// names its seed: these are the runs as they were made.
 			jobStage("job1", 3000, 2200, "1e-3", "30", "1", 3, append([]string{"--context", "2048", "--eval-every", "250"}, data(2400, 1, 6, 3000, 6000, "31")...)),
 			jobStage("job2", 1000, 0, "5e-4", "30", "2", 5, append([]string{"--eval-every", "250"}, data(2400, 1, 6, 3000, 6000, "32")...)),
 			jobStage("job3", 400, 0, "3e-4", "20", "3", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "34")...)),
 			jobStage("job4", 400, 0, "2e-4", "20", "4", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "35")...)),
 			jobStage("job5", 400, 300, "2e-4", "20", "5", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 1500, 3000, "36")...)),
-			withRow(jobStage("job7", 400, 0, "2e-4", "20", "7", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 15000, 3000, "38")...)), "bundled"),
+			jobStage("job7", 400, 0, "2e-4", "20", "7", 5, append([]string{"--eval-every", "200"}, data(1200, 1, 6, 15000, 3000, "38")...)),
+			jobStage("job9", 400, 0, "1e-4", "20", "9", 5, append([]string{"--eval-every", "200", "--shop-share", "0.7"}, data(1200, 1, 6, 10000, 3000, "40")...)),
+			withRow(jobStage("job10", 300, 0, "1e-4", "20", "10", 5, append([]string{"--eval-every", "200", "--shop-share", "0.9"}, data(1200, 1, 6, 10000, 3000, "41")...)), "bundled"),
 		},
 	}
 	// The second generation's recipe (issue #19): the same pipeline on the
