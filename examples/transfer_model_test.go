@@ -13,8 +13,9 @@ import (
 // test holds the shipped model to what it does, so that a new one that
 // answers fewer is caught, and logs every miss. The first generation
 // answered one (the blocks' price); the second answers eight: the
-// restock date, the ship-from place and the puzzle's pieces are still
-// missed (trainer/REPRODUCTION.md, "The transfer demo").
+// restock date, the ship-from place, the earrings' returns and the
+// puzzle's pieces are still missed (trainer/REPRODUCTION.md, "The
+// transfer demo").
 const transferDemoFloor = 8
 
 // TestBundledModelOnATransferCatalog asks the bundled model twelve
