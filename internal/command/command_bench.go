@@ -260,6 +260,7 @@ func benchLive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	prefillChunk := fs.Int("prefill-chunk", 0, "prompt tokens the engine reads in one step over all joining requests (0: the engine's default)")
 	threads := fs.Int("threads", 0, "the CPU backend's compute threads (0: one per physical core but one, which the runtime keeps)")
 	concurrency := fs.Int("concurrency", 1, "turns each room generates at once (the next reply is generated while one is spoken)")
+	mergeWindow := fs.Duration("merge-window", 500*time.Millisecond, "how long a room collects messages before a turn starts (0: none, as a console live session)")
 	batchArg := fs.String("batch", "1", "questions of one class a turn answers together (1: one at a time); a list such as 1,4 splits the rooms across the sizes, each arm playing the same viewers")
 	promoteArg := fs.String("promote-after", "2s", "wait after which a queued question rises one priority class (-1s: strict priority); a list such as 2s,-1s adds arms, crossed with --batch")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -274,6 +275,9 @@ func benchLive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	promotes, err := parsePromotes(*promoteArg)
 	if err != nil {
 		return err
+	}
+	if *mergeWindow < 0 {
+		return usagef("--merge-window %s: want 0 (none) or more", *mergeWindow)
 	}
 	var arms []livebench.Arm
 	for _, b := range batches {
@@ -304,9 +308,14 @@ func benchLive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		defer stop()
 	}
-	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, arms (batch, promote-after) %v\n", *streams, *rate, *duration, *modelArg, *concurrency, arms)
+	fmt.Fprintf(stderr, "bench live: %d rooms, %.2f msg/s each, %s, model %s, %d turn(s) at once per room, merge window %s, arms (batch, promote-after) %v\n",
+		*streams, *rate, *duration, *modelArg, *concurrency, *mergeWindow, arms)
+	window := *mergeWindow
+	if window == 0 {
+		window = -1 // livebench's none
+	}
 	reps, err := livebench.Run(ctx, livebench.Config{Harness: base, Model: m, Sandbox: sb, Streams: *streams, Rate: *rate, Duration: *duration,
-		MaxTokens: *maxTokens, Concurrency: *concurrency, Arms: arms, Seed: 1, Logger: log})
+		MaxTokens: *maxTokens, Concurrency: *concurrency, MergeWindow: window, Arms: arms, Seed: 1, Logger: log})
 	if err != nil {
 		return err
 	}

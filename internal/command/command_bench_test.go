@@ -157,6 +157,7 @@ func TestBenchLive(t *testing.T) {
 	}{
 		{"bad batch", []string{"--batch", "0"}, "--batch"},
 		{"bad promote-after", []string{"--promote-after", "soon"}, "--promote-after"},
+		{"negative merge window", []string{"--merge-window", "-1s"}, "--merge-window"},
 		{"unknown random size", []string{"--model", "random:huge"}, "random:huge"},
 		{"no such model", []string{"--model", "no/such/folder"}, `--model "no/such/folder"`},
 		{"server without a model name", []string{"--model", "http://127.0.0.1:1"}, "--remote-model"},
@@ -172,7 +173,7 @@ func TestBenchLive(t *testing.T) {
 		t.Skip("builds WASM plugins; skipped with -short")
 	}
 	out, err := runCommand(t, Bench, "", "live", "--model", "random:tiny", "--streams", "2", "--rate", "2", "--duration", "2s",
-		"--max-tokens", "4", "--batch", "1,2", "--json")
+		"--max-tokens", "4", "--batch", "1,2", "--merge-window", "0", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,10 @@ type Config struct {
 	// Concurrency is the turns each room generates at once (see
 	// runtime.Config.Concurrency); default 1.
 	Concurrency int
+	// MergeWindow is how long a room collects messages before a turn
+	// starts (runtime.QueueConfig.MergeWindow): 0 is the bench's 500 ms,
+	// negative none, as a console live session has.
+	MergeWindow time.Duration
 	// Arms are the queue settings compared; default one arm, batch 1
 	// with the runtime's default ageing. With several, the rooms split
 	// evenly across them (room i takes Arms[i mod n]) and each arm plays
@@ -258,6 +262,13 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 	case cfg.Streams%len(cfg.Arms) != 0:
 		return nil, fmt.Errorf("livebench: %d streams do not split evenly across %d arms", cfg.Streams, len(cfg.Arms))
 	}
+	mergeWindow := cfg.MergeWindow
+	switch {
+	case mergeWindow == 0:
+		mergeWindow = 500 * time.Millisecond
+	case mergeWindow < 0:
+		mergeWindow = 0
+	}
 	for i := range cfg.Arms {
 		if cfg.Arms[i].Batch < 0 {
 			return nil, fmt.Errorf("livebench: arm %d: batch %d must be at least 1", i, cfg.Arms[i].Batch)
@@ -308,7 +319,7 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
 			Plugins: hooks, CatalogItems: view.ItemIDs, CatalogWords: view.ItemWords, Logger: log, Concurrency: cfg.Concurrency,
-			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: 500 * time.Millisecond,
+			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: mergeWindow,
 				Batch: a.rep.Batch, PromoteAfter: a.rep.PromoteAfter},
 		})
 		if err != nil {
