@@ -959,7 +959,7 @@ func (c *checker) number(t token) {
 		return
 	}
 	for _, f := range append(c.tf.inPlay(), c.tf.global) {
-		if slices.Contains(f.numbers, t.v) {
+		if slices.Contains(f.numbers, t.v) || t.kind == tokQuantity && slices.Contains(f.counts, t.v) {
 			return
 		}
 		if t.kind == tokQuantity && f.price > 0 {

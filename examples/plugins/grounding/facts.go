@@ -71,6 +71,10 @@ type itemFacts struct {
 	links []int
 	// inPlay is set when a result of this turn is about the item.
 	inPlay bool
+	// counts are how many things a result lists (variants, entries):
+	// they back a count of things ("2种", "3 colours"), not a bare
+	// number, which could be anything ("下单后2").
+	counts []float64
 
 	price, listPrice int64 // fen; 0 when no result gave one
 	money            []keyedFen
@@ -674,7 +678,15 @@ func (tf *turnFacts) addText(it *itemFacts, k, s string) {
 		it.texts = append(it.texts, asciiLower(s))
 	}
 	for _, tok := range scanFacts(s) {
-		it.numbers = append(it.numbers, tok.v)
+		if tok.kind == tokDuration {
+			// A duration's value is in hours or months ("1年" is 12): the
+			// number as written backs a number, not its conversion.
+			if v, ok := writtenNumber(s[tok.start:tok.end]); ok {
+				it.numbers = append(it.numbers, v)
+			}
+		} else {
+			it.numbers = append(it.numbers, tok.v)
+		}
 		switch tok.kind {
 		case tokMoney:
 			it.money = append(it.money, keyedFen{toFen(tok.v), k})
@@ -794,7 +806,7 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jsonx.Value) {
 			}
 		}
 		if len(v.Keys) > 1 {
-			it.numbers = append(it.numbers, float64(len(v.Keys)))
+			it.counts = append(it.counts, float64(len(v.Keys)))
 		}
 	case jsonx.Array:
 		tf.addVariants(it, "variants", v)
@@ -860,7 +872,7 @@ func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jsonx.Value) {
 		}
 	}
 	if len(v.Elems) > 1 {
-		it.numbers = append(it.numbers, float64(len(v.Elems)))
+		it.counts = append(it.counts, float64(len(v.Elems)))
 	}
 }
 

@@ -189,3 +189,23 @@ func TestDegenerateDigitRuns(t *testing.T) {
 		{"a run in the message backs no zero", "zh", "精华" + strings.Repeat("9", 20) + "多少钱", "精华有0个赠品。", price, KindNumber, "0", "gives 0"},
 	})
 }
+
+// A number needs a result that gives it as written: job13's step 400 put
+// "12月充足" on air out of a warranty of 1年 (read as 12 months), and
+// "下单后2。" out of a tea sold in two weights (the count of its
+// variants, which backs a count of things, not a bare number).
+func TestNumbersAsWritten(t *testing.T) {
+	tea := call("product_lookup", `{"query":"沐米木云朵绿茶"}`, `{"attributes":{"origin":"Zhejiang","shelf life":"6 months","产地":"浙江",`+
+		`"保质期":"6个月"},"currency":"CNY","found":true,"item_id":"FO148","name":"沐米木云朵绿茶","price":"219","variants":["250g","500g"]}`)
+	watch := call("product_lookup", `{"query":"Testevox Fresh Smart Watch"}`, `{"attributes":{"battery life":"7 days","warranty":"1 year",`+
+		`"保修":"1年","续航":"7天"},"currency":"CNY","found":true,"item_id":"EL109","name":"韵雅清新智能手表","price":"1360",`+
+		`"variants":["black","white","blue"]}`)
+	runCases(t, []checkCase{
+		{"a year is not twelve", "zh", "2号链接的L还有货吗？", "12月充足，大家放心拍！", []Call{watch}, KindNumber, "12", "no tool result gives 12"},
+		{"hours are not written", "en", "how long does the battery last?", "It lasts 168 on one charge.", []Call{watch}, KindNumber, "168", "no tool result gives 168"},
+		{"a count is no bare number", "zh", "沐米木云朵绿茶多少钱？", "沐米木 is现在219元，下单后2。", []Call{tea}, KindNumber, "2", "no tool result gives 2"},
+		{"the warranty as written", "zh", "手表保修多久？", "韵雅清新智能手表保修1年，续航7天。", []Call{watch}, "", "", ""},
+		{"a count of variants", "zh", "绿茶有几种规格？", "沐米木云朵绿茶有2种规格：250g和500g。", []Call{tea}, "", "", ""},
+		{"a count of colours", "en", "what colours?", "It comes in 3 colours: black, white and blue.", []Call{watch}, "", "", ""},
+	})
+}

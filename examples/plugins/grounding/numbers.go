@@ -753,6 +753,16 @@ func readNumber(s string, v *float64) bool {
 	return ok
 }
 
+// writtenNumber reads the first number of s as it is written ("1" of
+// "1年", "七" of "七天").
+func writtenNumber(s string) (float64, bool) {
+	runs := numberRuns(s)
+	if len(runs) == 0 {
+		return 0, false
+	}
+	return parseNumber(s[runs[0][0]:runs[0][1]])
+}
+
 func readFirst(s string, m []int, t *token) bool { return readNumber(sub(s, m, 1), &t.v) }
 
 func readTimestamp(s string, m []int, t *token) bool {
