@@ -142,7 +142,7 @@ const (
 // pool first, in a fixed order.
 func Families() []Family {
 	return []Family{
-		{"skill-rename", PoolTrain, DimSkillIDs, "rename skill ids with training-bank synonyms, abbreviations and code styles (snake, camel, kebab, affixed)", skillRename},
+		{"skill-rename", PoolTrain, DimSkillIDs, "rename skill ids with coined words, or with training-bank synonyms, abbreviations and code styles (snake, camel, kebab, affixed)", skillRename},
 		{"skill-reword", PoolTrain, DimSkillIDs, "reword skill descriptions through the phrase bank and description frames", skillReword},
 		{"skill-noise", PoolTrain, DimSkillIDs, "add noise skills about topics that never apply to the stream", skillNoise},
 		{"skill-mask", PoolTrain, DimSkillIDs, "drop skills the gold does not load", skillMask},
@@ -151,7 +151,7 @@ func Families() []Family {
 		{"rule-reorder", PoolTrain, DimSkillContent, "shuffle the rules inside each skill", ruleReorder},
 		{"rule-reformat", PoolTrain, DimSkillContent, "write rule lists as bullets, numbered items or prose", ruleReformat},
 		{"rule-mask", PoolTrain, DimSkillContent, "drop non-essential skill rules", ruleMask},
-		{"tool-rename", PoolTrain, DimTools, "rename tools and parameters (nested included), the load-skill tool and its parameter, with training-bank synonyms in snake or camel case", toolRename(trainWords, false)},
+		{"tool-rename", PoolTrain, DimTools, "rename tools and parameters (nested included), the load-skill tool and its parameter, with training-bank synonyms or coined words in snake or camel case", toolRename(trainWords, false)},
 		{"tool-reword", PoolTrain, DimTools, "reword tool and parameter descriptions through the phrase bank", toolReword},
 		{"tool-reorder-params", PoolTrain, DimTools, "shuffle the order of parameters (nested included) and of required lists", toolReorderParams},
 		{"tool-add-params", PoolTrain, DimTools, "add optional parameters the gold never sets", toolAddParams},

@@ -3,14 +3,16 @@ package hsa
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
 
 // Names are generated, not drawn from a list: words of a name are swapped
 // for synonyms from a word bank, abbreviated, given affixes and written in
-// a random style, or replaced by random opaque ids. The space is open, so a
-// model cannot memorise the renamed harness; it has to read it.
+// a random style, or replaced by coined words (training pool) or random
+// opaque ids (held out). The space is open, so a model cannot memorise the
+// renamed harness; it has to read it.
 
 // synonymGroup is one concept with the words naming it in each bank. The
 // training and held-out banks are disjoint, so held-out names use words
@@ -240,6 +242,36 @@ func naturalName(rng *rand.Rand, name string, bank wordBank, style nameStyle) st
 		out = append(out, suf[rng.IntN(len(suf))])
 	}
 	return joinWords(out, style)
+}
+
+// coinedName returns a name of one or two made-up words (a vowel-led
+// syllable chain, sometimes with a two-digit number) written in style —
+// the training pool's open vocabulary. It names nothing a model could
+// recall, so a variant under it can only be read from the descriptions;
+// its shape (joined words, a leading vowel, a trailing number) differs
+// from the held-out pool's opaque ids, which stay unseen in training.
+func coinedName(rng *rand.Rand, style nameStyle) string {
+	const (
+		cons   = "bdfgklmnprstvwyz"
+		vowels = "aeiou"
+	)
+	word := func() string {
+		var b strings.Builder
+		b.WriteByte(vowels[rng.IntN(len(vowels))])
+		for range 1 + rng.IntN(2) {
+			b.WriteByte(cons[rng.IntN(len(cons))])
+			b.WriteByte(vowels[rng.IntN(len(vowels))])
+		}
+		return b.String()
+	}
+	words := []string{word()}
+	if rng.IntN(2) == 0 {
+		words = append(words, word())
+	}
+	if rng.IntN(4) == 0 {
+		words = append(words, strconv.Itoa(10+rng.IntN(90)))
+	}
+	return joinWords(words, style)
 }
 
 // opaqueName returns a random identifier that carries no meaning, in one

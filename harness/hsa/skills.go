@@ -46,9 +46,18 @@ func renameSkills(v *variant, family string, gen func(old string) string) (*harn
 	return v.done(family)
 }
 
+// skillRename renames skills with training-bank words or, more often,
+// coined words: an id built of known words can be recalled ("price_reply"
+// is the price skill), a coined one only read from its description, which
+// is what a renamed harness asks of the model.
 func skillRename(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {
 	v := newVariant(h, seed, opts)
-	return renameSkills(v, "skill-rename", func(old string) string { return skillIDName(v, old, trainWords) })
+	return renameSkills(v, "skill-rename", func(old string) string {
+		if v.chance(0.6) {
+			return coinedName(v.rng, []nameStyle{styleSnake, styleCamel, styleKebab}[v.rng.IntN(3)])
+		}
+		return skillIDName(v, old, trainWords)
+	})
 }
 
 func skillRenameOpaque(h *harness.Harness, seed int64, opts Options) (*harness.Harness, Mapping, error) {

@@ -1,7 +1,10 @@
 package hsa
 
 import (
+	"errors"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -71,15 +74,16 @@ func TestNames(t *testing.T) {
 	seen := map[string]bool{}
 	rng := newRand(1)
 	for range 500 {
-		for _, n := range []string{naturalName(rng, "get_product_price", trainWords, nameStyle(rng.IntN(4))), opaqueName(rng)} {
+		for _, n := range []string{naturalName(rng, "get_product_price", trainWords, nameStyle(rng.IntN(4))), opaqueName(rng),
+			coinedName(rng, nameStyle(rng.IntN(4)))} {
 			if !isToolName(n) {
 				t.Fatalf("generated name %q is not a legal tool name", n)
 			}
 			seen[n] = true
 		}
 	}
-	if len(seen) < 400 {
-		t.Errorf("only %d distinct names in 1000 draws; the generators are not open", len(seen))
+	if len(seen) < 600 {
+		t.Errorf("only %d distinct names in 1500 draws; the generators are not open", len(seen))
 	}
 	// Each word names one concept, and the two banks are disjoint, so
 	// held-out names use words no training variant showed.
@@ -192,5 +196,79 @@ func TestApplyCorrection(t *testing.T) {
 	}
 	if _, err := ApplyCorrection(h, transcript, Correction{Flaw: "bogus"}); err == nil {
 		t.Error("unknown flaw: want an error")
+	}
+}
+
+// TestTrainingRenamesCoinNames holds the training pool's renames to the
+// open vocabulary they exist for: most renamed skills, and many renamed
+// tools, get coined names that no word bank lists, so that a model trained
+// on them has to read what a skill or tool is for from its description.
+func TestTrainingRenamesCoinNames(t *testing.T) {
+	coined := regexp.MustCompile(`^[aeiou]([bdfgklmnprstvwyz][aeiou]){1,2}$`)
+	isCoined := func(name string) bool {
+		words := splitWords(name)
+		for _, w := range words {
+			if _, err := strconv.Atoi(w); err != nil && !coined.MatchString(w) {
+				return false
+			}
+		}
+		return len(words) > 0
+	}
+	for _, tc := range []struct {
+		family   string
+		names    func(*harness.Harness) []string
+		minShare float64
+	}{
+		{"skill-rename", func(h *harness.Harness) []string {
+			var out []string
+			for _, s := range h.Skills {
+				out = append(out, s.ID)
+			}
+			return out
+		}, 0.4},
+		{"tool-rename", func(h *harness.Harness) []string {
+			var out []string
+			for _, tl := range h.Tools {
+				out = append(out, tl.Name)
+			}
+			return out
+		}, 0.2},
+	} {
+		t.Run(tc.family, func(t *testing.T) {
+			f, err := Lookup(tc.family)
+			if err != nil {
+				t.Fatal(err)
+			}
+			renamed, coinedCount := 0, 0
+			for hi := range 20 {
+				h := genHarness(t, newRand(int64(hi)))
+				before := map[string]bool{}
+				for _, n := range tc.names(h) {
+					before[n] = true
+				}
+				nh, _, err := f.Apply(h, int64(hi), Options{})
+				if errors.Is(err, ErrNotApplicable) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range tc.names(nh) {
+					if before[n] {
+						continue
+					}
+					renamed++
+					if isCoined(n) {
+						coinedCount++
+					}
+				}
+			}
+			if renamed == 0 {
+				t.Fatal("nothing was renamed")
+			}
+			if share := float64(coinedCount) / float64(renamed); share < tc.minShare || coinedCount == renamed {
+				t.Errorf("%d of %d renamed names are coined; want at least %.0f %%, and some from the word bank", coinedCount, renamed, 100*tc.minShare)
+			}
+		})
 	}
 }

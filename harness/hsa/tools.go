@@ -136,6 +136,22 @@ func toolRename(bank wordBank, opaque bool) applyFunc {
 		if opaque {
 			n.tool = func(string) string { return opaqueName(v.rng) }
 			n.param = func(string, nameStyle) string { return opaqueName(v.rng) }
+		} else {
+			// Some names are coined, so that a tool is found by what its
+			// description says, not by the words of its name.
+			tool, param := n.tool, n.param
+			n.tool = func(old string) string {
+				if v.chance(0.4) {
+					return coinedName(v.rng, []nameStyle{styleSnake, styleCamel}[v.rng.IntN(2)])
+				}
+				return tool(old)
+			}
+			n.param = func(old string, style nameStyle) string {
+				if v.chance(0.3) {
+					return coinedName(v.rng, style)
+				}
+				return param(old, style)
+			}
 		}
 		if err := renameTools(v, family, n, 0.6, 0.5); err != nil {
 			return nil, Mapping{}, err
