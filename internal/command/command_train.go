@@ -124,6 +124,7 @@ func sftDataFlags(fs *flag.FlagSet, c *sft.DataConfig) (harnessPath *string) {
 	fs.IntVar(&c.Room.Variety, "variety", c.Room.Variety, "rooms as a wider range of merchants and viewers make them, 0-5 (liveroom.RoomConfig.Variety): 1 names and size charts, 2 wordings, 3 and 4 slug ids, 5 open product kinds; -1 the rooms the recipe's first stages were trained on")
 	fs.IntVar(&c.General, "general", c.General, "general-corpus conversations (chit-chat, questions, checkable instructions) mixed in")
 	fs.IntVar(&c.Retrieval, "retrieval", c.Retrieval, "copy and retrieval warm-up conversations mixed in")
+	fs.IntVar(&c.SkillPicks, "skill-picks", c.SkillPicks, "skill-choice warm-up conversations mixed in: renamed, reworded skills and a viewer's message, answered with the skill to load")
 	fs.BoolVar(&c.Augment, "augment", c.Augment, "harness-state augmentation (false: Fixed-Harness SFT)")
 	fs.Float64Var(&c.VariantShare, "variant-share", c.VariantShare, "share of trajectories rendered under an HSA variant")
 	fs.IntVar(&c.Transforms, "transforms", c.Transforms, "training-pool families per variant")
@@ -136,6 +137,7 @@ func sftDataFlags(fs *flag.FlagSet, c *sft.DataConfig) (harnessPath *string) {
 	fs.Float64Var(&c.FaultShare, "fault-share", c.FaultShare, "share of tool-using questions answered while one of their tools fails")
 	fs.Float64Var(&c.PersistentShare, "persistent-share", c.PersistentShare, "share of tool faults that fail every call (the right reply: the information is unavailable)")
 	fs.Float64Var(&c.OperatorShare, "operator-share", c.OperatorShare, "share of variant trajectories with an operator's edit on top (hsa pool operator)")
+	fs.Float64Var(&c.SkillRenameShare, "skill-rename-share", c.SkillRenameShare, "share of variant trajectories whose skills are renamed once more on top (hsa family skill-rename, mostly coined ids)")
 	fs.StringVar(&c.Teacher, "teacher", c.Teacher, "OpenAI-compatible server whose model answers instead of the room's expert (API key from $"+teacherKeyEnv+")")
 	fs.StringVar(&c.TeacherModel, "teacher-model", c.TeacherModel, "model name to ask the teacher server for")
 	return harnessPath

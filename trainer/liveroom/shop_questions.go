@@ -123,85 +123,85 @@ func shopGrammar(t QuestionType, form string, l Lang) []string {
 	}
 	switch t {
 	case QPrice:
-		return in([]string{"{item}现在卖多少", "{item}到底多少钱啊", "{item}今天直播间啥价位", "想知道{item}的价格", "{item}怎么个价", "{item}的price是多少", "{item}售价多少呢", "{item}多钱"},
-			[]string{"how much is {item} rn", "what's {item} cost today", "{item} how much?", "price of {item}?", "{item}, what are you selling it for", "how much for {item} in the live", "{item}多少钱 (sorry my chinese)", "whats the price on {item}"})
+		return in([]string{"{item}现在卖多少", "{item}到底多少钱啊", "{item}今天直播间啥价位", "想知道{item}的价格", "{item}怎么个价", "{item}的price是多少", "{item}售价多少呢", "{item}多钱", "请问这个{item}多少钱", "想入{item}，价格多少", "多少钱啊{item}", "问个价：{item}", "{item}贵不贵，多少钱"},
+			[]string{"how much is {item} rn", "what's {item} cost today", "{item} how much?", "price of {item}?", "{item}, what are you selling it for", "how much for {item} in the live", "{item}多少钱 (sorry my chinese)", "whats the price on {item}", "how much would {item} be", "could you tell me how much {item} is", "cost of {item}?", "wondering how much {item} costs"})
 	case QLinkPrice:
-		return in([]string{"{item}是多少钱的", "{item}那个多少钱", "{item}现在什么价", "{item}啥价位", "看中{item}了，多少钱"},
-			[]string{"how much is {item}", "{item} costs how much", "what's the price of {item}", "{item} price?"})
+		return in([]string{"{item}是多少钱的", "{item}那个多少钱", "{item}现在什么价", "{item}啥价位", "看中{item}了，多少钱", "{item}价格多少", "问下{item}的价", "{item}卖多少钱"},
+			[]string{"how much is {item}", "{item} costs how much", "what's the price of {item}", "{item} price?", "how much for {item}?", "what does {item} cost", "{item}, how much"})
 	case QCoupon:
 		if form == "quantity" {
-			return in([]string{"{item}拍{n}件能用券吗，到手多少", "{item}我要{n}个，有券吗算下多少钱", "{n}件{item}用券后多少", "{item}买{n}个可以用coupon吗"},
-				[]string{"if i get {n} of {item} can i use a coupon, final price?", "{n}x {item} with coupon = ?", "buying {n} {item}, any coupon? total?", "does a voucher work on {n} of {item}, what do I pay"})
+			return in([]string{"{item}拍{n}件能用券吗，到手多少", "{item}我要{n}个，有券吗算下多少钱", "{n}件{item}用券后多少", "{item}买{n}个可以用coupon吗", "想要{n}个{item}，能用券吗", "{n}个{item}用了券一共多少"},
+				[]string{"if i get {n} of {item} can i use a coupon, final price?", "{n}x {item} with coupon = ?", "buying {n} {item}, any coupon? total?", "does a voucher work on {n} of {item}, what do I pay", "{n} pieces of {item} with a coupon, how much?", "can I use a coupon if I take {n} {item}"})
 		}
-		return in([]string{"{item}有优惠卷吗", "{item}能用券不，券后多少", "{item}有啥券可以领", "{item}有没有coupon", "{item}领券后到手价多少", "{item}用券能便宜多少"},
-			[]string{"any coupon for {item}?", "can i use a voucher on {item}", "{item} got a coupon? price after it?", "is there a discount code for {item}", "coupon on {item} pls", "what's {item} after the coupon"})
+		return in([]string{"{item}有优惠卷吗", "{item}能用券不，券后多少", "{item}有啥券可以领", "{item}有没有coupon", "{item}领券后到手价多少", "{item}用券能便宜多少", "有券吗{item}", "想买{item}，能用优惠券吗", "请问{item}现在有什么优惠", "优惠券能用在{item}上吗"},
+			[]string{"any coupon for {item}?", "can i use a voucher on {item}", "{item} got a coupon? price after it?", "is there a discount code for {item}", "coupon on {item} pls", "what's {item} after the coupon", "does {item} have any coupon", "i want {item}, is there a coupon", "can a coupon be used for {item}", "what's the coupon deal on {item}"})
 	case QMultiBuy:
-		return in([]string{"{item}买{n}件一共多少钱", "{item}拍{n}个有优惠吗，多少钱", "{n}件{item}总价多少", "{item}多买便宜吗，{n}件啥价"},
-			[]string{"{n} of {item}, total price?", "what if I buy {n} {item}, how much altogether", "multi-buy price for {n} x {item}", "do I save buying {n} of {item}? total?"})
+		return in([]string{"{item}买{n}件一共多少钱", "{item}拍{n}个有优惠吗，多少钱", "{n}件{item}总价多少", "{item}多买便宜吗，{n}件啥价", "买{n}个{item}多少钱", "{n}个{item}一起拍多少钱"},
+			[]string{"{n} of {item}, total price?", "what if I buy {n} {item}, how much altogether", "multi-buy price for {n} x {item}", "do I save buying {n} of {item}? total?", "how much for {n} {item}", "price if I take {n} of {item}?"})
 	case QStock:
 		if form == "variant" {
-			return in([]string{"{item}{v}还有吗", "{item}有{v}的吗", "{v}的{item}还有货不", "{item}要{v}，有没有货", "{item}{v}卖完了没"},
-				[]string{"is {item} in {v} still available", "any {v} left of {item}?", "{item} {v} in stock?", "do you still have {item} in {v}", "is {v} sold out for {item}"})
+			return in([]string{"{item}{v}还有吗", "{item}有{v}的吗", "{v}的{item}还有货不", "{item}要{v}，有没有货", "{item}{v}卖完了没", "请问{item}的{v}有货吗", "{v}还有吗，{item}"},
+				[]string{"is {item} in {v} still available", "any {v} left of {item}?", "{item} {v} in stock?", "do you still have {item} in {v}", "is {v} sold out for {item}", "{v} {item}, still have it?", "any {item} in {v}?"})
 		}
-		return in([]string{"{item}还有货吗", "{item}还能买到吗", "{item}是不是没货了", "{item}库存还有多少", "{item}还有木有", "{item}现货吗"},
-			[]string{"{item} still in stock?", "is {item} available", "can I still get {item}", "did {item} sell out", "any {item} left", "{item} in stock or not"})
+		return in([]string{"{item}还有货吗", "{item}还能买到吗", "{item}是不是没货了", "{item}库存还有多少", "{item}还有木有", "{item}现货吗", "请问{item}有现货吗", "还有{item}吗", "想买{item}，还有吗", "{item}卖光了吗", "有没有货啊{item}"},
+			[]string{"{item} still in stock?", "is {item} available", "can I still get {item}", "did {item} sell out", "any {item} left", "{item} in stock or not", "do you have {item} in stock", "is there any {item} left", "is {item} sold out?", "still got {item}?"})
 	case QRestock:
 		if form == "variant" {
-			return in([]string{"{item}{v}什么时候补货", "{v}的{item}啥时候回来", "{item}{v}还补吗"},
-				[]string{"when is {item} in {v} back in stock", "restock date for {item} {v}?", "will {v} {item} come back"})
+			return in([]string{"{item}{v}什么时候补货", "{v}的{item}啥时候回来", "{item}{v}还补吗", "请问{item}{v}几号补货"},
+				[]string{"when is {item} in {v} back in stock", "restock date for {item} {v}?", "will {v} {item} come back", "when will you restock {item} in {v}"})
 		}
-		return in([]string{"{item}什么时候补货", "{item}还会补吗，几号", "{item}卖完了？啥时候再有"},
-			[]string{"when will {item} be restocked", "{item} back when?", "is {item} coming back, what date"})
+		return in([]string{"{item}什么时候补货", "{item}还会补吗，几号", "{item}卖完了？啥时候再有", "请问{item}还会补货吗", "{item}没了？什么时候有", "补货时间{item}"},
+			[]string{"when will {item} be restocked", "{item} back when?", "is {item} coming back, what date", "any restock date for {item}?", "when can I buy {item} again", "{item} sold out, when does it come back?"})
 	case QAllergen:
-		return in([]string{"{item}含{a}吗", "我{a}过敏，{item}能吃吗", "{item}里面有没有{a}", "{item}有{a}成分吗"},
-			[]string{"does {item} contain {a}?", "i'm allergic to {a}, is {item} ok", "any {a} in {item}", "is {item} {a} free"})
+		return in([]string{"{item}含{a}吗", "我{a}过敏，{item}能吃吗", "{item}里面有没有{a}", "{item}有{a}成分吗", "请问{item}含有{a}吗", "{a}过敏能买{item}吗"},
+			[]string{"does {item} contain {a}?", "i'm allergic to {a}, is {item} ok", "any {a} in {item}", "is {item} {a} free", "is there any {a} in {item}?", "{item}, contains {a}?"})
 	case QSpecs:
 		if form == "yes/no" {
-			return in([]string{"{item}到底{s}吗", "{item}是{s}的吗", "请问{item}支不支持{s}", "{item}能{s}不"},
-				[]string{"would you say {item} is {s}?", "{item}: {s}, yes or no", "can you confirm {item} is {s}", "is {item} actually {s}"})
+			return in([]string{"{item}到底{s}吗", "{item}是{s}的吗", "请问{item}支不支持{s}", "{item}能{s}不", "请问{item}{s}吗", "想知道{item}是不是{s}"},
+				[]string{"would you say {item} is {s}?", "{item}: {s}, yes or no", "can you confirm {item} is {s}", "is {item} actually {s}", "{item} is {s}, right?", "so {item} is {s}?"})
 		}
-		return in([]string{"{item}{s}是多少", "{item}的{s}怎么样", "说下{item}{s}", "{item}{s}是啥", "{item}的{s}是什么"},
-			[]string{"what's the {s} of {item}", "{item}'s {s} please", "tell me the {s} on {item}", "how about {item}'s {s}", "{s} for {item}?"})
+		return in([]string{"{item}{s}是多少", "{item}的{s}怎么样", "说下{item}{s}", "{item}{s}是啥", "{item}的{s}是什么", "请问{item}的{s}", "{s}是多少，{item}", "我想知道{item}的{s}", "{item}，{s}多少", "看看{item}的{s}"},
+			[]string{"what's the {s} of {item}", "{item}'s {s} please", "tell me the {s} on {item}", "how about {item}'s {s}", "{s} for {item}?", "could you tell me the {s} of {item}", "what {s} does {item} have", "I'd like to know {item}'s {s}", "{s} of {item} pls"})
 	case QSize:
 		return in([]string{"{hw}，{item}穿什么码", "{item}我{hw}选哪个码", "{hw}穿{item}哪个尺码合适", "{item}尺码怎么选，{hw}"},
 			[]string{"{hw}, what size of {item}?", "which {item} size for me, {hw}", "{item} size for {hw}?", "I'm {hw}, which size should I take in {item}"})
 	case QReturns:
-		return in([]string{"{item}可以退吗", "{item}不合适能退货吗", "{item}支持七天无理由吗", "{item}退换货怎么弄"},
-			[]string{"can I return {item}?", "what's the return policy for {item}", "{item} returnable if it doesn't fit?", "returns on {item}?"})
+		return in([]string{"{item}可以退吗", "{item}不合适能退货吗", "{item}支持七天无理由吗", "{item}退换货怎么弄", "请问{item}能退货吗", "{item}买了不喜欢可以退吗", "{item}支持退换吗", "退货的话{item}可以吗", "{item}能不能退"},
+			[]string{"can I return {item}?", "what's the return policy for {item}", "{item} returnable if it doesn't fit?", "returns on {item}?", "if {item} doesn't work out can I return it", "is {item} returnable?", "can {item} be returned", "how do returns work for {item}"})
 	case QDispatch:
 		if form == TopicShipFrom {
-			return in([]string{"{item}从哪里发货，几天发", "{item}哪发的？多久发出"}, []string{"{item} ships from where, and when?", "where and when does {item} ship"})
+			return in([]string{"{item}从哪里发货，几天发", "{item}哪发的？多久发出", "{item}是从哪里发的，几天发", "请问{item}发货地和时间"}, []string{"{item} ships from where, and when?", "where and when does {item} ship", "where is {item} sent from and when", "{item}: shipped from where, how soon"})
 		}
-		return in([]string{"{item}多久发货", "{item}下单后几天发", "{item}今天拍什么时候发", "{item}发货快吗"},
-			[]string{"how soon does {item} ship", "when will {item} be sent out", "{item} dispatch time?", "if i order {item} today when does it ship"})
+		return in([]string{"{item}多久发货", "{item}下单后几天发", "{item}今天拍什么时候发", "{item}发货快吗", "请问{item}什么时候发货", "拍了{item}多久能发", "{item}几天发出"},
+			[]string{"how soon does {item} ship", "when will {item} be sent out", "{item} dispatch time?", "if i order {item} today when does it ship", "when do you ship {item}", "how long until {item} ships", "{item}, when will it be dispatched"})
 	case QBestBefore:
-		return in([]string{"{item}保质期多久", "{item}能放多长时间", "{item}的保质期到什么时候"}, []string{"what's the shelf life of {item}", "how long does {item} last", "{item} expiry date?"})
+		return in([]string{"{item}保质期多久", "{item}能放多长时间", "{item}的保质期到什么时候", "请问{item}保质期多长", "{item}保质期是多久"}, []string{"what's the shelf life of {item}", "how long does {item} last", "{item} expiry date?", "shelf life of {item}?", "when does {item} expire"})
 	case QUnstated:
 		switch form {
 		case TopicShippingFee:
-			return in([]string{"{item}包邮吗", "{item}运费多少", "{item}要不要邮费"}, []string{"is shipping free for {item}", "{item} shipping fee?", "delivery cost on {item}?"})
+			return in([]string{"{item}包邮吗", "{item}运费多少", "{item}要不要邮费", "{item}运费怎么算"}, []string{"is shipping free for {item}", "{item} shipping fee?", "delivery cost on {item}?", "do I pay shipping on {item}"})
 		case TopicShipFrom:
-			return in([]string{"{item}哪里发货", "{item}发货地是哪"}, []string{"where does {item} ship from", "{item} ship-from location?"})
+			return in([]string{"{item}哪里发货", "{item}发货地是哪", "请问{item}从哪发"}, []string{"where does {item} ship from", "{item} ship-from location?", "where do you send {item} from"})
 		case TopicDispatch:
 			return shopGrammar(QDispatch, "", l)
 		case TopicReturns:
 			return shopGrammar(QReturns, "", l)
 		case TopicAllergens:
-			return in([]string{"{item}有过敏原吗", "{item}过敏体质能用吗"}, []string{"does {item} have allergens", "allergen info for {item}?"})
+			return in([]string{"{item}有过敏原吗", "{item}过敏体质能用吗", "请问{item}含过敏原吗"}, []string{"does {item} have allergens", "allergen info for {item}?", "is {item} allergen free"})
 		case TopicBestBefore:
 			return shopGrammar(QBestBefore, "", l)
 		}
-		return in([]string{"{item}{s}是多少", "{item}的{s}呢", "问下{item}{s}", "{item}{s}有说吗"}, []string{"what's the {s} of {item}", "{item}, is its {s} listed", "does {item} list its {s}"})
+		return in([]string{"{item}{s}是多少", "{item}的{s}呢", "问下{item}{s}", "{item}{s}有说吗", "请问{item}的{s}"}, []string{"what's the {s} of {item}", "{item}, is its {s} listed", "does {item} list its {s}", "do you know the {s} of {item}"})
 	case QTwoInOne:
 		if form == string(QStock) {
-			return in([]string{"{item}多少钱？还有货没", "{item}价格多少，有现货吗", "问下{item}啥价，另外还有没有"},
-				[]string{"{item} price? and is it in stock?", "how much is {item}, still available?", "two q's: {item} price, and any left?"})
+			return in([]string{"{item}多少钱？还有货没", "{item}价格多少，有现货吗", "问下{item}啥价，另外还有没有", "请问{item}多少钱，还有吗"},
+				[]string{"{item} price? and is it in stock?", "how much is {item}, still available?", "two q's: {item} price, and any left?", "price of {item}, and do you have it?"})
 		}
-		return in([]string{"{item}多少钱，多久发货", "{item}啥价？几天能发", "{item}价格+发货时间"},
-			[]string{"{item} price and shipping time?", "how much is {item} and when does it ship", "{item}: cost? dispatch?"})
+		return in([]string{"{item}多少钱，多久发货", "{item}啥价？几天能发", "{item}价格+发货时间", "{item}多少钱？什么时候发"},
+			[]string{"{item} price and shipping time?", "how much is {item} and when does it ship", "{item}: cost? dispatch?", "{item} cost, and when will it ship?"})
 	case QLink:
-		return in([]string{"{item}链接在哪里", "{item}怎么拍", "求个{item}的链接", "{item}上车链接给一下"},
-			[]string{"where's the link for {item}", "how do I order {item}", "link for {item} plz", "pin {item} please"})
+		return in([]string{"{item}链接在哪里", "{item}怎么拍", "求个{item}的链接", "{item}上车链接给一下", "请问{item}在几号链接", "想拍{item}，链接呢"},
+			[]string{"where's the link for {item}", "how do I order {item}", "link for {item} plz", "pin {item} please", "can you pin {item}", "send me the {item} link", "where can I buy {item}"})
 	case QChitchat:
 		return in([]string{"主播今天状态真好", "来了来了", "下班第一件事就是来看直播", "主播穿这身好看"},
 			[]string{"hi from Singapore!", "your stream is my favourite", "just got here, hello", "good evening host"})

@@ -43,6 +43,9 @@ type DataConfig struct {
 	// Retrieval); a base model is trained on them alone (Rooms 0).
 	General   int `json:"general,omitempty"`
 	Retrieval int `json:"retrieval,omitempty"`
+	// SkillPicks adds that many skill-choice warm-up conversations (see
+	// SkillPicks).
+	SkillPicks int `json:"skill_picks,omitempty"`
 	// Augment turns on Harness-State Augmentation; false is Fixed-Harness
 	// SFT.
 	Augment bool `json:"augment"`
@@ -100,6 +103,12 @@ type DataConfig struct {
 	// described anew, reordered, arguments renamed through the
 	// argument map, skills reworded) on top of the pool's families.
 	OperatorShare float64 `json:"operator_share,omitempty"`
+	// SkillRenameShare is the share of variant trajectories whose skills
+	// are renamed once more on top (hsa family "skill-rename", mostly
+	// coined ids): a renamed harness asks the model to find the reply
+	// skill by its description, which three families drawn from the pool
+	// ask of one trajectory in ten.
+	SkillRenameShare float64 `json:"skill_rename_share,omitempty"`
 }
 
 // DefaultDataConfig returns the HSA-SFT defaults: three in four
@@ -111,9 +120,9 @@ func DefaultDataConfig() DataConfig {
 
 func (c DataConfig) validate() error {
 	switch {
-	case c.Rooms < 0 || c.General < 0 || c.Retrieval < 0:
-		return fmt.Errorf("sft: negative data counts: %d rooms, %d general, %d retrieval", c.Rooms, c.General, c.Retrieval)
-	case c.Rooms == 0 && c.General+c.Retrieval == 0:
+	case c.Rooms < 0 || c.General < 0 || c.Retrieval < 0 || c.SkillPicks < 0:
+		return fmt.Errorf("sft: negative data counts: %d rooms, %d general, %d retrieval, %d skill picks", c.Rooms, c.General, c.Retrieval, c.SkillPicks)
+	case c.Rooms == 0 && c.General+c.Retrieval+c.SkillPicks == 0:
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
 	case c.Room.Variety < -1 || c.Room.Variety > 5:
 		return fmt.Errorf("sft: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 5", c.Room.Variety)
@@ -121,9 +130,9 @@ func (c DataConfig) validate() error {
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:
 		return fmt.Errorf("sft: shares must lie in [0, 1], got variant %g, retry %g, context %g and memory %g", c.VariantShare, c.RetryShare, c.ContextShare, c.MemoryShare)
-	case !inUnit(c.ShopShare) || !inUnit(c.LongShare) || !inUnit(c.StrategyShare) || !inUnit(c.FaultShare) || !inUnit(c.PersistentShare) || !inUnit(c.OperatorShare):
-		return fmt.Errorf("sft: shares must lie in [0, 1], got shop %g, long %g, strategy %g, fault %g, persistent %g and operator %g",
-			c.ShopShare, c.LongShare, c.StrategyShare, c.FaultShare, c.PersistentShare, c.OperatorShare)
+	case !inUnit(c.ShopShare) || !inUnit(c.LongShare) || !inUnit(c.StrategyShare) || !inUnit(c.FaultShare) || !inUnit(c.PersistentShare) || !inUnit(c.OperatorShare) || !inUnit(c.SkillRenameShare):
+		return fmt.Errorf("sft: shares must lie in [0, 1], got shop %g, long %g, strategy %g, fault %g, persistent %g, operator %g and skill rename %g",
+			c.ShopShare, c.LongShare, c.StrategyShare, c.FaultShare, c.PersistentShare, c.OperatorShare, c.SkillRenameShare)
 	case c.Teacher != "" && (c.StrategyShare > 0 || c.FaultShare > 0):
 		return errors.New("sft: strategy episodes and tool faults are answered by the room's expert; leave --teacher out or set their shares to 0")
 	case c.Augment && c.Transforms <= 0:
@@ -205,6 +214,11 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 	// The warm-up comes first: the held-out examples are the last built,
 	// and they should be live-room trajectories when there are any.
 	out := append(General(cfg.Seed*1_000_033+1, cfg.General), Retrieval(cfg.Seed*1_000_033+2, cfg.Retrieval, cfg.Room.Variety)...)
+	picks, err := SkillPicks(cfg.Seed*1_000_033+3, cfg.SkillPicks, base)
+	if err != nil {
+		return nil, st, err
+	}
+	out = append(out, picks...)
 	st.Kept = len(out)
 	for r := range cfg.Rooms {
 		if err := ctx.Err(); err != nil {
@@ -253,6 +267,7 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 				ex.source = sourceFault
 			}
 			ex.operator = useVariant && cfg.OperatorShare > 0 && mix.Float64() < cfg.OperatorShare
+			ex.skillRename = useVariant && cfg.SkillRenameShare > 0 && mix.Float64() < cfg.SkillRenameShare
 			tr, err := collect(ctx, teach, base, room, ex, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
@@ -308,6 +323,9 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 	if variant {
 		opts := hsa.Options{Gold: q.Gold.Calls, MinToolRounds: len(graded.Gold.Calls)}
 		v, r, err := hsa.Augment(base, hsa.PoolTrain, seed, transforms, opts)
+		if err == nil && ex.skillRename {
+			v, r, err = skillRenameOnTop(v, r, seed, opts)
+		}
 		if err == nil && ex.operator {
 			v, r, err = operatorEdit(v, r, seed, opts)
 		}

@@ -35,9 +35,11 @@ type example struct {
 	narration bool
 	// fault, when set, makes one of the question's tools fail.
 	fault *liveroom.Fault
-	// operator puts an operator's edit on top of the variant.
-	operator bool
-	source   string
+	// operator puts an operator's edit on top of the variant, and
+	// skillRename another renaming of its skills.
+	operator    bool
+	skillRename bool
+	source      string
 }
 
 // userText is the user message of the example's turn, as the runtime
@@ -116,6 +118,28 @@ func drawFault(rng *rand.Rand, q liveroom.Question, persistentShare float64) *li
 // operatorEdit puts the operator pool's edit on top of a variant, and
 // records it after the variant's transforms.
 func operatorEdit(v *harness.Harness, rec hsa.Record, seed int64, opts hsa.Options) (*harness.Harness, hsa.Record, error) {
+	fams, err := hsa.PoolFamilies(hsa.PoolOperator)
+	if err != nil {
+		return nil, rec, err
+	}
+	f := fams[int(uint64(seed)%uint64(len(fams)))]
+	return onTop(v, rec, f, seed^0x6f70657261746f72, opts) // "operator"
+}
+
+// skillRenameOnTop renames the variant's skills once more (hsa family
+// skill-rename, mostly coined ids), so that the reply skill can only be
+// found by its description.
+func skillRenameOnTop(v *harness.Harness, rec hsa.Record, seed int64, opts hsa.Options) (*harness.Harness, hsa.Record, error) {
+	f, err := hsa.Lookup("skill-rename")
+	if err != nil {
+		return nil, rec, err
+	}
+	return onTop(v, rec, f, seed^0x736b696c6c6e616d, opts) // "skillnam"
+}
+
+// onTop applies family f to a variant, the gold carried through the
+// variant's mapping, and records it after the variant's transforms.
+func onTop(v *harness.Harness, rec hsa.Record, f hsa.Family, fseed int64, opts hsa.Options) (*harness.Harness, hsa.Record, error) {
 	m := rec.Mapping()
 	through := hsa.Options{MinToolRounds: opts.MinToolRounds}
 	for _, c := range opts.Gold {
@@ -125,12 +149,6 @@ func operatorEdit(v *harness.Harness, rec hsa.Record, seed int64, opts hsa.Optio
 		}
 		through.Gold = append(through.Gold, mc)
 	}
-	fams, err := hsa.PoolFamilies(hsa.PoolOperator)
-	if err != nil {
-		return nil, rec, err
-	}
-	f := fams[int(uint64(seed)%uint64(len(fams)))]
-	fseed := seed ^ 0x6f70657261746f72 // "operator"
 	edited, em, err := f.Apply(v, fseed, through)
 	if err != nil {
 		return nil, rec, fmt.Errorf("%s: %w", f.Name, err)

@@ -17,6 +17,7 @@ func jobData() DataConfig {
 	c.Rooms, c.Questions = 50, 8
 	c.Room.Variety = 3
 	c.ShopShare, c.LongShare, c.StrategyShare, c.FaultShare, c.PersistentShare, c.OperatorShare, c.ContextShare = 0.4, 0.2, 0.4, 0.2, 0.6, 0.5, 0.9
+	c.SkillRenameShare, c.SkillPicks = 0.5, 20
 	return c
 }
 
@@ -25,7 +26,8 @@ func jobData() DataConfig {
 // rejected (so the data is what the generators ask, not what survived a
 // filter); a seed always gives the same data; narration turns show the
 // runtime's narration message; persistent faults end in the honest
-// "unavailable"; and operator edits occur.
+// "unavailable"; operator edits, skills renamed on top and skill picks
+// occur.
 func TestJobDataIsPerfectAndDeterministic(t *testing.T) {
 	base := demo(t)
 	c := jobData()
@@ -48,8 +50,11 @@ func TestJobDataIsPerfectAndDeterministic(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("the same config built different data")
 	}
-	operators, narrations := 0, 0
+	operators, narrations, renamedOnTop, picks := 0, 0, 0, 0
 	for _, tr := range trs {
+		if strings.HasPrefix(tr.ID, "skill-pick-") {
+			picks++
+		}
 		if strings.HasPrefix(string(tr.Question.Type), "narrate_") {
 			narrations++
 			asked := false
@@ -66,15 +71,18 @@ func TestJobDataIsPerfectAndDeterministic(t *testing.T) {
 			}
 		}
 		if tr.Record != nil {
-			for _, x := range tr.Record.Transforms {
+			for i, x := range tr.Record.Transforms {
 				if x.Family == "operator-edit" {
 					operators++
+				}
+				if x.Family == "skill-rename" && i >= c.Transforms {
+					renamedOnTop++
 				}
 			}
 		}
 	}
-	if operators == 0 || narrations == 0 {
-		t.Errorf("%d operator edits, %d narrations", operators, narrations)
+	if operators == 0 || narrations == 0 || renamedOnTop == 0 || picks != c.SkillPicks {
+		t.Errorf("%d operator edits, %d narrations, %d skill renames on top, %d skill picks (want %d)", operators, narrations, renamedOnTop, picks, c.SkillPicks)
 	}
 }
 
@@ -84,6 +92,8 @@ func TestJobSharesAreValidated(t *testing.T) {
 	for name, edit := range map[string]func(*DataConfig){
 		"shop":    func(c *DataConfig) { c.ShopShare = 1.5 },
 		"fault":   func(c *DataConfig) { c.FaultShare = -0.1 },
+		"rename":  func(c *DataConfig) { c.SkillRenameShare = 2 },
+		"picks":   func(c *DataConfig) { c.SkillPicks = -1 },
 		"teacher": func(c *DataConfig) { c.StrategyShare, c.Teacher = 0.2, "http://localhost:1" },
 	} {
 		t.Run(name, func(t *testing.T) {
