@@ -70,6 +70,9 @@ func checkReply(t *Turn, tf *turnFacts) []Finding {
 		c.token(tok)
 	}
 	c.phrases()
+	if c.on(KindFact) {
+		c.deniedFacts()
+	}
 	if c.on(KindItem) {
 		c.itemKinds()
 	}
@@ -588,14 +591,21 @@ func (c *checker) stockOf(start, end int) (owner *itemFacts, stocks []variantSto
 			return nil, nil, false
 		}
 	}
+	// What the stock is now is what a check gave: a lookup's state of
+	// another variant ("曜黑 in_stock" beside a check of 奶白 at 0) says
+	// nothing of the stock now.
+	stock := slices.DeleteFunc(slices.Clone(owner.stock), func(s variantStock) bool { return !s.checked })
+	if len(stock) == 0 {
+		stock = owner.stock
+	}
 	cs, ce := clause(c.text, start)
-	if named := namedVariants(c.text[cs:max(ce, end)], owner.stock); len(named) > 0 {
+	if named := namedVariants(c.text[cs:max(ce, end)], stock); len(named) > 0 {
 		return owner, named, true
 	}
-	if named := namedVariants(normalize(c.t.Message), owner.stock); len(named) == 1 {
+	if named := namedVariants(normalize(c.t.Message), stock); len(named) == 1 {
 		return owner, named, true
 	}
-	return owner, []variantStock{wholeStock(owner.stock)}, true
+	return owner, []variantStock{wholeStock(stock)}, true
 }
 
 // wholeStock is the stock of an item as a whole: its own entry, else the
@@ -673,6 +683,27 @@ func sizeInside(text string, start, end int) bool {
 	return (start > 0 && text[start-1] == 'X') || (end < len(text) && text[end] == 'L' && text[end-1] == 'X')
 }
 
+// shownStock is what a finding quotes of the stock: the checked variants
+// an item-wide state was made of ("奶白: 0"), else stocks.
+func shownStock(owner *itemFacts, stocks []variantStock) []variantStock {
+	if len(stocks) != 1 || stocks[0].name != "" {
+		return stocks
+	}
+	var parts []variantStock
+	for _, s := range owner.stock {
+		if s.name == "" || strings.EqualFold(s.name, "standard") {
+			return stocks
+		}
+		if s.checked {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return stocks
+	}
+	return parts
+}
+
 func describeStock(stocks []variantStock) string {
 	var parts []string
 	for _, s := range stocks {
@@ -703,7 +734,7 @@ func (c *checker) stockCount(t token) {
 			return
 		}
 	}
-	c.flag(KindStock, t.start, t.end, "check_stock gives %s %s", owner.display(), describeStock(stocks))
+	c.flag(KindStock, t.start, t.end, "check_stock gives %s %s", owner.display(), describeStock(shownStock(owner, stocks)))
 }
 
 // stock states a reply may claim.
@@ -740,7 +771,7 @@ func (c *checker) stockState(state, start, end int) {
 		// "Plenty" from a state without a count stays unbacked: in stock
 		// says nothing of how many.
 		if !right {
-			c.flag(KindStock, start, end, "check_stock gives %s %s", owner.display(), describeStock(stocks))
+			c.flag(KindStock, start, end, "check_stock gives %s %s", owner.display(), describeStock(shownStock(owner, stocks)))
 			return
 		}
 	}

@@ -27,6 +27,9 @@ type variantStock struct {
 	stock   int
 	counted bool
 	state   string
+	// checked is set when a check_stock result gave the entry, not only
+	// a lookup's catalog state.
+	checked bool
 }
 
 // sizeRow is a row of a size chart; a zero bound is open.
@@ -103,8 +106,9 @@ type itemFacts struct {
 	// couponChecked is set when a coupon_check of this turn answered for
 	// the item: then coupons are all the coupons it has.
 	couponChecked bool
-	// unstated are the keys the results say "not stated" of.
-	unstated []string
+	// unstated are the keys the results say "not stated" of, and stated
+	// the keys they give a value (every member's path, "returns.days").
+	unstated, stated []string
 	// allergenFree is set when the results say the item has no allergens.
 	allergenFree bool
 	// allergensStated is set when a result states the item's allergen
@@ -141,6 +145,9 @@ type turnFacts struct {
 	anyResult        bool
 	linksInCatalog   bool
 	kindSourcesLower []string // texts that back an item kind a reply names
+	// checkingStock is set while a check_stock result is read, so that
+	// its stock entries are marked checked.
+	checkingStock bool
 }
 
 func newTurnFacts(t *Turn) *turnFacts {
@@ -357,7 +364,9 @@ func (tf *turnFacts) addCall(pc parsedCall) {
 		owner = tf.item(argID)
 	}
 	before := len(tf.items)
+	tf.checkingStock = exportOf(c) == "check_stock"
 	tf.walk(root, owner, "")
+	tf.checkingStock = false
 	if owner == nil && len(tf.items) > before {
 		owner = tf.items[before]
 	}
@@ -439,6 +448,10 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, paren
 		it.unstated = append(it.unstated, full)
 		return
 	}
+	if v.Kind != jsonx.Null && (v.Kind != jsonx.String || strings.TrimSpace(v.Str) != "") &&
+		(v.Kind != jsonx.Array || len(v.Elems) > 0) && (v.Kind != jsonx.Object || len(v.Keys) > 0) {
+		it.stated = append(it.stated, full)
+	}
 	switch {
 	case k == "item_id" || k == "id" || strings.HasSuffix(k, "_id"):
 		if v.Kind == jsonx.String && v.Str != "" {
@@ -456,7 +469,7 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, paren
 		tf.addStock(it, "", v)
 		return
 	case k == "stock_state" || k == "item_stock_state":
-		addStockState(it, v)
+		tf.addStockState(it, v)
 		return
 	case k == "variants" || k == "variant_details":
 		tf.addVariants(it, full, v)
@@ -773,14 +786,18 @@ const (
 
 // stockEntry returns the stock entry of a variant ("" the item), adding
 // it when new.
-func (it *itemFacts) stockEntry(variant string) *variantStock {
-	for i := range it.stock {
-		if strings.EqualFold(it.stock[i].name, variant) {
-			return &it.stock[i]
+func (tf *turnFacts) stockEntry(it *itemFacts, variant string) *variantStock {
+	e := func() *variantStock {
+		for i := range it.stock {
+			if strings.EqualFold(it.stock[i].name, variant) {
+				return &it.stock[i]
+			}
 		}
-	}
-	it.stock = append(it.stock, variantStock{name: variant})
-	return &it.stock[len(it.stock)-1]
+		it.stock = append(it.stock, variantStock{name: variant})
+		return &it.stock[len(it.stock)-1]
+	}()
+	e.checked = e.checked || tf.checkingStock
+	return e
 }
 
 // addStock reads "stock": 8, {"M": 0, "L": 30, "XL": "not stated"} or
@@ -789,7 +806,7 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jsonx.Value) {
 	switch v.Kind {
 	case jsonx.Number:
 		it.hasStock = true
-		e := it.stockEntry(variant)
+		e := tf.stockEntry(it, variant)
 		e.stock, e.counted = int(v.Num), true
 		it.numbers = append(it.numbers, v.Num)
 	case jsonx.String:
@@ -797,7 +814,7 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jsonx.Value) {
 			tf.addStock(it, variant, &jsonx.Value{Kind: jsonx.Number, Num: float64(n)})
 			return
 		}
-		it.stockEntry(variant)
+		tf.stockEntry(it, variant)
 	case jsonx.Object:
 		for i, k := range v.Keys {
 			tf.addStock(it, k, v.Elems[i])
@@ -815,12 +832,12 @@ func (tf *turnFacts) addStock(it *itemFacts, variant string, v *jsonx.Value) {
 
 // addStockState reads "stock_state": "sold_out" (the item's) or
 // {"M": "sold_out", "L": "low"} (per variant).
-func addStockState(it *itemFacts, v *jsonx.Value) {
+func (tf *turnFacts) addStockState(it *itemFacts, v *jsonx.Value) {
 	set := func(variant, state string) {
 		switch state = asciiLower(strings.TrimSpace(state)); state {
 		case stateInStock, stateLow, stateSoldOut, "presale":
 			it.hasStock = true
-			it.stockEntry(variant).state = state
+			tf.stockEntry(it, variant).state = state
 		}
 	}
 	switch v.Kind {
@@ -864,7 +881,7 @@ func (tf *turnFacts) addVariants(it *itemFacts, path string, v *jsonx.Value) {
 				case "stock":
 					tf.addStock(it, name, e.Elems[i])
 				case "stock_state":
-					addStockState(it, &jsonx.Value{Kind: jsonx.Object, Keys: []string{name}, Elems: []*jsonx.Value{e.Elems[i]}})
+					tf.addStockState(it, &jsonx.Value{Kind: jsonx.Object, Keys: []string{name}, Elems: []*jsonx.Value{e.Elems[i]}})
 				default:
 					tf.member(it, path, k, e.Elems[i], e)
 				}

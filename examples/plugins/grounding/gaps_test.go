@@ -209,3 +209,42 @@ func TestNumbersAsWritten(t *testing.T) {
 		{"a count of colours", "en", "what colours?", "It comes in 3 colours: black, white and blue.", []Call{watch}, "", "", ""},
 	})
 }
+
+// A reply must not say the listing leaves out what a result states: the
+// bundled model told a viewer "no restock date is stated" over a stock
+// check that gave 2026-12-24 (the transfer demo, once variants were held
+// to the catalog).
+func TestNotStatedNeedsTheResultsToLeaveItOut(t *testing.T) {
+	puzzle := call("check_stock", `{"item_id":"TOY-1624"}`, `{"item_id":"TOY-1624","restock_date":"2026-12-24","stock":{"standard":0},`+
+		`"stock_state":{"standard":"sold_out"}}`)
+	undated := call("check_stock", `{"item_id":"TOY-1624"}`, `{"item_id":"TOY-1624","restock_date":"not stated","stock":{"standard":0},`+
+		`"stock_state":{"standard":"sold_out"}}`)
+	blocks := call("shipping_policy", `{"item_id":"TOY-9827"}`, `{"dispatch_hours":48,"item_id":"TOY-9827","returns":{"days":7},"ship_from":"义乌"}`)
+	runCases(t, []checkCase{
+		{"a stated restock date", "en", "when is the jigsaw puzzle back in stock", "Sorry, it is sold out now, and no restock date is stated; I'll check.",
+			[]Call{puzzle}, KindFact, "and no restock date is stated", "the results state the restock date (restock_date)"},
+		{"a stated ship-from place", "zh", "积木从哪发货", "发货地没有标注，我帮您确认。", []Call{blocks}, KindFact, "发货地没有标注", "ship-from place"},
+		{"a stated return rule", "en", "can I return the blocks?", "The return policy isn't listed, sorry.", []Call{blocks}, KindFact, "The return policy isn't listed", "return policy"},
+		{"the date itself", "en", "when is the jigsaw puzzle back in stock", "It is sold out; it is back in stock on December 24, 2026.", []Call{puzzle}, "", "", ""},
+		{"back in stock now", "en", "is the jigsaw puzzle back?", "Good news, it is back in stock!", []Call{puzzle}, KindStock, "in stock", ""},
+		{"a date left out", "en", "when is the jigsaw puzzle back in stock", "It is sold out, and no restock date is stated; I'll check.", []Call{undated}, "", "", ""},
+		{"another fact left out", "zh", "积木保质期多久", "保质期没有标注，我帮您确认。", []Call{blocks}, "", "", ""},
+		{"a hedge", "en", "where do the blocks ship from?", "I'm not sure, let me check the ship-from place.", []Call{blocks}, "", "", ""},
+	})
+}
+
+// The stock now is what a check gave: the bundled model checked the white
+// air fryer (0 left) and told a viewer "山茶可视空气炸锅有货" from the
+// lookup's catalog state of the black one.
+func TestStockNowIsWhatACheckGave(t *testing.T) {
+	fryer := call("product_lookup", `{"query":"山茶"}`, `{"currency":"CNY","found":true,"item_id":"KIT-5806","name":"山茶可视空气炸锅",`+
+		`"price":"214.90","variant_details":[{"axis":"colour","name":"奶白","stock_state":"sold_out"},`+
+		`{"axis":"colour","name":"曜黑","stock_state":"in_stock"}],"variants":["奶白","曜黑"]}`)
+	white := call("check_stock", `{"item_id":"KIT-5806","variant":"奶白"}`, `{"item_id":"KIT-5806","stock":{"奶白":0}}`)
+	both := call("check_stock", `{"item_id":"KIT-5806"}`, `{"item_id":"KIT-5806","stock":{"奶白":0,"曜黑":12}}`)
+	runCases(t, []checkCase{
+		{"one variant checked", "zh", "空气炸锅还有吗", "山茶可视空气炸锅有货。", []Call{fryer, white}, KindStock, "有货", "奶白: 0"},
+		{"the checked variant", "zh", "奶白还有吗", "奶白的目前售罄了。", []Call{fryer, white}, "", "", ""},
+		{"both checked", "zh", "空气炸锅还有吗", "山茶可视空气炸锅有货，曜黑还有12件。", []Call{fryer, both}, "", "", ""},
+	})
+}

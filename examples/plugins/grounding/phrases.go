@@ -214,6 +214,10 @@ const (
 	phPromo
 	phCoupon
 	phNoCoupon
+	// phBackInStock is "back in stock": a claim of stock now, or with a
+	// date or a future ("will be back in stock on …") a restock, which
+	// the date's own rule checks.
+	phBackInStock
 )
 
 // phrase is a fixed phrase and what it claims.
@@ -236,6 +240,7 @@ var phrases = func() []phrase {
 		"sold out", "out of stock", "no stock", "not in stock", "none left", "no longer available", "unavailable", "not available")
 	add(phStock, stockIn, "有货", "现货", "还有货", "有库存", "不缺货", "没有售罄", "还没售罄", "没售罄", "没卖完", "还没卖完", "没断货", "in stock",
 		"still available", "not sold out", "available now", "have it in stock")
+	add(phBackInStock, 0, "back in stock")
 	add(phStock, stockPlenty, "库存充足", "货源充足", "库存很多", "库存多", "plenty", "well stocked", "lots in stock")
 	add(phStock, stockLow, "库存紧张", "库存不多", "仅剩几件", "只剩几件", "不多了", "快没了", "快抢光", "手慢无", "最后几件", "库存有限", "数量有限",
 		"仅剩少量", "所剩无几", "即将售罄", "快抢", "仅剩", "只剩", "stock is limited", "limited stock", "limited quantities",
@@ -287,11 +292,24 @@ func (c *checker) phrases() {
 	c.concepts(taken)
 }
 
+// restockLater reports whether the clause at pos speaks of a restock to
+// come: a date or a future in it ("back in stock on December 24", "will
+// be back in stock").
+func (c *checker) restockLater(pos int) bool {
+	a, b := clause(c.lower, pos)
+	cl := c.lower[a:b]
+	return hasOtherDigit(cl) || containsAny(cl, []string{"will ", "'ll ", " on ", " by ", " from ", "expected", "soon", "tomorrow", "next "})
+}
+
 func (c *checker) phrase(p phrase, start, end int) {
 	switch p.kind {
 	case phStock:
 		if c.on(KindStock) {
 			c.stockState(p.state, start, end)
+		}
+	case phBackInStock:
+		if c.on(KindStock) && !c.restockLater(start) {
+			c.stockState(stockIn, start, end)
 		}
 	case phPinned:
 		owner := c.owner(start)
