@@ -322,7 +322,7 @@ func (h *liveHub) startChatTurn(c *fiber.Ctx, st *store.Stream, req *chatRequest
 	}
 	sess, _, modelName, err := h.newSession(h.ctx, st, setup, "", runtime.Config{MaxTokens: maxTokens,
 		Context: func() []harness.ContextItem { return setup.context }, CatalogItems: func() []string { return setup.items },
-		CatalogWords: func() []string { return setup.words }})
+		CatalogWords: func() []string { return setup.words }, CatalogVariants: func() []string { return setup.variants }})
 	if err != nil {
 		return nil, err
 	}

@@ -224,10 +224,11 @@ func (s *Server) replayOne(ctx context.Context, hub *liveHub, orgID, version str
 		return fail(err)
 	}
 	sess, err := runtime.NewSession(ctx, runtime.Config{Stream: it.stream.ID, Harness: setup.harness, Model: m, Plugins: ps,
-		Context:      func() []harness.ContextItem { return setup.context },
-		CatalogItems: func() []string { return setup.items },
-		CatalogWords: func() []string { return setup.words },
-		TurnTimeout:  30 * time.Second, ToolTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Context:         func() []harness.ContextItem { return setup.context },
+		CatalogItems:    func() []string { return setup.items },
+		CatalogWords:    func() []string { return setup.words },
+		CatalogVariants: func() []string { return setup.variants },
+		TurnTimeout:     30 * time.Second, ToolTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler),
 		Queue: runtime.QueueConfig{StaleAfter: time.Hour}})
 	if err != nil {
 		return fail(err)

@@ -172,6 +172,7 @@ type streamSetup struct {
 	source   *contextSource
 	items    []string // the catalog's item ids, which tool arguments are held to
 	words    []string // the catalog's ids, names and aliases, which item queries are held to
+	variants []string // the catalog's variant names, which variant arguments are held to
 	strategy runtime.Strategy
 	onAir    bool
 }
@@ -228,7 +229,7 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		return nil, fmt.Errorf("stream %s: catalog: %w", st.ID, err)
 	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(doc), items: productIDs(cat), words: cat.Words(), onAir: st.OnAir}
+		catalog: string(doc), items: productIDs(cat), words: cat.Words(), variants: variantNames(cat), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
@@ -505,6 +506,20 @@ func (ls *liveSession) catalogWords() []string {
 	return ls.setup.words
 }
 
+// catalogVariants returns the variant names of the session's current
+// catalog.
+func (ls *liveSession) catalogVariants() []string {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.setup.variants
+}
+
+// variantNames returns the catalog's variant names, empty (not nil) when
+// it has none: the runtime then leaves variant arguments out.
+func variantNames(c *catalog.Catalog) []string {
+	return append([]string{}, c.VariantNames()...)
+}
+
 // newSession builds a runtime session for a stream setup. The model is
 // the checkpoint an experiment's arm names (checkpointModel), or with ""
 // the stream's own model server or else the organisation's serving model
@@ -707,9 +722,9 @@ func (r *liveRoom) open(ctx context.Context, st *store.Stream, pin armPin) (*liv
 	sess, sp, modelName, err := r.hub.newSession(r.hub.ctx, st, setup, pin.checkpoint, runtime.Config{
 		Context:      ls.streamContext,
 		CatalogItems: ls.catalogItems,
-		CatalogWords: ls.catalogWords,
-		Signals:      ls.strategySignals,
-		RuleFired:    ls.ruleFired,
+		CatalogWords: ls.catalogWords, CatalogVariants: ls.catalogVariants,
+		Signals:   ls.strategySignals,
+		RuleFired: ls.ruleFired,
 	})
 	if err != nil {
 		return nil, err

@@ -164,11 +164,12 @@ func verdictOf(t *runtime.Turn, grounding map[string]bool) (string, []string) {
 func (h *liveHub) soloTurn(ctx context.Context, st *store.Stream, setup *streamSetup, text string, narrate bool) (*runtime.Turn, string, error) {
 	solo := &liveHub{s: h.s, log: h.log}
 	sess, _, modelName, err := solo.newSession(ctx, st, setup, "", runtime.Config{
-		Context:      func() []harness.ContextItem { return setup.context },
-		CatalogItems: func() []string { return setup.items },
-		CatalogWords: func() []string { return setup.words },
-		TurnTimeout:  rehearsalTurnTimeout,
-		Queue:        runtime.QueueConfig{StaleAfter: time.Hour},
+		Context:         func() []harness.ContextItem { return setup.context },
+		CatalogItems:    func() []string { return setup.items },
+		CatalogWords:    func() []string { return setup.words },
+		CatalogVariants: func() []string { return setup.variants },
+		TurnTimeout:     rehearsalTurnTimeout,
+		Queue:           runtime.QueueConfig{StaleAfter: time.Hour},
 	})
 	if err != nil {
 		return nil, "", err

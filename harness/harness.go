@@ -171,6 +171,14 @@ type Tool struct {
 	// compact model's habit on a catalog it was not trained on); the text
 	// is the plugin's to resolve. It is not shown to the model.
 	QueryArgs []string `json:"query_args,omitempty"`
+	// VariantArgs names the arguments (top-level string properties of
+	// Parameters, none required) whose value is a variant of an item: a
+	// size or a colour as the catalog names it. A runtime that knows the
+	// catalog holds a constrained decoder to the catalog's variant names,
+	// and leaves the argument out where no item has a variant, so that a
+	// model cannot ask for a "中号" nobody sells (a compact model's habit
+	// with kinds it was not trained on). It is not shown to the model.
+	VariantArgs []string `json:"variant_args,omitempty"`
 	// ArgumentMap renames arguments between the harness and the plugin:
 	// Parameters (and CatalogArgs) use the harness's names, which the model
 	// sees; the runtime gives the plugin the names its schema declares.
@@ -179,13 +187,19 @@ type Tool struct {
 }
 
 // CatalogParameters returns Parameters with each CatalogArgs property
-// limited to ids and each QueryArgs property to words (JSON Schema
-// "enum"s): the schema a constrained decoder holds the model's call to.
-// An argument whose list is empty keeps its own schema; with neither list
-// in force it returns Parameters unchanged.
-func (t Tool) CatalogParameters(ids, words []string) (json.RawMessage, error) {
+// limited to ids, each QueryArgs property to words and each VariantArgs
+// property to variants (JSON Schema "enum"s): the schema a constrained
+// decoder holds the model's call to. An argument whose list is nil or
+// empty keeps its own schema, except that with ids known an empty (not
+// nil) variants list — a catalog without variants — leaves the variant
+// arguments out. With no list in force it returns Parameters unchanged.
+func (t Tool) CatalogParameters(ids, words, variants []string) (json.RawMessage, error) {
 	held := func(args, values []string) bool { return len(args) > 0 && len(values) > 0 }
-	if !held(t.CatalogArgs, ids) && !held(t.QueryArgs, words) {
+	if len(ids) == 0 {
+		variants = nil // variants are held only where the catalog is known
+	}
+	noVariants := len(t.VariantArgs) > 0 && variants != nil && len(variants) == 0
+	if !held(t.CatalogArgs, ids) && !held(t.QueryArgs, words) && !held(t.VariantArgs, variants) && !noVariants {
 		return t.Parameters, nil
 	}
 	var schema map[string]any
@@ -196,14 +210,19 @@ func (t Tool) CatalogParameters(ids, words []string) (json.RawMessage, error) {
 	for _, bind := range []struct {
 		kind         string
 		args, values []string
-	}{{"catalog", t.CatalogArgs, ids}, {"query", t.QueryArgs, words}} {
-		if len(bind.values) == 0 {
+	}{{"catalog", t.CatalogArgs, ids}, {"query", t.QueryArgs, words}, {"variant", t.VariantArgs, variants}} {
+		if len(bind.values) == 0 && (bind.kind != "variant" || !noVariants) {
 			continue
 		}
 		for _, name := range bind.args {
 			prop, ok := props[name].(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("tool %q: %s argument %q is not a property of its parameters", t.Name, bind.kind, name)
+			}
+			if len(bind.values) == 0 {
+				// No item has a variant: there is none to name.
+				delete(props, name)
+				continue
 			}
 			prop["enum"] = bind.values
 		}
@@ -504,6 +523,7 @@ func (h *Harness) Clone() *Harness {
 		t.Parameters = append(json.RawMessage(nil), t.Parameters...)
 		t.CatalogArgs = append([]string(nil), t.CatalogArgs...)
 		t.QueryArgs = append([]string(nil), t.QueryArgs...)
+		t.VariantArgs = append([]string(nil), t.VariantArgs...)
 		if t.ArgumentMap != nil {
 			t.ArgumentMap = make([]ArgumentRename, len(h.Tools[i].ArgumentMap))
 			for j, r := range h.Tools[i].ArgumentMap {

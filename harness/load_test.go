@@ -69,6 +69,8 @@ func TestBrokenHarnesses(t *testing.T) {
 		"22-catalog-arg-unknown.json":        {28, `tools[1].catalog_args: "item" is not a property of the parameters`},
 		"23-query-arg-also-catalog.json":     {29, `tools[1].query_args: "item" is a catalog argument too`},
 		"24-query-arg-not-string.json":       {28, `tools[1].query_args: "item" has type "array"; an item query is a string`},
+		"25-variant-arg-required.json":       {29, `tools[1].variant_args: "size" is required`},
+		"26-variant-arg-also-catalog.json":   {29, `tools[1].variant_args: "size" is a catalog or query argument too`},
 	}
 	files, err := filepath.Glob("testdata/broken/*")
 	if err != nil {

@@ -300,7 +300,7 @@ func TestCatalogParameters(t *testing.T) {
 	if !ok || len(tool.CatalogArgs) != 1 {
 		t.Fatalf("demo coupon_check = %+v, want one catalog argument", tool)
 	}
-	bound, err := tool.CatalogParameters([]string{"p-serum", "p-cream"}, []string{"面霜"})
+	bound, err := tool.CatalogParameters([]string{"p-serum", "p-cream"}, []string{"面霜"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestCatalogParameters(t *testing.T) {
 	if p := schema.Properties["quantity"]; len(p.Enum) != 0 || p.Type != "integer" {
 		t.Errorf("quantity changed: %+v", p)
 	}
-	if unchanged, _ := tool.CatalogParameters(nil, []string{"面霜"}); string(unchanged) != string(tool.Parameters) {
+	if unchanged, _ := tool.CatalogParameters(nil, []string{"面霜"}, nil); string(unchanged) != string(tool.Parameters) {
 		t.Error("with no ids the parameters changed")
 	}
 	p, err := Render(h, Conversation{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, RenderOptions{})
@@ -333,7 +333,7 @@ func TestCatalogParameters(t *testing.T) {
 		}
 	}
 	tool.CatalogArgs = []string{"nowhere"}
-	if _, err := tool.CatalogParameters([]string{"p-serum"}, nil); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
+	if _, err := tool.CatalogParameters([]string{"p-serum"}, nil, nil); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
 		t.Errorf("unknown catalog argument: err %v", err)
 	}
 }
@@ -348,7 +348,7 @@ func TestQueryParameters(t *testing.T) {
 	if !ok || len(tool.QueryArgs) != 1 {
 		t.Fatalf("demo product_lookup = %+v, want one query argument", tool)
 	}
-	bound, err := tool.CatalogParameters([]string{"p-serum"}, []string{"面霜", "repair cream"})
+	bound, err := tool.CatalogParameters([]string{"p-serum"}, []string{"面霜", "repair cream"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestQueryParameters(t *testing.T) {
 	if got := strings.Join(schema.Properties["query"].Enum, ","); got != "面霜,repair cream" {
 		t.Errorf("query enum = %q, want the two words", got)
 	}
-	if unchanged, _ := tool.CatalogParameters([]string{"p-serum"}, nil); string(unchanged) != string(tool.Parameters) {
+	if unchanged, _ := tool.CatalogParameters([]string{"p-serum"}, nil, nil); string(unchanged) != string(tool.Parameters) {
 		t.Error("with no words the lookup's parameters changed")
 	}
 	p, err := Render(h, Conversation{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, RenderOptions{})
@@ -377,5 +377,51 @@ func TestQueryParameters(t *testing.T) {
 	}
 	if strings.Contains(p.Messages[0].Content, "query_args") {
 		t.Error("the system prompt shows the query binding")
+	}
+}
+
+// Variant arguments are held to the catalog's variants, and left out of
+// the call schema when no item has one (an empty list, not an unknown one).
+func TestVariantParameters(t *testing.T) {
+	h, err := Load(demoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, ok := h.Tool("check_stock")
+	if !ok || len(tool.VariantArgs) != 1 {
+		t.Fatalf("demo check_stock = %+v, want one variant argument", tool)
+	}
+	props := func(raw json.RawMessage) map[string]struct {
+		Enum []string `json:"enum"`
+	} {
+		var schema struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		return schema.Properties
+	}
+	bound, err := tool.CatalogParameters([]string{"p-serum"}, nil, []string{"M", "黑色"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(props(bound)["variant"].Enum, ","); got != "M,黑色" {
+		t.Errorf("variant enum = %q, want the catalog's two variants", got)
+	}
+	if unknown, _ := tool.CatalogParameters([]string{"p-serum"}, nil, nil); len(props(unknown)["variant"].Enum) != 0 || len(props(unknown)) != 2 {
+		t.Errorf("with the variants unknown the schema is %s, want the variant argument as it is", unknown)
+	}
+	none, err := tool.CatalogParameters([]string{"p-serum"}, nil, []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := props(none); len(p) != 1 || len(p["item_id"].Enum) != 1 {
+		t.Errorf("with no variants the schema keeps %v, want item_id alone", p)
+	}
+	if unchanged, _ := tool.CatalogParameters(nil, nil, []string{"M"}); string(unchanged) != string(tool.Parameters) {
+		t.Error("with no catalog the parameters changed")
 	}
 }

@@ -197,6 +197,17 @@ func (v *validator) tools(h *Harness) {
 					v.add(p+".query_args", "%q is a catalog argument too: an argument holds an id or words, not both", a)
 				}
 			}
+			if err := checkCatalogArgs(t.Parameters, t.VariantArgs, "a variant"); err != nil {
+				v.add(p+".variant_args", "%v", err)
+			}
+			for _, a := range t.VariantArgs {
+				if slices.Contains(t.CatalogArgs, a) || slices.Contains(t.QueryArgs, a) {
+					v.add(p+".variant_args", "%q is a catalog or query argument too: an argument holds one kind of value", a)
+				}
+				if requiredArg(t.Parameters, a) {
+					v.add(p+".variant_args", "%q is required: a variant argument must be one a call can leave out, as an item without variants does", a)
+				}
+			}
 			for _, mp := range checkArgumentMap(t.Parameters, t.ArgumentMap) {
 				v.add(fmt.Sprintf("%s.argument_map[%d]", p, mp.At), "tool %q: %s", t.Name, mp.Msg)
 			}
@@ -209,6 +220,14 @@ func (v *validator) tools(h *Harness) {
 // distinct top-level property of the parameters that a string can
 // satisfy, so the runtime can hold it to the catalog's ids (or words);
 // what names the value in errors.
+// requiredArg reports whether the parameters schema requires name.
+func requiredArg(raw json.RawMessage, name string) bool {
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	return json.Unmarshal(raw, &schema) == nil && slices.Contains(schema.Required, name)
+}
+
 func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 	if len(args) == 0 {
 		return nil

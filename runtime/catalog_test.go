@@ -129,6 +129,47 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 			}
 		}
 	})
+	t.Run("variants", func(t *testing.T) {
+		for _, tc := range []struct {
+			name     string
+			variants func() []string
+			want     any // the call schema's variant property: nil (left out), or its enum
+		}{
+			{"held to the catalog's", func() []string { return []string{"M", "黑色"} }, []any{"M", "黑色"}},
+			{"left out where no item has one", func() []string { return []string{} }, nil},
+			{"as they are when the stream gives none", nil, "free"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				m := &couponModel{item: "CR2"}
+				s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+					CatalogVariants: tc.variants})
+				ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
+				if len(m.reqs) == 0 {
+					t.Fatal("the model was never asked")
+				}
+				for _, req := range m.reqs {
+					if shown := propertySchema(t, req.Tools, "check_stock", "variant"); shown == nil || shown["enum"] != nil {
+						t.Errorf("the prompt's schema of the variant changed: %v", shown)
+					}
+					bound := propertySchema(t, req.CallTools, "check_stock", "variant")
+					switch want := tc.want.(type) {
+					case nil:
+						if bound != nil {
+							t.Errorf("variant = %v, want it left out", bound)
+						}
+					case string:
+						if bound == nil || bound["enum"] != nil {
+							t.Errorf("variant = %v, want its own schema", bound)
+						}
+					default:
+						if fmt.Sprint(bound["enum"]) != fmt.Sprint(want) {
+							t.Errorf("variant enum = %v, want %v", bound["enum"], want)
+						}
+					}
+				}
+			})
+		}
+	})
 	t.Run("no catalog", func(t *testing.T) {
 		m := &couponModel{item: "p-cleanser"}
 		p := newPlugins()

@@ -42,6 +42,13 @@ type Config struct {
 	// viewer or the catalog named, never an item the model remembers from
 	// training. The plugin still resolves the words; nothing is refused.
 	CatalogWords func() []string
+	// CatalogVariants returns the names of the catalog's variants (sizes,
+	// colours: catalog.Catalog.VariantNames); nil or empty for none. With
+	// CatalogItems, a local model's constrained decoder holds a tool
+	// argument the harness marks as a variant (harness.Tool.VariantArgs)
+	// to these names, and cannot write it at all when there are none, so
+	// that a stock check never asks for a size nobody sells.
+	CatalogVariants func() []string
 	// Lang is the stream's language, "zh" or "en": what a turn no viewer
 	// asked (a strategy narration) is spoken in before any viewer spoke.
 	// Empty: the language of the strategy's instruction. Viewers' turns

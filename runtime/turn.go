@@ -154,6 +154,9 @@ type turnRunner struct {
 	items []string
 	// words caches what an item query may say this turn; see queryWords.
 	words []string
+	// variants caches the catalog's variant names for the turn; see
+	// catalogVariants.
+	variants []string
 	// viewerText is the turn's user message, whose spans a query may name.
 	viewerText string
 	// calls are the turn's tool calls with their results, in order, for
@@ -715,10 +718,21 @@ func (r *turnRunner) queryWords() []string {
 	return r.words
 }
 
+// catalogVariants returns the catalog's variant names, read once per
+// turn: nil when the stream gives no list (the variant arguments keep
+// their schema), empty when its catalog has no variant.
+func (r *turnRunner) catalogVariants() []string {
+	if r.variants == nil && r.s.cfg.CatalogVariants != nil {
+		r.variants = append([]string{}, r.s.cfg.CatalogVariants()...)
+	}
+	return r.variants
+}
+
 // callTools returns the offered tools with their catalog arguments held
-// to the stream's item ids and their query arguments to queryWords, or
-// nil when no offered tool has either (or the stream has no catalog),
-// which leaves the tools' own schemas in force.
+// to the stream's item ids, their query arguments to queryWords and their
+// variant arguments to catalogVariants, or nil when no offered tool has
+// any (or the stream has no catalog), which leaves the tools' own schemas
+// in force.
 func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.FunctionSpec, error) {
 	if len(tools) == 0 || r.s.cfg.CatalogItems == nil {
 		return nil, nil
@@ -730,14 +744,17 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 	var out []harness.FunctionSpec
 	for i, spec := range tools {
 		tool, ok := r.h.Tool(spec.Function.Name)
-		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 {
+		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 && len(tool.VariantArgs) == 0 {
 			continue
 		}
-		var words []string
+		var words, variants []string
 		if len(tool.QueryArgs) > 0 {
 			words = r.queryWords()
 		}
-		params, err := tool.CatalogParameters(ids, words)
+		if len(tool.VariantArgs) > 0 {
+			variants = r.catalogVariants()
+		}
+		params, err := tool.CatalogParameters(ids, words, variants)
 		if err != nil {
 			return nil, err
 		}

@@ -122,3 +122,19 @@ func (c *Catalog) Words() []string {
 	}
 	return out
 }
+
+// VariantNames returns the names of the catalog's variants (sizes,
+// colours), each once, in catalog order.
+func (c *Catalog) VariantNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range c.Products {
+		for _, v := range p.Variants {
+			if v.Name != "" && !seen[v.Name] {
+				seen[v.Name] = true
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out
+}

@@ -51,6 +51,21 @@ func TestWords(t *testing.T) {
 	}
 }
 
+func TestVariantNames(t *testing.T) {
+	c := &Catalog{Products: []Product{
+		{ID: "p-a", Variants: []Variant{{Name: "M"}, {Name: "L"}}},
+		{ID: "p-b"},
+		{ID: "p-c", Variants: []Variant{{Name: "黑色"}, {Name: "M"}, {Name: ""}}},
+	}}
+	want := []string{"M", "L", "黑色"}
+	if got := c.VariantNames(); !slices.Equal(got, want) {
+		t.Errorf("VariantNames() = %q, want %q (each once, none empty, in catalog order)", got, want)
+	}
+	if got := (&Catalog{Products: []Product{{ID: "p-b"}}}).VariantNames(); len(got) != 0 {
+		t.Errorf("a catalog without variants has variants %q", got)
+	}
+}
+
 func TestStockStateOf(t *testing.T) {
 	tests := []struct {
 		name  string

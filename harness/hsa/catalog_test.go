@@ -12,8 +12,9 @@ import (
 const demoHarness = "../../examples/harness/demo.json"
 
 // A variant keeps each tool's catalog arguments naming the argument that
-// carries the item id in its mapped gold calls, and its query arguments
-// the one that carries the lookup's words, whatever they were renamed to;
+// carries the item id in its mapped gold calls, its query arguments the
+// one that carries the lookup's words, and its variant arguments the one
+// that carries the size, whatever they were renamed to;
 // only a wrap, which leaves no argument at the top level, drops them.
 func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 	if _, err := os.Stat(demoHarness); err != nil {
@@ -27,7 +28,11 @@ func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 	for _, tool := range h.Tools {
 		switch {
 		case slices.Equal(tool.CatalogArgs, []string{"item_id"}):
-			gold = append(gold, Call{Name: tool.Name, Arguments: map[string]any{"item_id": "p-cream"}})
+			args := map[string]any{"item_id": "p-cream"}
+			for _, v := range tool.VariantArgs {
+				args[v] = "30ml"
+			}
+			gold = append(gold, Call{Name: tool.Name, Arguments: args})
 		case slices.Equal(tool.QueryArgs, []string{"query"}):
 			gold = append(gold, Call{Name: tool.Name, Arguments: map[string]any{"query": "p-cream"}})
 		}
@@ -56,6 +61,20 @@ func TestCatalogArgsFollowTheirArgument(t *testing.T) {
 				t.Errorf("%s: %s lost its catalog or query argument (%v; steps %+v)", what, mc.Name, args, m.Steps)
 			case !wrapped && mc.Arguments[args[0]] != "p-cream":
 				t.Errorf("%s: %s binds %q but the item is in %v", what, mc.Name, args[0], mc.Arguments)
+			}
+			variants := 0
+			for _, v := range mc.Arguments {
+				if v == "30ml" {
+					variants++
+				}
+			}
+			switch {
+			case wrapped && len(tool.VariantArgs) > 0:
+				t.Errorf("%s: %s was wrapped but keeps variant arguments %v", what, mc.Name, tool.VariantArgs)
+			case !wrapped && len(tool.VariantArgs) != variants:
+				t.Errorf("%s: %s has variant arguments %v for %d variants in %v", what, mc.Name, tool.VariantArgs, variants, mc.Arguments)
+			case !wrapped && variants == 1 && mc.Arguments[tool.VariantArgs[0]] != "30ml":
+				t.Errorf("%s: %s holds %q to variants but the variant is in %v", what, mc.Name, tool.VariantArgs[0], mc.Arguments)
 			}
 		}
 	}

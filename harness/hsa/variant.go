@@ -28,11 +28,11 @@ func (v *variant) record(s Step) {
 	v.followArgumentMap(s)
 }
 
-// followCatalogArgs keeps a tool's catalog and query arguments naming the
-// same arguments after a step reshapes them: a renamed top-level argument
-// is renamed there too; after a wrap no argument is top-level, so the tool
-// keeps none (its ids are then checked by the plugin alone, its queries
-// left free).
+// followCatalogArgs keeps a tool's catalog, query and variant arguments
+// naming the same arguments after a step reshapes them: a renamed
+// top-level argument is renamed there too; after a wrap no argument is
+// top-level, so the tool keeps none (its ids and variants are then checked
+// by the plugin alone, its queries left free).
 func (v *variant) followCatalogArgs(s Step) {
 	if s.Op != OpRenameParam && s.Op != OpWrap {
 		return
@@ -43,13 +43,13 @@ func (v *variant) followCatalogArgs(s Step) {
 			continue
 		}
 		if s.Op == OpWrap {
-			t.CatalogArgs, t.QueryArgs = nil, nil
+			t.CatalogArgs, t.QueryArgs, t.VariantArgs = nil, nil, nil
 			continue
 		}
 		if len(s.Path) > 0 {
 			continue
 		}
-		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs} {
+		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs, t.VariantArgs} {
 			for j, a := range args {
 				if a == s.From {
 					args[j] = s.To

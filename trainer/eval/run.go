@@ -234,7 +234,7 @@ func (r *Runner) runItem(ctx context.Context, it Item) ItemResult {
 		Context: room.StreamContext,
 	}
 	if r.BindCatalog {
-		cfg.CatalogItems, cfg.CatalogWords = room.ItemIDs, room.ItemWords
+		cfg.CatalogItems, cfg.CatalogWords, cfg.CatalogVariants = room.ItemIDs, room.ItemWords, room.ItemVariants
 	}
 	sess, err := runtime.NewSession(ctx, cfg)
 	if err != nil {

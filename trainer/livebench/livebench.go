@@ -318,7 +318,7 @@ func Run(ctx context.Context, cfg Config) ([]Report, error) {
 		}
 		sess, err := runtime.NewSession(ctx, runtime.Config{
 			Stream: fmt.Sprintf("bench-%d", i), Harness: cfg.Harness, Model: cfg.Model, MaxTokens: cfg.MaxTokens,
-			Plugins: hooks, CatalogItems: view.ItemIDs, CatalogWords: view.ItemWords, Logger: log, Concurrency: cfg.Concurrency,
+			Plugins: hooks, CatalogItems: view.ItemIDs, CatalogWords: view.ItemWords, CatalogVariants: view.ItemVariants, Logger: log, Concurrency: cfg.Concurrency,
 			Queue: runtime.QueueConfig{Capacity: 16, StaleAfter: 30 * time.Second, MergeWindow: mergeWindow,
 				Batch: a.rep.Batch, PromoteAfter: a.rep.PromoteAfter},
 		})
