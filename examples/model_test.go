@@ -19,18 +19,20 @@ import (
 	"github.com/livehat/livehat/runtime"
 )
 
-// catalogItems returns a catalog document's item names and ids, in order,
-// and its words (catalog.Catalog.Words).
-func catalogItems(t *testing.T, doc []byte) (names, ids, words []string) {
+// catalogItems returns what a session knows of a catalog document (its
+// items, words and variants).
+func catalogItems(t *testing.T, doc []byte) demoCatalog {
 	t.Helper()
 	c, err := catalog.Parse(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out demoCatalog
 	for _, p := range c.Products {
-		names, ids = append(names, p.Name), append(ids, p.ID)
+		out.names, out.ids = append(out.names, p.Name), append(out.ids, p.ID)
 	}
-	return names, ids, c.Words()
+	out.words, out.variants = c.Words(), append([]string{}, c.VariantNames()...)
+	return out
 }
 
 // TestBundledModelAnswersTheDemoStream loads the bundled model and asks it
@@ -43,9 +45,8 @@ func TestBundledModelAnswersTheDemoStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the example WASM plugins and runs the bundled model; skipped with -short")
 	}
-	names, ids, words := catalogItems(t, examples.Catalog)
 	stream := demoStream{model: demoModel(t), harness: testfixture.DemoHarness(t),
-		plugins: testfixture.DemoPlugins(t, testfixture.QuietLogger(), nil), names: names, ids: ids, words: words}
+		plugins: testfixture.DemoPlugins(t, testfixture.QuietLogger(), nil), demoCatalog: catalogItems(t, examples.Catalog)}
 	cases := []demoCase{
 		{"精华多少钱？", []string{"product_lookup"}, []string{"199"}, ""},
 		{"How much is the lipstick?", []string{"product_lookup"}, []string{"89"}, ""},
@@ -112,9 +113,13 @@ type demoStream struct {
 	model   runtime.Model
 	harness *harness.Harness
 	plugins *runtime.PluginSet
-	// names and ids are the catalog's items, in order; words are its ids,
-	// names and aliases.
-	names, ids, words []string
+	demoCatalog
+}
+
+// demoCatalog is what a session knows of its catalog: the items' names and
+// ids, in order; the ids, names and aliases (words); the variant names.
+type demoCatalog struct {
+	names, ids, words, variants []string
 }
 
 // ask asks c in a fresh session, as a viewer's first question meets it,
@@ -129,7 +134,7 @@ func (d demoStream) ask(t *testing.T, c demoCase) []string {
 	}
 	s, err := runtime.NewSession(context.Background(), runtime.Config{Stream: "demo", Harness: d.harness, Model: d.model,
 		Plugins: d.plugins, Logger: testfixture.QuietLogger(), Context: items, CatalogItems: func() []string { return d.ids },
-		CatalogWords: func() []string { return d.words }})
+		CatalogWords: func() []string { return d.words }, CatalogVariants: func() []string { return d.variants }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +167,20 @@ func (d demoStream) ask(t *testing.T, c demoCase) []string {
 		// "XL" contains "L": read the sizes the reply names as words.
 		if got := sizeWords.FindAllStringSubmatch(turn.Reply, -1); len(got) != 1 || got[0][1] != c.size {
 			problems = append(problems, fmt.Sprintf("%q: reply %q does not recommend exactly size %s (calls %v)", c.ask, turn.Reply, c.size, calls))
+		}
+	}
+	if len(problems) > 0 && testing.Verbose() {
+		// A miss is read from the turn: what each tool gave and what the
+		// hooks sent back.
+		for _, m := range turn.Messages {
+			if m.Role == harness.RoleSystem {
+				continue
+			}
+			line := m.Content
+			for _, tc := range m.ToolCalls {
+				line += fmt.Sprintf(" [call %s %s]", tc.Name, tc.Arguments)
+			}
+			t.Logf("    %s: %s", m.Role, line)
 		}
 	}
 	return problems

@@ -11,12 +11,13 @@ import (
 // transferDemoFloor is how many of the transfer demo's twelve questions
 // the shipped model answers right; issue #19 asks for at least ten. The
 // test holds the shipped model to what it does, so that a new one that
-// answers fewer is caught, and logs every miss. The first generation
-// answered one (the blocks' price); the second answers eight: the
-// restock date, the ship-from place, the earrings' returns and the
-// puzzle's pieces are still missed (trainer/REPRODUCTION.md, "The
-// transfer demo").
-const transferDemoFloor = 8
+// answers fewer is caught, and logs every miss with its turn. The first
+// generation answered one (the blocks' price); the second answers nine
+// since a stock check's variant is held to the catalog's (it asked for a
+// "中号" the puzzle does not have); the ship-from place, the earrings'
+// returns and the puzzle's pieces are still missed
+// (trainer/REPRODUCTION.md, "The transfer demo").
+const transferDemoFloor = 9
 
 // TestBundledModelOnATransferCatalog asks the bundled model twelve
 // questions a new merchant's viewers ask — price, coupon, stock, restock,
@@ -43,8 +44,7 @@ func TestBundledModelOnATransferCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, ids, words := catalogItems(t, doc)
-	stream := demoStream{model: demoModel(t), harness: testfixture.DemoHarness(t), plugins: ps, names: names, ids: ids, words: words}
+	stream := demoStream{model: demoModel(t), harness: testfixture.DemoHarness(t), plugins: ps, demoCatalog: catalogItems(t, doc)}
 	cases := []demoCase{
 		{"城堡积木多少钱？", []string{"product_lookup"}, []string{"212.9"}, ""},
 		{"how much are the pearl earrings", []string{"product_lookup"}, []string{"297.9"}, ""},
