@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -20,8 +21,12 @@ const maxSpanText = 400
 // or a word of letters and digits, and a span never crosses punctuation.
 // A lone character is no span: no item is named by one ("城" of
 // "城堡积木"), and a compact model that stops after one looks up nothing.
-// "珍珠耳环还有货吗" gives "珍珠", "珍珠耳", …, "珍珠耳环", …; "pearl
-// earrings?" gives "pearl", "pearl earrings" and "earrings".
+// Nor is a span that begins or ends with the question around the item
+// (edgeWord): a compact model looked up "ship" of "where do the building
+// blocks ship from", "does", "how" and "耳环能" of "耳环能退吗". The
+// catalog's own words are listed apart and stay whole. "珍珠耳环还有货吗"
+// gives "珍珠", "珍珠耳", …, "珍珠耳环", …; "pearl earrings?" gives
+// "pearl", "pearl earrings" and "earrings".
 func viewerSpans(text string) []string {
 	if len(text) > maxSpanText {
 		return nil
@@ -34,7 +39,7 @@ func viewerSpans(text string) []string {
 		for i := range run {
 			for j := i; j < len(run) && j-i < maxSpanUnits; j++ {
 				s := text[run[i].start:run[j].end]
-				if utf8.RuneCountInString(s) < 2 {
+				if utf8.RuneCountInString(s) < 2 || edgeWord(text[run[i].start:run[i].end], true) || edgeWord(text[run[j].start:run[j].end], false) {
 					continue
 				}
 				if !seen[s] {
@@ -90,3 +95,33 @@ func wordContinues(text string, i int) bool {
 	r, _ := utf8.DecodeRuneInString(text[i:])
 	return isWordRune(r)
 }
+
+// edgeWord reports whether unit (a word, or one Han character) is part of
+// the question rather than of an item's name when it begins (first) or
+// ends a span: English function and question words and the words of what
+// is asked ("where", "does", "ship", "price"), Chinese particles and
+// modal verbs ("吗", "的", "能"), and a trailing "退" ("能退吗"). "link"
+// stays: "link 3" names an item.
+func edgeWord(unit string, first bool) bool {
+	if r, _ := utf8.DecodeRuneInString(unit); !isWordRune(r) {
+		if first {
+			return strings.ContainsRune("的了吗呢吧啊呀能会还请问求么", r)
+		}
+		return strings.ContainsRune("的了吗呢吧啊呀哦嘛么能会还退", r)
+	}
+	return edgeWords[strings.ToLower(unit)]
+}
+
+// edgeWords are the English words edgeWord refuses at a span's edge.
+var edgeWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the do does did is are was were be been how what what's whats where when which
+		who why can could would will should shall may might i i'm im you u it it's its this that these those there here
+		got get have has any some for of in on at to from with about and or but if so not no yes ok okay hi hey hello
+		please pls plz thx thanks me my your much many still just also too very host anchor ship ships shipped price
+		prices cost costs coupon coupons voucher vouchers stock left available sold buy order send pin return returns
+		returnable size sizes`) {
+		m[w] = true
+	}
+	return m
+}()
