@@ -120,7 +120,7 @@ var edgeWords = func() map[string]bool {
 		got get have has any some for of in on at to from with about and or but if so not no yes ok okay hi hey hello
 		please pls plz thx thanks me my your much many still just also too very host anchor ship ships shipped price
 		prices cost costs coupon coupons voucher vouchers stock left available sold buy order send pin return returns
-		returnable size sizes`) {
+		returnable size sizes x deal deals bundle total discount off free postage delivery shipping`) {
 		m[w] = true
 	}
 	return m
