@@ -475,6 +475,12 @@ func summary(tf *turnFacts) string {
 				facts = append(facts, fmt.Sprintf("coupon %s%% off", formatNum(c.percent)))
 			}
 		}
+		if after, ok := moneyKey(f, "best_coupon.total_after_coupon"); ok {
+			// The coupon an order reaches, beside the one it does not:
+			// without it a retry read "coupon applies: false" and gave
+			// the other coupon's threshold.
+			facts = append(facts, "price after the best coupon "+yuan(after))
+		}
 		if f.eligible != nil {
 			facts = append(facts, "coupon applies: "+strconv.FormatBool(*f.eligible))
 		}

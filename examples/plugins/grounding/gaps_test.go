@@ -248,3 +248,16 @@ func TestStockNowIsWhatACheckGave(t *testing.T) {
 		{"both checked", "zh", "空气炸锅还有吗", "山茶可视空气炸锅有货，曜黑还有12件。", []Call{fryer, both}, "", "", ""},
 	})
 }
+
+// A retry's feedback names the coupon an order reaches beside the one it
+// does not: job9's step 400, told only "coupon applies: false, price after
+// coupon 259", answered "满233.10元才能用" twice over the cream's pair.
+func TestFeedbackNamesTheBestCoupon(t *testing.T) {
+	pair := call("coupon_check", `{"item_id":"p-cream"}`, `{"best_coupon":{"discount":"25.90","id":"c-all10","percent_off":10,`+
+		`"total_after_coupon":"233.10"},"coupon":{"amount":"50","id":"c-cream50","min_spend":"300"},"eligible":false,"item_id":"p-cream",`+
+		`"missing_spend":"41","quantity":1,"total":"259","total_after_coupon":"259"}`)
+	d := Decide(turn("zh", "面霜有优惠券吗？", "还不满足用券条件，满233.10元才能用。", creamLookup, pair))
+	if !strings.Contains(d.Feedback, "price after the best coupon 233.1") {
+		t.Errorf("feedback %q does not name the best coupon's price", d.Feedback)
+	}
+}
