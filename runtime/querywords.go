@@ -100,8 +100,9 @@ func wordContinues(text string, i int) bool {
 // the question rather than of an item's name when it begins (first) or
 // ends a span: English function and question words and the words of what
 // is asked ("where", "does", "ship", "price"), Chinese particles and
-// modal verbs ("吗", "的", "能"), and a trailing "退" ("能退吗"). "link"
-// stays: "link 3" names an item.
+// modal verbs ("吗", "的", "能"), and a trailing "退" ("能退吗") or
+// attribute noun ("length", lastWords). "link" stays: "link 3" names an
+// item.
 func edgeWord(unit string, first bool) bool {
 	if r, _ := utf8.DecodeRuneInString(unit); !isWordRune(r) {
 		if first {
@@ -109,8 +110,21 @@ func edgeWord(unit string, first bool) bool {
 		}
 		return strings.ContainsRune("的了吗呢吧啊呀哦嘛么能会还退", r)
 	}
-	return edgeWords[strings.ToLower(unit)]
+	w := strings.ToLower(unit)
+	return edgeWords[w] || !first && lastWords[w]
 }
+
+// lastWords are the English words of what is asked about an item that end
+// no span ("jump rope length") though they may begin an item's name
+// ("power bank", "color pencils").
+var lastWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`length width height weight capacity power material colour colours color colors age
+		volume count pieces piece ingredients warranty battery life expiry`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // edgeWords are the English words edgeWord refuses at a span's edge.
 var edgeWords = func() map[string]bool {

@@ -20,6 +20,7 @@ func TestViewerSpans(t *testing.T) {
 		{"how much is 磨牙饼干, and when", []string{"磨牙", "磨牙饼", "磨牙饼干", "牙饼", "牙饼干", "饼干"}},
 		{"t-shirt 7.5ml, don't!", []string{"t-shirt", "t-shirt 7.5ml", "7.5ml", "don't"}},
 		{"does link 3 have a coupon", []string{"link", "link 3"}},
+		{"power bank battery life?", []string{"power bank", "bank"}},
 		{"3 x cat litter with the voucher", []string{"3 x cat", "3 x cat litter", "cat", "cat litter", "litter"}},
 		{"3号链接有券吗", []string{"3号", "3号链", "3号链接", "3号链接有", "3号链接有券", "号链", "号链接", "号链接有", "号链接有券",
 			"链接", "链接有", "链接有券", "接有", "接有券", "有券"}},
