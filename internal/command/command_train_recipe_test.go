@@ -24,6 +24,10 @@ func TestRecipeStagesParse(t *testing.T) {
 					_, _, err = parseOPD(append(args, "--teacher", "base"), io.Discard)
 				case "rl":
 					_, _, _, err = parseRL(args, io.Discard)
+				case "average":
+					if len(st.Args) > 0 {
+						t.Fatalf("an average stage has flags %v", st.Args)
+					}
 				default:
 					t.Fatalf("stage kind %q", st.Stage)
 				}

@@ -281,10 +281,11 @@ func TestFlagValue(t *testing.T) {
 
 // TestTrainRecipeRunsEveryStageAndResumes runs the smoke recipe end to
 // end (tokenizer, base, two SFT phases, OPD with the base as teacher, RL,
-// and two continuations of the second SFT phase, the first stopped early,
-// and RL after them), checks that the exported model is the last stage's
-// in bfloat16 with the recipe's tokenizer, that running the command again
-// trains nothing, and that --until sft --augment=false trains the
+// two continuations of the second SFT phase, the first stopped early, RL
+// after them, and the average of the last two), checks that the exported
+// model is that average in bfloat16 with the recipe's tokenizer, that
+// running the command again trains nothing, and that --until sft
+// --augment=false trains the
 // Fixed-Harness SFT row in its own folders and stops there.
 func TestTrainRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if testing.Short() {
@@ -302,12 +303,15 @@ func TestTrainRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stage := range []string{"tokenizer", "base", "sft1", "sft2", "opd", "rl", "sft3", "sft4", "rl4"} {
+	for _, stage := range []string{"tokenizer", "base", "sft1", "sft2", "opd", "rl", "sft3", "sft4", "rl4", "avg"} {
 		if !strings.Contains(string(times), `"stage":"`+stage+`"`) {
 			t.Errorf("no time logged for %s:\n%s", stage, times)
 		}
 	}
 	for _, st := range sft.Recipes()["smoke"].Stages {
+		if st.Stage == "average" {
+			continue
+		}
 		_, last := st.LastStep(1)
 		if s, err := runfolder.ReadState(filepath.Join(dir, st.Name)); err != nil || s.Step < last {
 			t.Errorf("stage %s at %+v (%v), want its %d steps", st.Name, s, err, last)
@@ -332,22 +336,31 @@ func TestTrainRecipeRunsEveryStageAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exported.Close()
+	// The smoke recipe ends, as the bundled one does, with the average of
+	// its last two stages.
 	trained, err := safetensors.Open(filepath.Join(dir, "rl4", runfolder.CheckpointDir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer trained.Close()
+	before, err := safetensors.Open(filepath.Join(dir, "sft4", runfolder.CheckpointDir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
 	for _, info := range trained.Tensors() {
 		got, ok := exported.Tensor(info.Name)
 		if !ok || got.DType != safetensors.BF16 {
 			t.Fatalf("exported %s: %+v, want a BF16 tensor", info.Name, got)
 		}
 		_, want, _ := trained.ReadFloat32(info.Name)
+		_, other, _ := before.ReadFloat32(info.Name)
 		_, have, err := exported.ReadFloat32(info.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range want {
+			want[i] = (want[i] + other[i]) / 2
 			if math.Abs(float64(have[i]-want[i])) > math.Abs(float64(want[i]))/128 {
 				t.Fatalf("exported %s[%d] = %g, trained %g: more than bf16 rounding apart", info.Name, i, have[i], want[i])
 			}
@@ -363,7 +376,7 @@ func TestTrainRecipeRunsEveryStageAndResumes(t *testing.T) {
 	if err := Train(ctx, args, nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "already trained"); n != 8 {
+	if n := strings.Count(out.String(), "already trained"); n != 8 || !strings.Contains(out.String(), "avg already averaged") {
 		t.Errorf("a second run trained again:\n%s", out.String())
 	}
 	if again, _ := os.ReadFile(timesFile); !bytes.Equal(times, again) {

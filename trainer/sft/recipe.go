@@ -22,7 +22,9 @@ import (
 type RecipeStage struct {
 	// Name is the stage's run folder under the recipe's folder.
 	Name string `json:"name"`
-	// Stage is the trainer stage: sft, opd or rl.
+	// Stage is the trainer stage: sft, opd or rl, or "average", which
+	// trains nothing and averages the last checkpoints of the stages
+	// Average names, weight for weight.
 	Stage string `json:"stage"`
 	// Row is the table row the stage completes ("" for an intermediate
 	// stage): base, sft, opd, hat, or bundled for the shipped model.
@@ -37,6 +39,8 @@ type RecipeStage struct {
 	// the stage before it.
 	From string   `json:"from,omitempty"`
 	Args []string `json:"args"`
+	// Average names the earlier stages an average stage averages.
+	Average []string `json:"average,omitempty"`
 }
 
 // LastStep returns the stage's steps scaled by scale and the step it ends
@@ -161,8 +165,9 @@ func Recipes() map[string]Recipe {
 				"--eval-examples", "4", "--save-every", "4", "--variety", "2"}, data(3, 1, 6, 8, 8, "3")...)},
 			{Name: "sft4", Stage: "sft", Steps: 2, Args: append(append([]string{"--batch", "4", "--max-len", "1024",
 				"--eval-examples", "4", "--save-every", "2", "--variety", "3"}, jobMix()...), data(6, 1, 6, 8, 8, "4")...)},
-			{Name: "rl4", Stage: "rl", Row: "bundled", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
+			{Name: "rl4", Stage: "rl", Steps: 1, Args: []string{"--prompts-per-step", "1", "--group", "2", "--turn-tokens", "16", "--max-turns", "2",
 				"--rooms", "4", "--variety", "3", "--eval-tasks", "1", "--save-every", "1"}},
+			{Name: "avg", Stage: "average", Row: "bundled", Average: []string{"sft4", "rl4"}},
 		},
 	}
 	return map[string]Recipe{bundled.Name: bundled, job.Name: job, smoke.Name: smoke}
@@ -209,6 +214,15 @@ func (r Recipe) Validate() error {
 			return fmt.Errorf("recipe %s: stage %s stops at step %d of %d", r.Name, st.Name, st.StopAt, st.Steps)
 		case st.StopAt > 0 && st.Stage != "sft":
 			return fmt.Errorf("recipe %s: stage %s: only SFT stages stop early", r.Name, st.Name)
+		case st.Stage == "average" && (len(st.Average) < 2 || st.Steps != 0 || len(st.Args) > 0 || st.From != ""):
+			return fmt.Errorf("recipe %s: average stage %s needs two or more stages to average, and no steps, flags or start", r.Name, st.Name)
+		case st.Stage != "average" && len(st.Average) > 0:
+			return fmt.Errorf("recipe %s: stage %s: only an average stage averages", r.Name, st.Name)
+		}
+		for _, a := range st.Average {
+			if !seen[a] {
+				return fmt.Errorf("recipe %s: stage %s averages %q, which is not an earlier stage", r.Name, st.Name, a)
+			}
 		}
 		seen[st.Name] = true
 	}
@@ -262,8 +276,9 @@ const recipeTimes = "recipe-times.jsonl"
 // for the Fixed-Harness rows). base is the harness the tokenizer's data
 // is built on. A stage that already reached its steps is skipped and an
 // interrupted one resumed, so running the same recipe again continues a
-// killed one. Each finished stage's wall time is appended to
-// o.Out/recipe-times.jsonl.
+// killed one. An average stage trains nothing: it writes the mean of the
+// named stages' checkpoints (averageCheckpoints) into its own folder. Each
+// finished stage's wall time is appended to o.Out/recipe-times.jsonl.
 func RunRecipe(ctx context.Context, base *harness.Harness, r Recipe, o RecipeOptions, run StageRunner, stdout io.Writer) error {
 	lastRow := slices.Index(RecipeRows(), o.Until)
 	switch {
@@ -295,6 +310,30 @@ func RunRecipe(ctx context.Context, base *harness.Harness, r Recipe, o RecipeOpt
 	prev := ""
 	for _, st := range r.Stages {
 		dir := folder(st)
+		if st.Stage == "average" {
+			var srcs []string
+			for _, a := range st.Average {
+				srcs = append(srcs, filepath.Join(folder(RecipeStage{Name: a}), checkpointDir))
+			}
+			out := filepath.Join(dir, checkpointDir)
+			if fileExists(filepath.Join(out, "model.safetensors")) {
+				fmt.Fprintf(stdout, "recipe: %s already averaged\n", st.Name)
+			} else {
+				fmt.Fprintf(stdout, "recipe: %s: the average of %s\n", st.Name, strings.Join(st.Average, ", "))
+				t0 := time.Now()
+				if err := averageCheckpoints(srcs, out); err != nil {
+					return fmt.Errorf("recipe %s, stage %s: %w", r.Name, st.Name, err)
+				}
+				if err := logStageTime(o.Out, filepath.Base(dir), 0, time.Since(t0)); err != nil {
+					return err
+				}
+			}
+			prev, final = dir, dir
+			if st.Row != "" && slices.Index(RecipeRows(), st.Row) >= lastRow {
+				break
+			}
+			continue
+		}
 		if st.From != "" {
 			prev = folder(RecipeStage{Name: st.From})
 		}
@@ -446,6 +485,75 @@ func copyFile(src, dst string) error {
 	}
 	if err := os.WriteFile(dst, data, 0o644); err != nil {
 		return fmt.Errorf("recipe: export model: %w", err)
+	}
+	return nil
+}
+
+// averageCheckpoints writes to dst the checkpoint whose every weight is the
+// mean of srcs' (weight averaging along one lineage, which kept what each
+// checkpoint does best in issue #19's runs), with the first's config,
+// tokenizer and metadata. The checkpoints must hold the same tensors in
+// the same shapes. dst appears whole or not at all.
+func averageCheckpoints(srcs []string, dst string) error {
+	files := make([]*safetensors.File, len(srcs))
+	for i, src := range srcs {
+		f, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
+		if err != nil {
+			return fmt.Errorf("average: %w", err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
+	var out []safetensors.Tensor
+	for _, info := range files[0].Tensors() {
+		sum := make([]float64, info.NumElements())
+		for i, f := range files {
+			other, ok := f.Tensor(info.Name)
+			if !ok || !slices.Equal(other.Shape, info.Shape) {
+				return fmt.Errorf("average: %s has no tensor %s of shape %v", srcs[i], info.Name, info.Shape)
+			}
+			_, v, err := f.ReadFloat32(info.Name)
+			if err != nil {
+				return fmt.Errorf("average: %w", err)
+			}
+			for j, x := range v {
+				sum[j] += float64(x)
+			}
+		}
+		mean := make([]float32, len(sum))
+		for j, x := range sum {
+			mean[j] = float32(x / float64(len(files)))
+		}
+		data, err := safetensors.EncodeFloat32(safetensors.F32, mean)
+		if err != nil {
+			return fmt.Errorf("average: %s: %w", info.Name, err)
+		}
+		out = append(out, safetensors.Tensor{Name: info.Name, DType: safetensors.F32, Shape: info.Shape, Data: data})
+	}
+	tmp := dst + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("average: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("average: %w", err)
+	}
+	if err := safetensors.WriteFile(filepath.Join(tmp, "model.safetensors"), out, files[0].Metadata()); err != nil {
+		return fmt.Errorf("average: %w", err)
+	}
+	for _, name := range []string{"config.json", tokenizerFile} {
+		data, err := os.ReadFile(filepath.Join(srcs[0], name))
+		if err != nil {
+			return fmt.Errorf("average: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return fmt.Errorf("average: %w", err)
+		}
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("average: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("average: %w", err)
 	}
 	return nil
 }
