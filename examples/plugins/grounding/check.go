@@ -29,7 +29,9 @@ type checker struct {
 	// and the viewer's name, which no language rule reads.
 	used, named, unspoken []bool
 	mentions              []mention
-	quantities            []float64
+	// asked is the one item the viewer's message names, or nil.
+	asked      *itemFacts
+	quantities []float64
 	findings              []Finding
 	// runes are the runes the reply holds: a phrase whose first rune it
 	// lacks is skipped without a search.
@@ -57,6 +59,7 @@ func checkReply(t *Turn, tf *turnFacts) []Finding {
 		c.loops()
 	}
 	c.findMentions()
+	c.asked = askedItem(tf, t.Message)
 	c.markViewer()
 	copy(c.used, c.named)
 	toks := scan(c.text, c.used)
@@ -173,6 +176,46 @@ func (c *checker) findMentions() {
 	sort.Slice(c.mentions, func(i, j int) bool { return c.mentions[i].start < c.mentions[j].start })
 }
 
+// askedItem returns the one item the viewer's message names (by its name
+// or an alias, longest first), or nil when it names none or several.
+func askedItem(tf *turnFacts, message string) *itemFacts {
+	msg := asciiLower(normalize(message))
+	taken := make([]bool, len(msg))
+	var asked *itemFacts
+	type name struct {
+		text string
+		item *itemFacts
+	}
+	var names []name
+	for _, f := range tf.items {
+		for _, n := range f.names {
+			if len(n) >= 2 {
+				names = append(names, name{n, f})
+			}
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i].text) > len(names[j].text) })
+	for _, n := range names {
+		for from := 0; from < len(msg); {
+			i := strings.Index(msg[from:], n.text)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(n.text)
+			from = start + 1
+			if overlaps(taken, start, end) || !wordBounded(msg, start, end) {
+				continue
+			}
+			claim(taken, start, end)
+			if asked != nil && asked != n.item {
+				return nil
+			}
+			asked = n.item
+		}
+	}
+	return asked
+}
+
 // markViewer marks where the reply names the viewer, whose name may hold
 // digits ("小2024") and another script.
 func (c *checker) markViewer() {
@@ -203,7 +246,12 @@ func wordBounded(text string, start, end int) bool {
 
 // owner is the item a statement at pos is about: the item named last
 // before it, else the first named after it in the same sentence, else the
-// only item the results are about; nil when that is not one item.
+// one item the viewer asked about when a result of the turn is about it,
+// else the only item the results are about; nil when that is not one
+// item. A reply that names no item speaks
+// of what the viewer asked: a shipping policy the model fetched for
+// another item ("1天内发货，不支持退货" of the jerky, asked of the green
+// tea) backs nothing said of it.
 func (c *checker) owner(pos int) *itemFacts {
 	var best *itemFacts
 	for _, m := range c.mentions {
@@ -219,6 +267,9 @@ func (c *checker) owner(pos int) *itemFacts {
 		if m.start >= pos && m.start < end {
 			return m.item
 		}
+	}
+	if c.asked != nil && c.asked.inPlay {
+		return c.asked
 	}
 	if ip := c.tf.inPlay(); len(ip) == 1 {
 		return ip[0]

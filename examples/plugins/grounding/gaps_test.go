@@ -261,3 +261,34 @@ func TestFeedbackNamesTheBestCoupon(t *testing.T) {
 		t.Errorf("feedback %q does not name the best coupon's price", d.Feedback)
 	}
 }
+
+// A reply that names no item speaks of the item the viewer asked about: a
+// from-scratch model looked up the green tea, fetched the shipping policy
+// of the beef jerky and told the viewer "1天内发货，不支持退货。".
+func TestFactsOfAnotherItemBackNothingOfTheAskedOne(t *testing.T) {
+	tea := call("product_lookup", `{"query":"绿茶"}`, `{"attributes":{"origin":"Yunnan","产地":"云南"},"currency":"CNY","found":true,`+
+		`"item_id":"p-green-tea","name":"岚诗丝绒绿茶","price":"157","variants":["250g","500g"]}`)
+	jerky := call("shipping_policy", `{"item_id":"p-beef-jerky"}`, `{"free_shipping":true,"item_id":"p-beef-jerky","return_days":0,`+
+		`"shipping_fee":"0","ships_within_days":1}`)
+	teaShipping := call("shipping_policy", `{"item_id":"p-green-tea"}`, `{"free_shipping":true,"item_id":"p-green-tea","return_days":7,`+
+		`"shipping_fee":"0","ships_within_days":2}`)
+	items := []Item{{ID: "p-green-tea", Name: "岚诗丝绒绿茶", Aliases: []string{"绿茶", "green tea"}},
+		{ID: "p-beef-jerky", Name: "韵澜丝绒牛肉干", Aliases: []string{"牛肉干", "beef jerky"}}}
+	for _, c := range []struct {
+		name, reply string
+		calls       []Call
+		stopped     bool
+	}{
+		{"another item's policy", "1天内发货，不支持退货。", []Call{tea, jerky}, true},
+		{"the asked item's policy", "2天内发货，支持7天无理由退货。", []Call{tea, teaShipping}, false},
+		{"the other item named", "绿茶的我再确认，牛肉干是1天内发货。", []Call{tea, jerky}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tt := turn("zh", "绿茶多久发货？可以退货吗？", c.reply, c.calls...)
+			tt.Items = items
+			if fs := Check(tt); (len(fs) > 0) != c.stopped {
+				t.Errorf("%q: findings %v, want stopped %v", c.reply, fs, c.stopped)
+			}
+		})
+	}
+}
