@@ -32,7 +32,7 @@ type checker struct {
 	// asked is the one item the viewer's message names, or nil.
 	asked      *itemFacts
 	quantities []float64
-	findings              []Finding
+	findings   []Finding
 	// runes are the runes the reply holds: a phrase whose first rune it
 	// lacks is skipped without a search.
 	runes *runeSet
