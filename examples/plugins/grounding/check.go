@@ -132,12 +132,21 @@ func hasHan(s string) bool {
 
 // findMentions finds the items the reply names, longest names first.
 func (c *checker) findMentions() {
+	c.mentions = c.tf.mentionsIn(c.lower, c.named)
+	sort.Slice(c.mentions, func(i, j int) bool { return c.mentions[i].start < c.mentions[j].start })
+}
+
+// mentionsIn finds the items lower (a lower-cased text) names, longest
+// names first, each name whole and not overlapping one found before, and
+// claims their bytes in taken. A name several items share stands for the
+// one a result of the turn is about.
+func (tf *turnFacts) mentionsIn(lower string, taken []bool) []mention {
 	type name struct {
 		text  string
 		items []*itemFacts
 	}
 	var names []name
-	for _, f := range c.tf.items {
+	for _, f := range tf.items {
 		for _, n := range f.names {
 			if len(n) < 2 {
 				continue
@@ -151,6 +160,7 @@ func (c *checker) findMentions() {
 		}
 	}
 	sort.SliceStable(names, func(i, j int) bool { return len(names[i].text) > len(names[j].text) })
+	var out []mention
 	for _, n := range names {
 		it := n.items[0]
 		for _, f := range n.items {
@@ -159,59 +169,33 @@ func (c *checker) findMentions() {
 				break
 			}
 		}
-		for from := 0; from < len(c.lower); {
-			i := strings.Index(c.lower[from:], n.text)
+		for from := 0; from < len(lower); {
+			i := strings.Index(lower[from:], n.text)
 			if i < 0 {
 				break
 			}
 			start, end := from+i, from+i+len(n.text)
 			from = start + 1
-			if overlaps(c.named, start, end) || !wordBounded(c.lower, start, end) {
-				continue
-			}
-			claim(c.named, start, end)
-			c.mentions = append(c.mentions, mention{start, end, it})
-		}
-	}
-	sort.Slice(c.mentions, func(i, j int) bool { return c.mentions[i].start < c.mentions[j].start })
-}
-
-// askedItem returns the one item the viewer's message names (by its name
-// or an alias, longest first), or nil when it names none or several.
-func askedItem(tf *turnFacts, message string) *itemFacts {
-	msg := asciiLower(normalize(message))
-	taken := make([]bool, len(msg))
-	var asked *itemFacts
-	type name struct {
-		text string
-		item *itemFacts
-	}
-	var names []name
-	for _, f := range tf.items {
-		for _, n := range f.names {
-			if len(n) >= 2 {
-				names = append(names, name{n, f})
-			}
-		}
-	}
-	sort.SliceStable(names, func(i, j int) bool { return len(names[i].text) > len(names[j].text) })
-	for _, n := range names {
-		for from := 0; from < len(msg); {
-			i := strings.Index(msg[from:], n.text)
-			if i < 0 {
-				break
-			}
-			start, end := from+i, from+i+len(n.text)
-			from = start + 1
-			if overlaps(taken, start, end) || !wordBounded(msg, start, end) {
+			if overlaps(taken, start, end) || !wordBounded(lower, start, end) {
 				continue
 			}
 			claim(taken, start, end)
-			if asked != nil && asked != n.item {
-				return nil
-			}
-			asked = n.item
+			out = append(out, mention{start, end, it})
 		}
+	}
+	return out
+}
+
+// askedItem returns the one item the viewer's message names, or nil when
+// it names none or several.
+func askedItem(tf *turnFacts, message string) *itemFacts {
+	msg := asciiLower(normalize(message))
+	var asked *itemFacts
+	for _, m := range tf.mentionsIn(msg, make([]bool, len(msg))) {
+		if asked != nil && asked != m.item {
+			return nil
+		}
+		asked = m.item
 	}
 	return asked
 }
