@@ -229,7 +229,7 @@ func (h *liveHub) setupPinned(ctx context.Context, st *store.Stream, pinned stri
 		return nil, fmt.Errorf("stream %s: catalog: %w", st.ID, err)
 	}
 	setup := &streamSetup{revision: st.Revision, bound: base.Version(), pinned: pinned, harness: hs, effective: hs.Version(),
-		catalog: string(doc), items: productIDs(cat), words: cat.Words(), variants: variantNames(cat), onAir: st.OnAir}
+		catalog: string(doc), items: productIDs(cat), words: cat.Words(), variants: cat.VariantNames(), onAir: st.OnAir}
 	if len(st.Strategy) > 0 && string(st.Strategy) != "null" {
 		if err := json.Unmarshal(st.Strategy, &setup.strategy); err != nil {
 			return nil, fmt.Errorf("stream %s: strategy: %w", st.ID, err)
@@ -512,12 +512,6 @@ func (ls *liveSession) catalogVariants() []string {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return ls.setup.variants
-}
-
-// variantNames returns the catalog's variant names, empty (not nil) when
-// it has none: the runtime then leaves variant arguments out.
-func variantNames(c *catalog.Catalog) []string {
-	return append([]string{}, c.VariantNames()...)
 }
 
 // newSession builds a runtime session for a stream setup. The model is

@@ -31,7 +31,7 @@ func catalogItems(t *testing.T, doc []byte) demoCatalog {
 	for _, p := range c.Products {
 		out.names, out.ids = append(out.names, p.Name), append(out.ids, p.ID)
 	}
-	out.words, out.variants = c.Words(), append([]string{}, c.VariantNames()...)
+	out.words, out.variants = c.Words(), c.VariantNames()
 	return out
 }
 

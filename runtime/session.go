@@ -43,11 +43,12 @@ type Config struct {
 	// training. The plugin still resolves the words; nothing is refused.
 	CatalogWords func() []string
 	// CatalogVariants returns the names of the catalog's variants (sizes,
-	// colours: catalog.Catalog.VariantNames); nil or empty for none. With
-	// CatalogItems, a local model's constrained decoder holds a tool
-	// argument the harness marks as a variant (harness.Tool.VariantArgs)
-	// to these names, and cannot write it at all when there are none, so
-	// that a stock check never asks for a size nobody sells.
+	// colours: catalog.Catalog.VariantNames), nil or empty when no item
+	// has one. With CatalogItems, a local model's constrained decoder holds
+	// a tool argument the harness marks as a variant
+	// (harness.Tool.VariantArgs) to these names, and cannot write it at all
+	// when there are none, so that a stock check never asks for a size
+	// nobody sells. Left nil, variant arguments keep their own schema.
 	CatalogVariants func() []string
 	// Lang is the stream's language, "zh" or "en": what a turn no viewer
 	// asked (a strategy narration) is spoken in before any viewer spoke.

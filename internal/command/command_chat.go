@@ -81,7 +81,7 @@ func Chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return []harness.ContextItem{runtime.FeaturedItem(names[0], ids[0]), runtime.ItemsOnSale(names, ids)}
 		},
 		CatalogItems: func() []string { return ids }, CatalogWords: c.Words,
-		CatalogVariants: func() []string { return append([]string{}, c.VariantNames()...) }})
+		CatalogVariants: c.VariantNames})
 	if err != nil {
 		return err
 	}

@@ -263,9 +263,8 @@ func cloneFloat(p *float64) *float64 {
 // session holds the model's item queries to (runtime.Config.CatalogWords).
 func (r *Room) ItemWords() []string { return r.Catalog().Words() }
 
-// ItemVariants returns the names of the room's variants, empty (not nil)
-// when no item has one.
-func (r *Room) ItemVariants() []string { return append([]string{}, r.Catalog().VariantNames()...) }
+// ItemVariants returns the names of the room's variants.
+func (r *Room) ItemVariants() []string { return r.Catalog().VariantNames() }
 
 // ItemIDs returns the ids of the room's items, in catalog order: what a
 // live session holds the model's item arguments to.
