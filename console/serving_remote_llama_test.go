@@ -285,9 +285,14 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 	// counted for the report.
 	constrained, free := runtime.LocalModel{Engine: eng, Constrain: true}, runtime.LocalModel{Engine: eng}
 	server := runtime.RemoteModel{Client: client}
-	same, sameConstrained := 0, 0
+	same, sameConstrained, replied := 0, 0, 0
 	for _, q := range demoQuestions {
 		in, out := ask(free, q), ask(server, q)
+		if out.Outcome == runtime.OutcomeReplied {
+			replied++
+		} else {
+			t.Logf("%q through llama-server: %s (%s); in process: %s %q", q, out.Outcome, out.Reason, in.Outcome, in.Reply)
+		}
 		ic, oc := turnCalls(in), turnCalls(out)
 		if ic == oc {
 			same++
@@ -298,8 +303,8 @@ func TestLlamaServerServesTheDemoStream(t *testing.T) {
 			sameConstrained++
 		}
 	}
-	t.Logf("through llama-server, %d of %d questions made the in-process engine's greedy tool calls (%d of %d those of the engine constrained to the catalog)",
-		same, len(demoQuestions), sameConstrained, len(demoQuestions))
+	t.Logf("through llama-server, %d of %d questions made the in-process engine's greedy tool calls (%d of %d those of the engine constrained to the catalog); %d replied",
+		same, len(demoQuestions), sameConstrained, len(demoQuestions), replied)
 
 	// A server that dies costs a turn the safe line, never a hang; the next
 	// turn after the restart answers.

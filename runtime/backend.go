@@ -63,7 +63,7 @@ func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error
 	start := time.Now()
 	s, err := m.Client.Stream(ctx, r)
 	if err != nil {
-		return Response{}, err
+		return Response{}, refused(err)
 	}
 	defer s.Close()
 	var first time.Duration
@@ -73,7 +73,7 @@ func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error
 			break
 		}
 		if err != nil {
-			return Response{}, err
+			return Response{}, refused(err)
 		}
 		if first == 0 {
 			first = time.Since(start)
@@ -81,12 +81,21 @@ func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error
 	}
 	resp, err := s.Response()
 	if err != nil {
-		return Response{}, err
+		return Response{}, refused(err)
 	}
 	out := fromChat(resp.Message, Usage{PromptTokens: resp.Usage.PromptTokens, CachedTokens: resp.Usage.CachedTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, Prefill: first, Decode: time.Since(start) - first})
 	out.ToolCalls = withUnreadableCalls(out.ToolCalls, resp.ToolCallErrors)
 	return out, nil
+}
+
+// refused marks a failure that is the server refusing the model's own
+// answer with ErrAnswerRefused, so the turn asks again instead of giving up.
+func refused(err error) error {
+	if remote.ErrorKind(err) == remote.KindOutputRejected {
+		return fmt.Errorf("%w: %w", ErrAnswerRefused, err)
+	}
+	return err
 }
 
 // withUnreadableCalls puts the calls the client could not read back among

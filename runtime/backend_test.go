@@ -224,6 +224,63 @@ func TestRemoteModelUnreadableCallIsAToolError(t *testing.T) {
 	}
 }
 
+// TestRemoteModelRefusedAnswerIsAskedAgain: an answer the server's own
+// parser refuses after streaming it (llama-server's peg parser meeting a
+// broken character) is not sent again unchanged, which would write it
+// again, but asked for again with feedback inside the retry budget; with
+// the budget spent the turn ends on the safe line naming the refusal.
+func TestRemoteModelRefusedAnswerIsAskedAgain(t *testing.T) {
+	srv, _ := openAIServer(t, func(n int, req map[string]any) map[string]any {
+		msgs := req["messages"].([]any)
+		if c, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string); strings.Contains(c, "could not be read") {
+			return map[string]any{"role": "assistant", "content": "The serum is 199 yuan."}
+		}
+		return priceAnswers(n, req)
+	})
+	var requests atomic.Int32
+	refuse := map[int32]bool{3: true, 6: true} // each session's answer after its lookup
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !refuse[requests.Add(1)] {
+			srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"玻尿酸\\ufffd\"}}]}\n\n")
+		fmt.Fprint(w, `data: {"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}`+"\n\n")
+	}))
+	t.Cleanup(proxy.Close)
+	client := newRemote(t, proxy.URL, remote.Config{MaxRetries: 2, MinBackoff: time.Millisecond})
+
+	s := startSession(t, Config{Plugins: newPlugins(), Model: RemoteModel{Client: client}})
+	turn := ask(t, s, s.Listen(64), "serum price?")
+	if turn.Outcome != OutcomeReplied || turn.Reply != "The serum is 199 yuan." {
+		t.Fatalf("turn = %s %q (%s), want the answer asked for again", turn.Outcome, turn.Reply, turn.Reason)
+	}
+	var refusedStep, retry string
+	for _, st := range turn.Steps {
+		switch {
+		case st.Kind == "model" && st.Error != "":
+			refusedStep = st.Error
+		case st.Kind == "retry":
+			retry = st.Output
+		}
+	}
+	if !strings.Contains(refusedStep, "output_rejected after 1 attempt") || !strings.Contains(retry, "could not be read") {
+		t.Errorf("model step error %q, retry %q: want the refusal on the trace, once, then the feedback", refusedStep, retry)
+	}
+	if n := requests.Load(); n != 4 {
+		t.Errorf("%d requests, want 4: the refused one is not resent as it was", n)
+	}
+
+	h := demo(t)
+	h.Pipeline.Retries.Value = 0
+	s = startSession(t, Config{Harness: h, Plugins: newPlugins(), Model: RemoteModel{Client: client}})
+	turn = ask(t, s, s.Listen(64), "serum price?")
+	if turn.Outcome != OutcomeSafeLine || !strings.Contains(turn.Reason, "could not be read") || !strings.Contains(turn.Reason, "output_rejected") {
+		t.Errorf("no retries left: %s (%s), want the safe line naming the refusal", turn.Outcome, turn.Reason)
+	}
+}
+
 // TestRemoteModelServerFailures: whatever the server does wrong, the turn
 // ends on the safe line within its deadline, the trace and the reason name
 // the failure's kind, and /metrics counts it; the next turn works once the

@@ -112,7 +112,7 @@ type RemoteMetrics struct {
 func NewRemoteMetrics(reg prometheus.Registerer) (*RemoteMetrics, error) {
 	m := &RemoteMetrics{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "livehat", Subsystem: "remote", Name: "requests_total",
-			Help: "Requests to model servers, by server and outcome (ok, unreachable, reset, timeout, rate_limited, server_error, rejected, malformed, canceled, failed); retried attempts count too."},
+			Help: "Requests to model servers, by server and outcome (ok, unreachable, reset, timeout, rate_limited, server_error, rejected, malformed, canceled, failed, output_rejected); retried attempts count too."},
 			[]string{"server", "outcome"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "livehat", Subsystem: "remote", Name: "request_seconds",
 			Help:    "Duration of requests to model servers (a streamed answer until its end).",

@@ -12,6 +12,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/livehat/livehat/harness"
@@ -22,6 +23,13 @@ import (
 type Model interface {
 	Generate(ctx context.Context, req Request) (Response, error)
 }
+
+// ErrAnswerRefused marks a Generate error for an answer the model did write
+// but its server could not read, as llama-server's tool-call parser refuses
+// a draft with a broken character in it. Sent again unchanged, a greedy
+// request writes the same answer; a turn with retries left asks again with
+// feedback instead of ending on the safe line. A Model wraps it with %w.
+var ErrAnswerRefused = errors.New("the model's answer could not be read")
 
 // Request is one generation: the rendered prompt and the tools.
 type Request struct {

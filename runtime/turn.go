@@ -406,6 +406,14 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 				t.Outcome, t.Reason = OutcomeCancelled, ctx.Err().Error()
 				return
 			}
+			if errors.Is(err, ErrAnswerRefused) && retries < limits.Retries.Value {
+				// The same prompt would write the same answer: the
+				// feedback changes it, inside the retry budget.
+				retries++
+				r.step(Step{Kind: "retry", Start: r.since(), Output: answerRefusedFeedback})
+				msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: r.h.RetryMessage(answerRefusedFeedback)})
+				continue
+			}
 			r.safeLine(msgs[turnStart:], "model: "+err.Error())
 			return
 		}
@@ -466,6 +474,10 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: r.h.RetryMessage(feedback)})
 	}
 }
+
+// answerRefusedFeedback is what the model reads after its server refused
+// its answer (ErrAnswerRefused).
+const answerRefusedFeedback = "it could not be read. Write it again in plain words, or as a tool call in the format the tools section shows."
 
 // screen runs the viewer_message (or narration_tick) hooks on every
 // message of the turn, each as its own viewer's, and renders what they

@@ -222,6 +222,16 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// outputRejected reports whether the server says its parser refused what
+// the model generated. llama-server sends no code of its own for it, only
+// the parser's message, under a 500; these are its wordings since the
+// peg parser (3.x) and before it.
+func (e *APIError) outputRejected() bool {
+	status := e.StatusCode == 0 || e.StatusCode == http.StatusOK || e.StatusCode == http.StatusInternalServerError
+	return status && (strings.Contains(e.Message, "produced output that does not match the expected") ||
+		strings.HasPrefix(e.Message, "Failed to parse input at pos"))
+}
+
 // retryable reports whether a status may succeed when sent again.
 func retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500
@@ -412,7 +422,8 @@ func (c *Client) withRetries(ctx context.Context, streaming bool, attempt func(c
 		var wait time.Duration
 		var apiErr *APIError
 		if errors.As(err, &apiErr) {
-			if !retryable(apiErr.StatusCode) {
+			// A refused answer comes back the same when the request does.
+			if !retryable(apiErr.StatusCode) || apiErr.outputRejected() {
 				return fail(err)
 			}
 			wait = apiErr.retryAfter

@@ -27,6 +27,11 @@ const (
 	KindMalformed   Kind = "malformed"    // the answer could not be read
 	KindCanceled    Kind = "canceled"     // the caller gave up
 	KindFailed      Kind = "failed"       // anything else
+	// KindOutputRejected is an answer the model generated but the server's
+	// own tool-call parser refused: the request was fine, and sent again
+	// unchanged it decodes the same answer, so it is not retried; a caller
+	// may ask again with changed messages.
+	KindOutputRejected Kind = "output_rejected"
 )
 
 // Error is a request that failed for good: its kind, how many attempts were
@@ -66,6 +71,8 @@ func ErrorKind(err error) Kind {
 	switch {
 	case errors.As(err, &apiErr):
 		switch s := apiErr.StatusCode; {
+		case apiErr.outputRejected():
+			return KindOutputRejected
 		case s == http.StatusTooManyRequests:
 			return KindRateLimited
 		case s == http.StatusRequestTimeout:

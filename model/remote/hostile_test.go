@@ -338,6 +338,9 @@ func TestFailureKinds(t *testing.T) {
 		{"503", func(w http.ResponseWriter, r *http.Request, _ int32) {
 			http.Error(w, `{"error": {"message": "loading model"}}`, http.StatusServiceUnavailable)
 		}, KindServerError, 3, "503 Service Unavailable: loading model"},
+		{"a 500 refusing the model's answer is not retried", func(w http.ResponseWriter, r *http.Request, _ int32) {
+			http.Error(w, `{"error": {"code": 500, "message": "Failed to parse input at pos 12: <tool_call>{\"name\"", "type": "server_error"}}`, 500)
+		}, KindOutputRejected, 1, "Failed to parse input at pos 12"},
 		{"400 is not retried", func(w http.ResponseWriter, r *http.Request, _ int32) {
 			http.Error(w, `{"error": {"message": "context too long"}}`, http.StatusBadRequest)
 		}, KindRejected, 1, "context too long"},

@@ -135,15 +135,21 @@ func TestStreamFailures(t *testing.T) {
 		events []string
 		want   string
 		is     error
+		kind   Kind
 	}{
-		{"malformed chunk", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n", "data: {\"choices\": [\n\n"}, "malformed stream chunk", nil},
+		{"malformed chunk", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n", "data: {\"choices\": [\n\n"}, "malformed stream chunk", nil, KindMalformed},
 		{"error event", []string{`data: {"error": {"message": "CUDA out of memory", "type": "InternalServerError", "code": 500}}` + "\n\n"},
-			`error in the stream: CUDA out of memory (type "InternalServerError", code "500")`, nil},
+			`error in the stream: CUDA out of memory (type "InternalServerError", code "500")`, nil, KindServerError},
+		// llama-server's peg parser refusing the model's own draft after
+		// streaming it: not the server failing, the answer.
+		{"answer refused by the server's parser", []string{`data: {"choices":[{"delta":{"content":"玻尿酸"}}]}` + "\n\n",
+			`data: {"error": {"code": 500, "message": "The model produced output that does not match the expected peg-native format", "type": "server_error"}}` + "\n\n"},
+			"does not match the expected peg-native format", nil, KindOutputRejected},
 		{"plain JSON error body", []string{`{"error": {"message": "model not loaded", "type": "NotFoundError"}}` + "\n"},
-			"error in the stream: model not loaded", nil},
-		{"ends early", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n"}, "ended before [DONE]", io.ErrUnexpectedEOF},
+			"error in the stream: model not loaded", nil, KindServerError},
+		{"ends early", []string{`data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n"}, "ended before [DONE]", io.ErrUnexpectedEOF, KindReset},
 		{"tool call index gap", []string{`data: {"choices":[{"delta":{"tool_calls":[{"index":1000000000,"function":{"name":"f"}}]}}]}` + "\n\n"},
-			"tool call index 1000000000", nil},
+			"tool call index 1000000000", nil, KindMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +163,9 @@ func TestStreamFailures(t *testing.T) {
 			_, _, err = collect(t, s)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if ErrorKind(err) != tt.kind {
+				t.Errorf("kind %s, want %s", ErrorKind(err), tt.kind)
 			}
 			if _, again := s.Recv(); again != err {
 				t.Errorf("Recv after a failure = %v, want the same error", again)
