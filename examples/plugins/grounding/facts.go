@@ -134,6 +134,9 @@ type turnFacts struct {
 	currency string
 	// ids are identifiers viewers must never hear: item and coupon ids.
 	ids []string
+	// keys are the results' field names, lower case: words of the wire,
+	// not of the stream.
+	keys []string
 	// message holds the numbers and measures of the viewer's message,
 	// which a reply may repeat.
 	msgNumbers       []float64
@@ -411,7 +414,11 @@ func (tf *turnFacts) walk(n *jsonx.Value, it *itemFacts, path string) {
 			return
 		}
 		for i, k := range n.Keys {
-			tf.member(target, path, asciiLower(k), n.Elems[i], n)
+			lk := asciiLower(k)
+			if !slices.Contains(tf.keys, lk) {
+				tf.keys = append(tf.keys, lk)
+			}
+			tf.member(target, path, lk, n.Elems[i], n)
 		}
 	case jsonx.Array:
 		for _, v := range n.Elems {

@@ -292,3 +292,42 @@ func TestFactsOfAnotherItemBackNothingOfTheAskedOne(t *testing.T) {
 		})
 	}
 }
+
+// Wire words the averaged checkpoints of issue #19 put on air: a JSON
+// member without braces ("\"quantity\": 101 yuan in stock…", an HVQA item),
+// a field name with its underscore ("暖欧初_stock直播间现在…") and a key
+// run into a name the model failed to copy ("今天主推沐森descriptionUS").
+func TestWireWordsInReplies(t *testing.T) {
+	viewer := turn("zh", "卫衣几天发货", "谢谢lily_zhang，卫衣159元。", hoodieLookup)
+	viewer.Viewer = "Lily_Zhang"
+	if fs := Check(viewer); len(fs) > 0 {
+		t.Errorf("the viewer's own name: %v", fs)
+	}
+	runCases(t, []checkCase{
+		{"a JSON member without braces", "en", "Where is the link for the serum?", `"quantity": 1, the serum is 199 yuan.`,
+			[]Call{serumCoupon}, KindResidue, `"quantity": 1`, "JSON"},
+		{"a field name's underscore", "zh", "精华多少钱", "玻尿酸精华_stock直播间现在199元", []Call{serumLookup}, KindResidue, "_stock", "field name"},
+		{"a key run into a name", "zh", "精华多少钱", "今天主推玻尿酸descriptionUS，199元", []Call{serumLookup}, KindResidue, "description", "field name"},
+		{"a key run into Chinese", "zh", "精华多少钱", "玻尿酸精华promotion直播间199元", []Call{serumLookup}, KindResidue, "promotion", "field name"},
+		{"a key as a word", "en", "What does the serum do?", "The description says it is a 30ml hydrating serum.", []Call{serumLookup}, "", "", ""},
+		{"a member of no result", "en", "How much is the serum?", `The serum "final": 199 yuan.`, []Call{serumLookup}, KindResidue, `"final": 1`, "JSON"},
+		{"quoted words", "en", "How much is the serum?", `The serum is "on sale": 199 yuan.`, []Call{serumLookup}, "", "", ""},
+	})
+}
+
+// A name the model made up for an item names no kind: the shipped model,
+// decoding without the catalog's constraint (through llama-server), told a
+// viewer asking for the lipstick's price "Hydrating Match is 89 yuan".
+func TestNamesOfNoItem(t *testing.T) {
+	runCases(t, []checkCase{
+		{"a made-up name", "en", "How much is the lipstick?", "Hydrating Match is 89 yuan in the live room right now.", []Call{lipstickLookup}, KindItem, "Hydrating Match", "called that"},
+		{"after a sentence", "en", "How much is the lipstick?", "Great pick! Velvet Dream costs 89 yuan.", []Call{lipstickLookup}, KindItem, "Velvet Dream", "called that"},
+		{"a description's words", "en", "How much is the lipstick?", "Matte Velvet Lipstick is 89 yuan.", []Call{lipstickLookup}, "", "", ""},
+		{"one word", "en", "How much is the lipstick?", "Yes! It is 89 yuan.", []Call{lipstickLookup}, "", "", ""},
+	})
+	viewer := turn("en", "How much is the lipstick?", "Thanks! Candy Lee is right, it is 89 yuan.", lipstickLookup)
+	viewer.Viewer = "Candy Lee"
+	if fs := Check(viewer); len(fs) > 0 {
+		t.Errorf("the viewer's own name: %v", fs)
+	}
+}

@@ -17,8 +17,9 @@ var (
 	jsonRE        = regexp.MustCompile(`\[\s*[{\[]|[{\[]\s*"[^"]{0,80}"\s*[:,\]}]|"[A-Za-z_][\w ]{0,40}"\s*:\s*[-{\["\dtfn]`)
 	placeholderRE = regexp.MustCompile(`\{\{[^{}]{0,80}\}\}|\$\{[^{}]{0,60}\}|\{[A-Za-z_\p{Han}][\w.\p{Han}]{0,40}\}|%[sdvq]\b`)
 	braceRE       = regexp.MustCompile(`[{}]`)
-	fieldRE       = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+	fieldRE       = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b_[a-z][a-z0-9]*\b`)
 	urlRE         = regexp.MustCompile(`(?i)\bhttps?://\S+|\bwww\.\S+`)
+	memberRE      = regexp.MustCompile(`"[A-Za-z_][A-Za-z0-9_]{0,39}"\s*:\s*[-{\["\dtfn]`)
 )
 
 // residueBytes are the bytes each residue pattern's matches hold one of.
@@ -39,6 +40,9 @@ func (c *checker) residue() {
 			if re == urlRE && c.inTexts(asciiLower(c.text[m[0]:m[1]])) {
 				continue
 			}
+			if re == fieldRE && c.inViewerName(m[0], m[1]) {
+				continue // "谢谢lily_zhang"
+			}
 			claim(c.named, m[0], m[1])
 			c.flag(KindResidue, m[0], m[1], "%s", why)
 		}
@@ -49,6 +53,8 @@ func (c *checker) residue() {
 	flagAll(braceRE, "braces are template or JSON residue")
 	flagAll(urlRE, "a URL no tool result gives; links are pinned, never read out")
 	flagAll(fieldRE, "a field name of a tool result, not words for viewers")
+	c.gluedKeys()
+	c.bareMembers()
 	for _, id := range c.tf.ids {
 		if !idLike(id) || c.isName(asciiLower(id)) {
 			continue
@@ -68,6 +74,70 @@ func (c *checker) residue() {
 			c.flag(KindResidue, start, end, "an id of the catalog, not a name viewers know")
 		}
 	}
+}
+
+// bareMembers flags a member of JSON spoken without its braces
+// ("\"quantity\": 1 in stock"): a quoted key before a colon and a value.
+// Quoted words with a space are a quote ("\"on sale\": 199").
+func (c *checker) bareMembers() {
+	if !strings.Contains(c.text, "\"") {
+		return
+	}
+	for _, m := range memberRE.FindAllStringIndex(c.text, -1) {
+		if overlaps(c.named, m[0], m[1]) {
+			continue
+		}
+		claim(c.named, m[0], m[1])
+		c.flag(KindResidue, m[0], m[1], "JSON must never be spoken")
+	}
+}
+
+// gluedKeys flags a field name of the turn's results run into the reply's
+// other words: "今天主推沐森descriptionUS" is a name the model failed to
+// copy, finished with the key beside it. Standing alone a key may be a
+// word ("the description says"), so only one glued to a Chinese character
+// or to capitals or digits after it is residue.
+func (c *checker) gluedKeys() {
+	for _, k := range c.tf.keys {
+		if len(k) < 6 || strings.IndexFunc(k, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
+			continue // short words are words; underscores are fieldRE's
+		}
+		if !c.mayHold(k) || c.inTexts(k) || strings.Contains(asciiLower(c.t.Message), k) {
+			continue
+		}
+		for from := 0; from < len(c.lower); {
+			i := strings.Index(c.lower[from:], k)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(k)
+			from = end
+			before, _ := utf8.DecodeLastRuneInString(c.text[:start])
+			after, _ := utf8.DecodeRuneInString(c.text[end:])
+			han := func(r rune) bool { return unicode.Is(unicode.Han, r) }
+			glued := han(before) || han(after) || (after >= 'A' && after <= 'Z') || (after >= '0' && after <= '9')
+			if !glued || overlaps(c.named, start, end) || (start > 0 && isASCIILetter(c.text[start-1])) {
+				continue
+			}
+			claim(c.named, start, end)
+			c.flag(KindResidue, start, end, "a field name of a tool result run into the reply, not words for viewers")
+		}
+	}
+}
+
+// inViewerName reports whether text[start:end] lies in the viewer's name
+// where the reply writes it.
+func (c *checker) inViewerName(start, end int) bool {
+	v := asciiLower(strings.TrimSpace(normalize(c.t.Viewer)))
+	if len(v) < end-start {
+		return false
+	}
+	for from := max(0, end-len(v)); from <= start; from++ {
+		if strings.HasPrefix(c.lower[from:], v) {
+			return true
+		}
+	}
+	return false
 }
 
 // brokenText flags text no viewer should be given: bytes that are not
@@ -1000,6 +1070,28 @@ func (c *checker) itemKinds() {
 				c.flag(KindItem, at, end, "no item of this stream is called that")
 			}
 		}
+	}
+	c.subjectNames(taken, sources)
+}
+
+// subjectNameRE finds a name in title case that a sentence opens with
+// and states something of ("Hydrating Match is 89 yuan").
+var subjectNameRE = regexp.MustCompile(`(?:^|[.!?]\s+|[，。！？；]\s*)(?:(?:The|This|That|Our|Your)\s+)?([A-Z][a-z]+(?:[ -][A-Z][a-z]+)+)\s+(?:is|are|costs?|comes?|ships?|has|have)\b`)
+
+// subjectNames checks the title-case names sentences open with: a model
+// that fails to copy an item's name writes one of its own ("Hydrating
+// Match is 89 yuan", asked of the lipstick), which names no kind for
+// itemKinds to find. Such a name must be one the stream's items, results,
+// context or the viewer use.
+func (c *checker) subjectNames(taken []bool, sources []string) {
+	for _, m := range subjectNameRE.FindAllStringSubmatchIndex(c.text, -1) {
+		start, end := m[2], m[3]
+		name := c.lower[start:end]
+		if overlaps(taken, start, end) || c.inViewerName(start, end) || slices.ContainsFunc(sources, func(s string) bool { return strings.Contains(s, name) }) {
+			continue
+		}
+		claim(taken, start, end)
+		c.flag(KindItem, start, end, "no item of this stream is called that")
 	}
 }
 
