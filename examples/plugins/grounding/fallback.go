@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,13 +37,7 @@ var intentWords = [...][]string{
 // asked returns what the message asks, or, when it asks nothing a word
 // gives away, what the turn's calls looked up.
 func asked(t *Turn) []intent {
-	msg := asciiLower(normalize(t.Message))
-	var out []intent
-	for i, words := range intentWords {
-		if containsAny(msg, words) {
-			out = append(out, intent(i))
-		}
-	}
+	out := wordIntents(t.Message)
 	if len(out) > 0 {
 		return out
 	}
@@ -64,6 +59,22 @@ func asked(t *Turn) []intent {
 		}
 		if !slices.Contains(out, in) {
 			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// linkRefRE is an item named by its link ("4号链接", "link 3"), which asks
+// for no link.
+var linkRefRE = regexp.MustCompile(`(?i)\d+\s*号链接|\blink\s*#?\d+`)
+
+// wordIntents returns what the message's words ask.
+func wordIntents(message string) []intent {
+	msg := asciiLower(linkRefRE.ReplaceAllString(normalize(message), " "))
+	var out []intent
+	for i, words := range intentWords {
+		if containsAny(msg, words) {
+			out = append(out, intent(i))
 		}
 	}
 	return out

@@ -11,7 +11,9 @@
 // names each unbacked statement and lists the backed facts; on the
 // turn's last attempt the hook rewrites the reply into one that states
 // only backed facts for what the viewer asked, or says honestly that the
-// host will check. The logic is plain Go over the types of this file,
+// host will check. A backed reply that leaves out the attribute the
+// viewer asked for, which a result states, goes back with feedback naming
+// it while attempts remain; being true, it is never rewritten. The logic is plain Go over the types of this file,
 // tested natively; main_wasm.go binds it to the host (issue #18).
 package main
 
@@ -101,11 +103,14 @@ const (
 	KindAction   Kind = "action"   // claims that something was done: link pinned, coupon sent
 	KindResidue  Kind = "residue"  // markup, JSON, placeholders, ids, field names, URLs
 	KindLanguage Kind = "language" // the reply's language
+	// KindAnswer is no statement but one missing: the fact the viewer
+	// asked for, which a result states and the reply leaves out.
+	KindAnswer Kind = "answer"
 )
 
 // kinds lists every kind in the order feedback reports them.
 var kinds = []Kind{KindResidue, KindLanguage, KindAmount, KindDiscount, KindStock, KindSize, KindDate, KindDuration,
-	KindNumber, KindItem, KindLink, KindFact, KindAction}
+	KindNumber, KindItem, KindLink, KindFact, KindAction, KindAnswer}
 
 // Finding is one statement of a reply that nothing backs.
 type Finding struct {
@@ -209,6 +214,13 @@ func Check(t Turn) []Finding {
 func Decide(t Turn) sdk.Decision {
 	tf, findings := analyze(&t)
 	if len(findings) == 0 {
+		// A backed reply that leaves out the fact asked for goes back
+		// while attempts remain; on the last it stays, being true.
+		if t.Attempt < t.Attempts && t.Config.checks(KindAnswer) {
+			if m, ok := unanswered(&t, tf); ok {
+				return sdk.Retry(answerFeedback(&t, tf, m))
+			}
+		}
 		return sdk.Allow()
 	}
 	if t.Attempt < t.Attempts {
