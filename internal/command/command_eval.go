@@ -188,11 +188,11 @@ func writeEvalReport(w io.Writer, res *eval.Results, asJSON bool) error {
 		}{suites, res.Notes})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\ttool-name\targs\tfacts\tunbacked on air\terrors\ttime")
+	fmt.Fprintln(tw, "suite\tscore\tn\t95% CI\taccuracy\teffectiveness\ttools\tskill\ttool-name\targs\tfacts\tunbacked on air\trewritten (score)\terrors\ttime")
 	for _, r := range res.Reports {
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d/%d\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t[%.1f, %.1f]\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d/%d\t%d (%.1f)\t%d\t%s\n", r.Name, r.Score, r.N, r.CI95[0], r.CI95[1],
 			r.Accuracy, r.Effectiveness, r.ToolRationality, r.SkillSelection, r.ToolNames, r.CallArgs, r.Facts, r.OnAirUnbacked, r.OnAir,
-			r.Errors, r.Took.Round(time.Millisecond))
+			r.OnAirRewritten, r.RewrittenScore, r.Errors, r.Took.Round(time.Millisecond))
 	}
 	tw.Flush()
 	for _, r := range res.Reports {

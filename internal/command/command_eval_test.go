@@ -84,13 +84,14 @@ func TestEvalExpertNotes(t *testing.T) {
 	}
 }
 
-// TestWriteEvalReport checks the suite line ("unbacked on air 3/9"), the
+// TestWriteEvalReport checks the suite line ("unbacked on air 3/9", the
+// replies a hook rewrote and the score they carry), the
 // count by kind, the unbacked phrases and the server failures in the text
 // report, and the order of the suites in the JSON one.
 func TestWriteEvalReport(t *testing.T) {
 	stock := liveroom.Unbacked{Kind: liveroom.UnbackedStockState, Phrase: "有货", Why: "no stock check of this turn says it is in stock"}
 	amount := liveroom.Unbacked{Kind: liveroom.UnbackedAmount, Phrase: "99元", Why: "no tool result of this turn gives 99 yuan"}
-	rep := &eval.SuiteReport{Name: "lsqa", N: 4, OnAir: 9, OnAirUnbacked: 3, Errors: 1,
+	rep := &eval.SuiteReport{Name: "lsqa", N: 4, OnAir: 9, OnAirUnbacked: 3, OnAirRewritten: 2, RewrittenScore: 37.5, Errors: 1,
 		UnbackedKinds: map[string]int{liveroom.UnbackedStockState: 3, liveroom.UnbackedAmount: 1},
 		UnbackedItems: []eval.ItemResult{{ID: "a", Category: "stock", Grade: liveroom.Grade{Unbacked: []liveroom.Unbacked{stock, amount}}}},
 		ServerErrors:  map[remote.Kind]int{remote.KindTimeout: 1},
@@ -102,7 +103,7 @@ func TestWriteEvalReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(text.String(), "\n")
-	if !strings.Contains(lines[0], "unbacked on air") || !strings.Contains(lines[1], " 3/9 ") {
+	if !strings.Contains(lines[0], "unbacked on air  rewritten (score)") || !strings.Contains(lines[1], " 3/9 ") || !strings.Contains(lines[1], " 2 (37.5) ") {
 		t.Errorf("suite line lacks the count:\n%s\n%s", lines[0], lines[1])
 	}
 	for _, want := range []string{"lsqa by category:\n  price  100.0  (n=2)\n  stock  50.0   (n=2)",

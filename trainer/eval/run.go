@@ -83,6 +83,21 @@ type ItemResult struct {
 	// (Grade.Unbacked), and UnbackedKinds those with one of each kind.
 	OnAirUnbacked int            `json:"on_air_unbacked,omitempty"`
 	UnbackedKinds map[string]int `json:"unbacked_kinds,omitempty"`
+	// OnAirRewritten counts those an after_response hook rewrote: the
+	// words on air are the hook's (the grounding check's fallback of
+	// backed facts on a turn's last attempt), not the model's.
+	OnAirRewritten int `json:"on_air_rewritten,omitempty"`
+}
+
+// rewritten reports whether an after_response hook replaced the turn's
+// reply.
+func rewritten(t *runtime.Turn) bool {
+	for _, st := range t.Steps {
+		if st.Kind == "hook" && st.Event == harness.EventAfterResponse && st.Decision != nil && st.Decision.Action == harness.ActionRewrite {
+			return true
+		}
+	}
+	return false
 }
 
 // onAir reports whether a turn's reply reached the audience as the model
@@ -99,6 +114,9 @@ func (res *ItemResult) countOnAir(t *runtime.Turn, unbacked []liveroom.Unbacked)
 		return
 	}
 	res.OnAir++
+	if rewritten(t) {
+		res.OnAirRewritten++
+	}
 	if len(unbacked) == 0 {
 		return
 	}
@@ -475,15 +493,21 @@ type SuiteReport struct {
 	// number the grounding target holds at 0. UnbackedKinds counts them by
 	// kind (a reply counts once for each kind it has), and UnbackedItems
 	// are the worst-scored items with one, at most maxUnbackedItems.
-	OnAir         int                `json:"on_air"`
-	OnAirUnbacked int                `json:"on_air_unbacked"`
-	UnbackedKinds map[string]int     `json:"unbacked_kinds,omitempty"`
-	UnbackedItems []ItemResult       `json:"unbacked_items,omitempty"`
-	Categories    map[string]Summary `json:"categories"`
-	Took          time.Duration      `json:"took_ns"`
-	Worst         []ItemResult       `json:"worst,omitempty"`
-	Slowest       []ItemResult       `json:"slowest,omitempty"`
-	Items         []ItemResult       `json:"-"`
+	OnAir         int `json:"on_air"`
+	OnAirUnbacked int `json:"on_air_unbacked"`
+	// OnAirRewritten counts the replies on air a hook rewrote
+	// (ItemResult.OnAirRewritten), and RewrittenScore is the part of Score
+	// their items carry: Score less it is what the model's own words
+	// earned. An episode whose steps mix both counts with its share.
+	OnAirRewritten int                `json:"on_air_rewritten"`
+	RewrittenScore float64            `json:"rewritten_score"`
+	UnbackedKinds  map[string]int     `json:"unbacked_kinds,omitempty"`
+	UnbackedItems  []ItemResult       `json:"unbacked_items,omitempty"`
+	Categories     map[string]Summary `json:"categories"`
+	Took           time.Duration      `json:"took_ns"`
+	Worst          []ItemResult       `json:"worst,omitempty"`
+	Slowest        []ItemResult       `json:"slowest,omitempty"`
+	Items          []ItemResult       `json:"-"`
 }
 
 // Summary is the score of a group of items.
@@ -522,6 +546,10 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 		cat[r.Category] = append(cat[r.Category], r.Grade.Score)
 		rep.OnAir += r.OnAir
 		rep.OnAirUnbacked += r.OnAirUnbacked
+		rep.OnAirRewritten += r.OnAirRewritten
+		if r.OnAir > 0 {
+			rep.RewrittenScore += r.Grade.Score * float64(r.OnAirRewritten) / float64(r.OnAir)
+		}
 		for k, n := range r.UnbackedKinds {
 			if rep.UnbackedKinds == nil {
 				rep.UnbackedKinds = map[string]int{}
@@ -538,6 +566,7 @@ func summarize(name string, results []ItemResult, took time.Duration) *SuiteRepo
 	n := float64(len(results))
 	rep.Accuracy, rep.Effectiveness = 100*rep.Accuracy/n, 100*rep.Effectiveness/n
 	rep.ToolRationality, rep.SkillSelection = 100*rep.ToolRationality/n, 100*rep.SkillSelection/n
+	rep.RewrittenScore = 100 * rep.RewrittenScore / n
 	mean, lo, hi := meanCI(scores)
 	rep.Score, rep.CI95 = 100*mean, [2]float64{100 * lo, 100 * hi}
 	for c, s := range cat {

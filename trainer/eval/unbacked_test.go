@@ -113,3 +113,30 @@ func TestReportShowsUnbacked(t *testing.T) {
 		t.Errorf("JSON report %s", js)
 	}
 }
+
+// TestRewrittenRepliesAreCounted: a reply an after_response hook rewrote
+// is on air in the hook's words; the report counts it and the score its
+// item carries, so that what the model earned alone can be read off.
+func TestRewrittenRepliesAreCounted(t *testing.T) {
+	room := liveroom.NewRoom(1, roomConfig())
+	turn := priceTurn(t, room, runtime.OutcomeReplied, "It is "+liveroom.Yuan(room.Items[0].Price())+" yuan.")
+	var plain ItemResult
+	plain.countOnAir(turn, nil)
+	turn.Steps = append(turn.Steps,
+		runtime.Step{Kind: "hook", Name: "speech_length", Event: harness.EventAfterResponse, Decision: &harness.HookDecision{Action: harness.ActionAllow}},
+		runtime.Step{Kind: "hook", Name: "grounding", Event: harness.EventAfterResponse, Decision: &harness.HookDecision{Action: harness.ActionRewrite, Text: "x"}})
+	var hooked ItemResult
+	hooked.countOnAir(turn, nil)
+	if plain.OnAirRewritten != 0 || hooked.OnAir != 1 || hooked.OnAirRewritten != 1 {
+		t.Fatalf("rewritten %d without a rewrite, %d of %d with one; want 0, 1 of 1", plain.OnAirRewritten, hooked.OnAirRewritten, hooked.OnAir)
+	}
+	rep := summarize("lsqa", []ItemResult{
+		{ID: "a", Grade: liveroom.Grade{Score: 1}, OnAir: 1, OnAirRewritten: 1},
+		{ID: "b", Grade: liveroom.Grade{Score: 1}, OnAir: 1},
+		{ID: "c", Grade: liveroom.Grade{Score: 0.5}, OnAir: 4, OnAirRewritten: 2},
+		{ID: "d", Grade: liveroom.Grade{Score: 0}, OnAir: 1, OnAirRewritten: 1},
+	}, 0)
+	if rep.OnAirRewritten != 4 || rep.RewrittenScore != 100*(1+0.25)/4 {
+		t.Errorf("rewritten %d carrying %.2f; want 4 carrying 31.25", rep.OnAirRewritten, rep.RewrittenScore)
+	}
+}
