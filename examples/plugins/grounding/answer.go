@@ -2,32 +2,23 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
 
-// missedFact is the one fact a viewer asked for that a result of the
-// turn states and the reply leaves out.
-type missedFact struct {
+// askedFact is an attribute of an item in play that the viewer's message
+// names.
+type askedFact struct {
 	item       *itemFacts
 	key, value string
 }
 
-// unanswered finds the fact a reply leaves out: the viewer's message
-// names an attribute of an item in play ("4号链接的材质是什么？") and asks
-// nothing else a word gives away, a result states it, and the reply gives
-// no value of an attribute the message names. A reply that is backed but
-// says the price, or "the system cannot find it", to a question the
-// results answer is no answer; the model is sent back to give it. Yes/no
-// attributes are left to the fact check, which reads their polarity.
-func unanswered(t *Turn, tf *turnFacts) (missedFact, bool) {
-	for _, in := range wordIntents(t.Message) {
-		if in != askSpecs {
-			return missedFact{}, false
-		}
-	}
-	// The item's own names are no attribute asked: "protein bar" asks
-	// nothing of the bar's protein.
+// askedFacts lists the attributes of the items in play that the viewer's
+// message names ("4号链接的材质是什么？"), each as a word of its own and not
+// inside an item's name ("protein bar" asks nothing of the bar's protein).
+// Yes/no attributes are left to the fact check, which reads polarity.
+func askedFacts(t *Turn, tf *turnFacts) []askedFact {
 	msg := asciiLower(normalize(t.Message))
 	for _, f := range tf.items {
 		for _, n := range f.names {
@@ -36,24 +27,54 @@ func unanswered(t *Turn, tf *turnFacts) (missedFact, bool) {
 			}
 		}
 	}
-	reply := asciiLower(normalize(t.Reply))
-	zh := replyLang(t, tf)
-	var miss missedFact
+	var out []askedFact
 	for _, f := range tf.inPlay() {
 		for _, a := range f.attrs {
 			key := asciiLower(a[0])
-			if utf8.RuneCountInString(key) < 2 || !namesWord(msg, key) || yesNo(a[1]) {
-				continue
-			}
-			if givesValue(reply, asciiLower(a[1])) {
-				return missedFact{}, false
-			}
-			if miss.item == nil || (hasHan(a[1]) == zh && hasHan(miss.value) != zh) {
-				miss = missedFact{item: f, key: a[0], value: a[1]}
+			if utf8.RuneCountInString(key) >= 2 && namesWord(msg, key) && !yesNo(a[1]) {
+				out = append(out, askedFact{item: f, key: a[0], value: a[1]})
 			}
 		}
 	}
-	return miss, miss.item != nil
+	// The longest name is the one asked: "chain length" over "length".
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].key) > len(out[j].key) })
+	return out
+}
+
+// inLang returns the fact to say in a reply in Chinese (zh) or English:
+// the first (longest named) whose value is in that language, else the
+// first.
+func inLang(facts []askedFact, zh bool) askedFact {
+	for _, f := range facts {
+		if hasHan(f.value) == zh {
+			return f
+		}
+	}
+	return facts[0]
+}
+
+// unanswered finds the fact a reply leaves out: the message names an
+// attribute a result states (askedFacts) and asks nothing else a word
+// gives away, and the reply gives the value of none of them. A reply that
+// is backed but says the price, or "the system cannot find it", to a
+// question the results answer is no answer; the model is sent back.
+func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
+	for _, in := range wordIntents(t.Message) {
+		if in != askSpecs {
+			return askedFact{}, false
+		}
+	}
+	facts := askedFacts(t, tf)
+	if len(facts) == 0 {
+		return askedFact{}, false
+	}
+	reply := asciiLower(normalize(t.Reply))
+	for _, f := range facts {
+		if givesValue(reply, asciiLower(f.value)) {
+			return askedFact{}, false
+		}
+	}
+	return inLang(facts, replyLang(t, tf)), true
 }
 
 // namesWord reports whether msg holds key as a word of its own: "fit" is
@@ -110,7 +131,7 @@ func givesValue(reply, value string) bool {
 }
 
 // answerFeedback tells the model which fact its reply left out.
-func answerFeedback(t *Turn, tf *turnFacts, m missedFact) string {
+func answerFeedback(t *Turn, tf *turnFacts, m askedFact) string {
 	zh := replyLang(t, tf)
 	lang := "English"
 	if zh {

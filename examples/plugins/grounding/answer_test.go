@@ -68,3 +68,23 @@ func TestUnansweredFactGoesBack(t *testing.T) {
 		})
 	}
 }
+
+// The last attempt's rewrite of an unbacked reply answers the attribute
+// the message names, though no intent word covers it ("链长", "capacity"),
+// instead of the price the lookup was taken for.
+func TestFallbackSaysTheAttributeAsked(t *testing.T) {
+	necklace := call("product_lookup", `{"query":"银项链"}`, `{"currency":"CNY","found":true,"item_id":"JWL-0704","name":"鲸落锁骨银项链",`+
+		`"price":"216","specs":[{"key":"length","label":"chain length","label_zh":"链长","unit":"cm","value":45}]}`)
+	tests := []struct{ lang, msg, reply, want string }{
+		{"zh", "想问下银项链链长。。", "鲸落锁骨银项链链长60cm。", "链长是45cm。"},
+		{"en", "how about the chain length of the necklace", "The chain length is 60cm.", "The chain length is 45cm."},
+		{"zh", "银项链多少钱", "鲸落锁骨银项链199元。", "鲸落锁骨银项链直播间价格216元。"},
+	}
+	for _, tt := range tests {
+		tn := turn(tt.lang, tt.msg, tt.reply, necklace)
+		tn.Attempt = tn.Attempts
+		if d := Decide(tn); d.Action != sdk.ActionRewrite || d.Text != tt.want {
+			t.Errorf("%q: %+v, want the rewrite %q", tt.msg, d, tt.want)
+		}
+	}
+}

@@ -123,6 +123,15 @@ func replyLang(t *Turn, tf *turnFacts) bool {
 func fallback(t *Turn, tf *turnFacts) string {
 	s := speaker{zh: replyLang(t, tf)}
 	intents := asked(t)
+	facts := askedFacts(t, tf)
+	if len(facts) > 0 && !slices.Contains(intents, askSpecs) {
+		// "链长呢" names an attribute no intent word covers; what the
+		// calls looked up was only a guess at the question.
+		if len(wordIntents(t.Message)) == 0 {
+			intents = nil
+		}
+		intents = append(intents, askSpecs)
+	}
 	var parts []string
 	missing := false
 	for _, in := range intents {
@@ -145,7 +154,7 @@ func fallback(t *Turn, tf *turnFacts) string {
 				part = s.say("The link is pinned at the top, tap it to order.", "链接已置顶，点开就能拍。")
 			}
 		case askSpecs:
-			part = s.specs(tf, t)
+			part = s.specs(facts)
 		case askCompare:
 			part = s.compare(tf)
 			if part == "" && !slices.Contains(intents, askCoupon) {
@@ -390,18 +399,12 @@ func capitalize(s string) string {
 func formatNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // specs answers an attribute the message names ("材质", "battery life").
-func (s speaker) specs(tf *turnFacts, t *Turn) string {
-	msg := asciiLower(normalize(t.Message))
-	for _, f := range tf.inPlay() {
-		for _, a := range f.attrs {
-			key := asciiLower(a[0])
-			if key == "" || !strings.Contains(msg, key) || hasHan(a[1]) != s.zh {
-				continue
-			}
-			return s.say(fmt.Sprintf("The %s is %s.", a[0], a[1]), fmt.Sprintf("%s是%s。", a[0], a[1]))
-		}
+func (s speaker) specs(facts []askedFact) string {
+	if len(facts) == 0 {
+		return ""
 	}
-	return ""
+	f := inLang(facts, s.zh)
+	return s.say(fmt.Sprintf("The %s is %s.", f.key, f.value), fmt.Sprintf("%s是%s。", f.key, f.value))
 }
 
 func (s speaker) compare(tf *turnFacts) string {
