@@ -95,6 +95,37 @@ func TestGroundingBeforeSpeech(t *testing.T) {
 	}
 }
 
+// TestGroundingKnowsTheViewer: a live session passes a viewer's chat
+// handle as the hook input's viewer id; the grounding hook reads it as the
+// viewer's name, so an English greeting of "大猫" is no Chinese in an
+// English reply (the expert's chitchat answers were rewritten for it).
+func TestGroundingKnowsTheViewer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WASM plugins; skipped with -short")
+	}
+	ps := demoPluginSet(t, time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC), examples.DemoPlugins()...)
+	const reply = "Welcome 大猫! Glad you're here, ask me anything."
+	s := startSession(t, Config{Harness: demo(t), Plugins: ps, Model: scriptedModel(func(req Request) (Response, error) {
+		if req.Messages[len(req.Messages)-1].Role == harness.RoleUser {
+			return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"chitchat"}`)}}, nil
+		}
+		return Response{Content: reply}, nil
+	})})
+	events := s.Listen(64)
+	if err := s.Submit(Message{Viewer: "大猫", Text: "Hi host, first time here"}); err != nil {
+		t.Fatal(err)
+	}
+	for e := range events {
+		if e.Kind != EventTurn {
+			continue
+		}
+		if e.Record.Outcome != OutcomeReplied || e.Record.Reply != reply {
+			t.Fatalf("%s %q (%s), want the greeting on air as written", e.Record.Outcome, e.Record.Reply, e.Record.Reason)
+		}
+		return
+	}
+}
+
 // BenchmarkGroundingHook is the grounding hook's cost per call through
 // the plugin host, as a turn pays it: a price answer with its product
 // lookup and coupon check, backed (allow) and unbacked (retry with

@@ -20,7 +20,12 @@ func checkGrounding() int32 {
 		t := Turn{Reply: in.Text, Message: in.Message, Lang: in.Lang, Now: sdk.Now().In(streamZone), Attempt: in.Attempt,
 			Attempts: in.Attempts, Config: cfg}
 		if in.Viewer != nil {
+			// A live session knows a viewer by the handle the chat
+			// shows, which it passes as the id.
 			t.Viewer = in.Viewer.Name
+			if t.Viewer == "" {
+				t.Viewer = in.Viewer.ID
+			}
 		}
 		for _, c := range in.Calls {
 			t.Calls = append(t.Calls, Call{Name: c.Name, Export: c.Export, Arguments: c.Arguments, Result: c.Result})
