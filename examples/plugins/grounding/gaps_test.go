@@ -331,3 +331,17 @@ func TestNamesOfNoItem(t *testing.T) {
 		t.Errorf("the viewer's own name: %v", fs)
 	}
 }
+
+// A Chinese name the model failed to copy, given a price: the shipped model
+// answered "精华多少钱？" on the demo stream with "玻尿酸行间只要199元！".
+func TestGarbledChineseNames(t *testing.T) {
+	runCases(t, []checkCase{
+		{"a name turned into another word", "zh", "精华多少钱？", "玻尿酸行间只要199元！", []Call{serumLookup}, KindItem, "玻尿酸行间", "the item is 玻尿酸精华"},
+		{"before a filler", "zh", "精华多少钱？", "玻尿酸行间的价格199元", []Call{serumLookup}, KindItem, "玻尿酸行间", "called that"},
+		{"straight into the price", "zh", "精华多少钱？", "玻尿酸行199元", []Call{serumLookup}, KindItem, "玻尿酸行", "called that"},
+		{"the name", "zh", "精华多少钱？", "玻尿酸精华只要199元！", []Call{serumLookup}, "", "", ""},
+		{"the name's start and the price", "zh", "精华多少钱？", "玻尿酸的这款199元", []Call{serumLookup}, "", "", ""},
+		{"a description, no price", "zh", "精华好用吗？", "玻尿酸精华补水，玻尿酸成分温和。", []Call{serumLookup}, "", "", ""},
+		{"the price after the name's start", "zh", "精华多少钱？", "玻尿酸直播间199元", []Call{serumLookup}, "", "", ""},
+	})
+}

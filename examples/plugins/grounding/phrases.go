@@ -1072,6 +1072,7 @@ func (c *checker) itemKinds() {
 		}
 	}
 	c.subjectNames(taken, sources)
+	c.garbledNames(sources)
 }
 
 // subjectNameRE finds a name in title case that a sentence opens with
@@ -1093,6 +1094,69 @@ func (c *checker) subjectNames(taken []bool, sources []string) {
 		claim(taken, start, end)
 		c.flag(KindItem, start, end, "no item of this stream is called that")
 	}
+}
+
+// priceLead are the words between an item's name and the price a
+// sentence gives it ("玻尿酸精华直播间只要199元").
+var priceLead = []string{"直播间", "现在", "只要", "仅需", "价格", "到手价", "到手", "券后", "售价", "是", "才", "只", "要", "仅", "今天", "："}
+
+// garbledNames checks a price said of a Chinese name the model failed to
+// copy: a run that begins as an item's name and turns into something no
+// name or result holds, then gives a price ("玻尿酸行间只要199元", for the
+// serum 玻尿酸精华). A description after the name ("玻尿酸补水效果好") gives
+// no price and is left alone.
+func (c *checker) garbledNames(sources []string) {
+	lead := append(slices.Clone(priceLead), fillers...)
+	for _, f := range c.tf.inPlay() {
+		name := []rune(f.name)
+		if len(name) < 3 {
+			continue
+		}
+		for cut := len(name) - 1; cut >= 2 && cut*2 >= len(name); cut-- {
+			prefix := string(name[:cut])
+			for from := 0; from < len(c.text); {
+				i := strings.Index(c.text[from:], prefix)
+				if i < 0 {
+					break
+				}
+				start := from + i
+				end := start + len(prefix)
+				from = end
+				rest := []rune(c.text[end:])
+				n := 0
+				for n < len(rest) && n < 4 && unicode.Is(unicode.Han, rest[n]) && !startsWithAny(string(rest[n:]), lead) {
+					n++
+				}
+				if n == 0 || n > 3 || rest[0] == name[cut] {
+					continue
+				}
+				after := string(rest[n:])
+				for changed := true; changed; {
+					changed = false
+					for _, w := range lead {
+						if strings.HasPrefix(after, w) {
+							after, changed = after[len(w):], true
+						}
+					}
+				}
+				if after == "" || !isDigit(after[0]) {
+					continue
+				}
+				end += len(string(rest[:n]))
+				said := c.text[start:end]
+				if overlaps(c.named, start, end) || slices.ContainsFunc(sources, func(s string) bool { return strings.Contains(s, said) }) {
+					continue
+				}
+				claim(c.named, start, end)
+				c.flag(KindItem, start, end, "no item of this stream is called that; the item is %s", f.name)
+			}
+		}
+	}
+}
+
+// startsWithAny reports whether s begins with one of words.
+func startsWithAny(s string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(s, w) })
 }
 
 // pluralEnd extends an English kind at lower[:end] over a plural "s"
