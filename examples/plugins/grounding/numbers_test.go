@@ -211,9 +211,11 @@ func longDigitRuns(text string) [][2]int {
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"玻尿酸精华只要128元！", `<tool_call>{"name":"x"}</tool_call>`, "M码有货", "Glow Serum is $5",
 		"链接已经帮您置顶啦！", "不含花生", "{name} 3号链接 12/10 48小时", "\xff\xfe元", "１２８元", strings.Repeat("3", 400) + "…",
-		"现在515055555555555555555555", "55550650555", "199.0000000000000001元"} {
+		"现在515055555555555555555555", "55550650555", "199.0000000000000001元", "玻尿酸行间只要199元", `"quantity": 1`,
+		"今天主推玻尿酸descriptionUS", "Hydrating Match is 89 yuan.", "加绒卫衣159元。"} {
 		f.Add(s, "精华多少钱", 1)
 	}
+	f.Add("加绒卫衣159元。", "卫衣的材质是什么？", 1)
 	calls := []Call{serumLookup, serumCoupon, hoodieLookup, hoodieStock, nutsLookup}
 	f.Fuzz(func(t *testing.T, reply, message string, attempt int) {
 		tt := turn("zh", message, reply, calls...)
