@@ -80,19 +80,8 @@ func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
 // namesWord reports whether msg holds key as a word of its own: "fit" is
 // no word of "fitness".
 func namesWord(msg, key string) bool {
-	return containsWhere(msg, key, func(start, end int) bool { return wordBounded(msg, start, end) })
-}
-
-// containsWhere reports whether s holds sub at a place ok accepts.
-func containsWhere(s, sub string, ok func(start, end int) bool) bool {
-	for from := 0; from < len(s); {
-		i := strings.Index(s[from:], sub)
-		if i < 0 {
-			return false
-		}
-		start, end := from+i, from+i+len(sub)
-		from = end
-		if ok(start, end) {
+	for start, end := range occurrences(msg, key) {
+		if wordBounded(msg, start, end) {
 			return true
 		}
 	}
@@ -125,9 +114,12 @@ func givesValue(reply, value string) bool {
 		return false
 	}
 	num := strings.TrimSuffix(value[:n], ".")
-	return containsWhere(reply, num, func(start, end int) bool {
-		return (start == 0 || !isDigit(reply[start-1])) && (end == len(reply) || !isDigit(reply[end]))
-	})
+	for start, end := range occurrences(reply, num) {
+		if (start == 0 || !isDigit(reply[start-1])) && (end == len(reply) || !isDigit(reply[end])) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerFeedback tells the model which fact its reply left out.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"regexp"
 	"slices"
@@ -215,6 +216,27 @@ func (c *checker) markViewer() {
 		claim(c.named, from+i, from+i+len(v))
 		claim(c.unspoken, from+i, from+i+len(v))
 		from += i + len(v)
+	}
+}
+
+// occurrences yields the start and end of each occurrence of sub in s,
+// left to right, none overlapping the one before.
+func occurrences(s, sub string) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		if sub == "" {
+			return
+		}
+		for from := 0; from < len(s); {
+			i := strings.Index(s[from:], sub)
+			if i < 0 {
+				return
+			}
+			start, end := from+i, from+i+len(sub)
+			from = end
+			if !yield(start, end) {
+				return
+			}
+		}
 	}
 }
 

@@ -67,13 +67,7 @@ func (c *checker) nameMarks() []bool {
 		if len(n) < 2 {
 			continue
 		}
-		for from := 0; from < len(c.lower); {
-			i := strings.Index(c.lower[from:], n)
-			if i < 0 {
-				break
-			}
-			start, end := from+i, from+i+len(n)
-			from = end
+		for start, end := range occurrences(c.lower, n) {
 			if wordBounded(c.lower, start, end) {
 				claim(marks, start, end)
 			}

@@ -59,14 +59,7 @@ func (c *checker) residue() {
 		if !idLike(id) || c.isName(asciiLower(id)) {
 			continue
 		}
-		lid := asciiLower(id)
-		for from := 0; from < len(c.lower); {
-			i := strings.Index(c.lower[from:], lid)
-			if i < 0 {
-				break
-			}
-			start, end := from+i, from+i+len(lid)
-			from = end
+		for start, end := range occurrences(c.lower, asciiLower(id)) {
 			if overlaps(c.named, start, end) || !wordBounded(c.lower, start, end) {
 				continue
 			}
@@ -105,13 +98,7 @@ func (c *checker) gluedKeys() {
 		if !c.mayHold(k) || c.inTexts(k) || strings.Contains(asciiLower(c.t.Message), k) {
 			continue
 		}
-		for from := 0; from < len(c.lower); {
-			i := strings.Index(c.lower[from:], k)
-			if i < 0 {
-				break
-			}
-			start, end := from+i, from+i+len(k)
-			from = end
+		for start, end := range occurrences(c.lower, k) {
 			before, _ := utf8.DecodeLastRuneInString(c.text[:start])
 			after, _ := utf8.DecodeRuneInString(c.text[end:])
 			han := func(r rune) bool { return unicode.Is(unicode.Han, r) }
@@ -1114,14 +1101,7 @@ func (c *checker) garbledNames(sources []string) {
 		}
 		for cut := len(name) - 1; cut >= 2 && cut*2 >= len(name); cut-- {
 			prefix := string(name[:cut])
-			for from := 0; from < len(c.text); {
-				i := strings.Index(c.text[from:], prefix)
-				if i < 0 {
-					break
-				}
-				start := from + i
-				end := start + len(prefix)
-				from = end
+			for start, end := range occurrences(c.text, prefix) {
 				rest := []rune(c.text[end:])
 				n := 0
 				for n < len(rest) && n < 4 && unicode.Is(unicode.Han, rest[n]) && !startsWithAny(string(rest[n:]), lead) {
@@ -1142,7 +1122,7 @@ func (c *checker) garbledNames(sources []string) {
 				if after == "" || !isDigit(after[0]) {
 					continue
 				}
-				end += len(string(rest[:n]))
+				end := end + len(string(rest[:n]))
 				said := c.text[start:end]
 				if overlaps(c.named, start, end) || slices.ContainsFunc(sources, func(s string) bool { return strings.Contains(s, said) }) {
 					continue
