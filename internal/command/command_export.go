@@ -110,6 +110,11 @@ func ExportData(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	release, err := withHookCritic(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	trajs, st, err := sft.Build(ctx, base, cfg)
 	if err != nil {
 		return err

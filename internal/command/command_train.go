@@ -138,6 +138,7 @@ func sftDataFlags(fs *flag.FlagSet, c *sft.DataConfig) (harnessPath *string) {
 	fs.Float64Var(&c.PersistentShare, "persistent-share", c.PersistentShare, "share of tool faults that fail every call (the right reply: the information is unavailable)")
 	fs.Float64Var(&c.OperatorShare, "operator-share", c.OperatorShare, "share of variant trajectories with an operator's edit on top (hsa pool operator)")
 	fs.Float64Var(&c.SkillRenameShare, "skill-rename-share", c.SkillRenameShare, "share of variant trajectories whose skills are renamed once more on top (hsa family skill-rename, mostly coined ids)")
+	fs.Float64Var(&c.FeedbackShare, "feedback-share", c.FeedbackShare, "share of live-room questions shown with a flawed first reply, the feedback the harness's hooks (the example plugins, run from the repository root) send it back with, and the right reply")
 	fs.StringVar(&c.Teacher, "teacher", c.Teacher, "OpenAI-compatible server whose model answers instead of the room's expert (API key from $"+teacherKeyEnv+")")
 	fs.StringVar(&c.TeacherModel, "teacher-model", c.TeacherModel, "model name to ask the teacher server for")
 	return harnessPath
@@ -207,6 +208,11 @@ func trainSFT(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	release, err := withHookCritic(ctx, &run.cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if run.dump > 0 {
 		return sft.DumpData(ctx, base, run.cfg.Data, run.dump, stdout, stderr)
 	}

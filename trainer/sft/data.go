@@ -109,6 +109,15 @@ type DataConfig struct {
 	// skill by its description, which three families drawn from the pool
 	// ask of one trajectory in ten.
 	SkillRenameShare float64 `json:"skill_rename_share,omitempty"`
+	// FeedbackShare is the share of live-room questions (not faults, not
+	// strategy episodes) whose trajectory shows a flawed first reply, the
+	// feedback the harness's hooks send it back with and the right reply
+	// (Critic): a compact model that ignores the grounding check's
+	// feedback leaves its answers to the check's rewrite.
+	FeedbackShare float64 `json:"feedback_share,omitempty"`
+	// Critic plays those turns through the hooks; FeedbackShare needs one
+	// (livehat train loads the example plugins for it).
+	Critic Critic `json:"-"`
 }
 
 // DefaultDataConfig returns the HSA-SFT defaults: three in four
@@ -126,6 +135,8 @@ func (c DataConfig) validate() error {
 		return errors.New("sft: data needs rooms, general or retrieval conversations")
 	case c.Room.Variety < -1 || c.Room.Variety > 5:
 		return fmt.Errorf("sft: room variety %d: want -1 (the first stages' rooms), 0 (plain rooms) to 5", c.Room.Variety)
+	case c.FeedbackShare < 0 || c.FeedbackShare > 1:
+		return fmt.Errorf("sft: feedback share %g: want it in [0, 1]", c.FeedbackShare)
 	case c.Rooms > 0 && c.Questions <= 0:
 		return fmt.Errorf("sft: data needs questions per room, got %d", c.Questions)
 	case c.VariantShare < 0 || c.VariantShare > 1 || c.RetryShare < 0 || c.RetryShare > 1 || c.ContextShare < 0 || c.ContextShare > 1 || c.MemoryShare < 0 || c.MemoryShare > 1:
@@ -166,6 +177,9 @@ type Trajectory struct {
 	Record         *hsa.Record `json:"hsa_record,omitempty"`
 	// Retry reports that a hook correction is kept in full.
 	Retry bool `json:"retry,omitempty"`
+	// Feedback reports a flawed first reply sent back by the hooks
+	// (DataConfig.FeedbackShare).
+	Feedback bool `json:"feedback,omitempty"`
 	// Source names the generator of a job trajectory: "shop", "strategy",
 	// or "fault" (a question answered under a tool fault); empty for the
 	// rooms of before them and the general corpus.
@@ -186,8 +200,9 @@ type BuildStats struct {
 	// NotApplicable counts variants that could not carry a question's gold.
 	NotApplicable int
 	// Shop, Strategy and Faults count the kept trajectories of the job's
-	// generators (see DataConfig.ShopShare).
-	Shop, Strategy, Faults int
+	// generators (see DataConfig.ShopShare), Feedback those with a flawed
+	// reply the hooks sent back (DataConfig.FeedbackShare).
+	Shop, Strategy, Faults, Feedback int
 }
 
 // Build collects teacher trajectories: for every room and question, the
@@ -205,6 +220,10 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, st, err
+	}
+	// A resumed run reads its data back, so only building needs them.
+	if cfg.FeedbackShare > 0 && cfg.Critic == nil {
+		return nil, st, errors.New("sft: a feedback share needs a critic to run the harness's hooks")
 	}
 	teach, err := newTeacher(cfg)
 	if err != nil {
@@ -268,6 +287,9 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			}
 			ex.operator = useVariant && cfg.OperatorShare > 0 && mix.Float64() < cfg.OperatorShare
 			ex.skillRename = useVariant && cfg.SkillRenameShare > 0 && mix.Float64() < cfg.SkillRenameShare
+			if cfg.FeedbackShare > 0 && ex.fault == nil && plan.source != sourceStrategy && mix.Float64() < cfg.FeedbackShare {
+				ex.critic = cfg.Critic
+			}
 			tr, err := collect(ctx, teach, base, room, ex, streamContext, memory, useVariant, keepRetry, variantSeed, cfg.Transforms)
 			if errors.Is(err, hsa.ErrNotApplicable) {
 				st.NotApplicable++
@@ -298,6 +320,9 @@ func Build(ctx context.Context, base *harness.Harness, cfg DataConfig) ([]Trajec
 			}
 			if tr.Retry {
 				st.Retries++
+			}
+			if tr.Feedback {
+				st.Feedback++
 			}
 			out = append(out, tr)
 		}
@@ -350,8 +375,13 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 		return Trajectory{}, errRejected
 	}
 	q = graded
-	retry := false
-	if mapping != nil && keepRetry {
+	retry, feedback := false, false
+	if ex.critic != nil {
+		if msgs, feedback, err = withFeedback(ctx, ex.critic, h, room, q, msgs, streamContext); err != nil {
+			return Trajectory{}, err
+		}
+	}
+	if mapping != nil && keepRetry && !feedback {
 		for _, c := range mapping.Corrections() {
 			if msgs, err = hsa.ApplyCorrection(h, msgs, c); err != nil {
 				return Trajectory{}, err
@@ -367,7 +397,8 @@ func collect(ctx context.Context, teach teacher, base *harness.Harness, room *li
 	if err != nil {
 		return Trajectory{}, err
 	}
-	tr := Trajectory{Tools: p.Tools, Question: q, Harness: h.Name, HarnessVersion: h.Version(), Record: rec, Retry: retry, Source: ex.source, Fault: ex.fault}
+	tr := Trajectory{Tools: p.Tools, Question: q, Harness: h.Name, HarnessVersion: h.Version(), Record: rec, Retry: retry, Feedback: feedback,
+		Source: ex.source, Fault: ex.fault}
 	no := false
 	for i, m := range p.Messages {
 		cm := Message{Message: chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}}

@@ -40,6 +40,9 @@ type example struct {
 	operator    bool
 	skillRename bool
 	source      string
+	// critic, when set, shows a flawed first reply and the hooks'
+	// feedback on it before the right one (DataConfig.FeedbackShare).
+	critic Critic
 }
 
 // userText is the user message of the example's turn, as the runtime

@@ -279,8 +279,8 @@ func runData(ctx context.Context, base *harness.Harness, cfg TrainConfig, out st
 	if err := writeTrajectories(filepath.Join(out, dataFile), trajs); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry; %d silent, %d rejected, %d variants not applicable)\n",
-		st.Kept, st.Variants, st.Retries, st.Silent, st.Rejected, st.NotApplicable)
+	fmt.Fprintf(log, "data: %d trajectories (%d under variants, %d with a kept retry, %d with the hooks' feedback; %d silent, %d rejected, %d variants not applicable)\n",
+		st.Kept, st.Variants, st.Retries, st.Feedback, st.Silent, st.Rejected, st.NotApplicable)
 	return trajs, nil
 }
 
