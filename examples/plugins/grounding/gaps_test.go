@@ -324,6 +324,8 @@ func TestNamesOfNoItem(t *testing.T) {
 		{"after a sentence", "en", "How much is the lipstick?", "Great pick! Velvet Dream costs 89 yuan.", []Call{lipstickLookup}, KindItem, "Velvet Dream", "called that"},
 		{"a description's words", "en", "How much is the lipstick?", "Matte Velvet Lipstick is 89 yuan.", []Call{lipstickLookup}, "", "", ""},
 		{"one word", "en", "How much is the lipstick?", "Yes! It is 89 yuan.", []Call{lipstickLookup}, "", "", ""},
+		{"a kind run into a made-up word", "en", "How much is the lipstick?", "Katalipstick", []Call{lipstickLookup}, KindItem, "Katalipstick", "called that"},
+		{"a short kind inside a word", "en", "What is the serum's capacity?", "The serum is 30ml, a good capacity.", []Call{serumLookup}, "", "", ""},
 	})
 	viewer := turn("en", "How much is the lipstick?", "Thanks! Candy Lee is right, it is 89 yuan.", lipstickLookup)
 	viewer.Viewer = "Candy Lee"

@@ -1045,7 +1045,11 @@ func (c *checker) itemKinds() {
 			}
 			start, end := from+i, pluralEnd(c.lower, from+i+len(lk))
 			from = end
-			if overlaps(taken, start, end) || !wordBounded(c.lower, start, end) {
+			if overlaps(taken, start, end) {
+				continue
+			}
+			if !wordBounded(c.lower, start, end) {
+				c.gluedKind(start, end, lk, sources)
 				continue
 			}
 			claim(taken, start, end)
@@ -1060,6 +1064,27 @@ func (c *checker) itemKinds() {
 	}
 	c.subjectNames(taken, sources)
 	c.garbledNames(sources)
+}
+
+// gluedKind checks a long English kind run into letters before it, the
+// word no name holds ("Katalipstick", the reply a model gave for the
+// lipstick's price): a name the model failed to copy. Short kinds are
+// inside many words ("cap" of "capacity"), so only kinds of six letters
+// or more count.
+func (c *checker) gluedKind(start, end int, kind string, sources []string) {
+	if len(kind) < 6 || start == 0 || !isASCIILetter(c.lower[start-1]) || (end < len(c.lower) && isASCIILetter(c.lower[end])) {
+		return
+	}
+	from := start
+	for from > 0 && isASCIILetter(c.lower[from-1]) {
+		from--
+	}
+	word := c.lower[from:end]
+	if overlaps(c.named, from, end) || slices.ContainsFunc(sources, func(s string) bool { return strings.Contains(s, word) }) {
+		return
+	}
+	claim(c.named, from, end)
+	c.flag(KindItem, from, end, "no item of this stream is called that")
 }
 
 // subjectNameRE finds a name in title case that a sentence opens with
