@@ -92,6 +92,11 @@ type gateScores struct {
 	// those with a statement the tools did not back (the grader's check).
 	OnAir         int `json:"on_air"`
 	OnAirUnbacked int `json:"on_air_unbacked"`
+	// OnAirRewritten counts the replies on air a hook rewrote, and
+	// OwnScore is Score less the part their items carry: what the model
+	// earned in its own words (eval.SuiteReport.RewrittenScore).
+	OnAirRewritten int     `json:"on_air_rewritten"`
+	OwnScore       float64 `json:"own_score"`
 }
 
 // categoryDelta compares one category of a suite. DeltaCI95 is the 95%
@@ -157,8 +162,9 @@ type gateReport struct {
 var missingPlugin = regexp.MustCompile(`plugin "([^"]+)" is not installed`)
 
 // regression is a suite, or a category of one, that got worse: Delta is
-// in points of score, except for the unbackedOnAir category, where it is
-// the change in replies on air with a statement the tools did not back.
+// in points of score (for modelOwnWords, of the model's own words), except
+// for the unbackedOnAir category, where it is the change in replies on air
+// with a statement the tools did not back.
 type regression struct {
 	Suite    string  `json:"suite"`
 	Category string  `json:"category,omitempty"`
@@ -169,6 +175,12 @@ type regression struct {
 // more unbacked statements on air than the baseline (the grader's count,
 // issue #18): no tolerance applies.
 const unbackedOnAir = "unbacked_on_air"
+
+// modelOwnWords is the regression category of a suite whose candidate's
+// model earned less in its own words, beyond the tolerance: the grounding
+// check's rewrites can hold a suite's score while a harness edit breaks
+// the model underneath.
+const modelOwnWords = "model_own_words"
 
 // gateProgress is what a gate's SSE stream sends while it runs.
 type gateProgress struct {
@@ -614,12 +626,18 @@ func compareGate(base, cand map[string]*eval.SuiteReport, tolerance float64) *ga
 		sd := suiteDelta{Suite: name, Baseline: scoresOf(b), Candidate: scoresOf(c), Delta: round1(c.Score - b.Score),
 			DeltaCI95: pairedInterval(b, c, nil), Categories: []categoryDelta{}}
 		sd.Regressed = c.Score-b.Score < -tolerance
+		scoreRegressed := sd.Regressed
 		if sd.Regressed {
 			rep.Regressions = append(rep.Regressions, regression{Suite: name, Delta: sd.Delta})
 		}
 		if c.OnAirUnbacked > b.OnAirUnbacked {
 			sd.Regressed = true
 			rep.Regressions = append(rep.Regressions, regression{Suite: name, Category: unbackedOnAir, Delta: float64(b.OnAirUnbacked - c.OnAirUnbacked)})
+		}
+		// A score that fell says it already; one that held may hide it.
+		if own := (c.Score - c.RewrittenScore) - (b.Score - b.RewrittenScore); !scoreRegressed && own < -tolerance {
+			sd.Regressed = true
+			rep.Regressions = append(rep.Regressions, regression{Suite: name, Category: modelOwnWords, Delta: round1(own)})
 		}
 		cats := map[string]bool{}
 		for k := range b.Categories {
@@ -695,7 +713,8 @@ func pairedInterval(base, cand *eval.SuiteReport, category *string) [2]float64 {
 func scoresOf(r *eval.SuiteReport) gateScores {
 	return gateScores{Score: round1(r.Score), CI95: [2]float64{round1(r.CI95[0]), round1(r.CI95[1])}, Accuracy: round1(r.Accuracy),
 		Effectiveness: round1(r.Effectiveness), ToolRationality: round1(r.ToolRationality), SkillSelection: round1(r.SkillSelection),
-		N: r.N, Errors: r.Errors, OnAir: r.OnAir, OnAirUnbacked: r.OnAirUnbacked}
+		N: r.N, Errors: r.Errors, OnAir: r.OnAir, OnAirUnbacked: r.OnAirUnbacked, OnAirRewritten: r.OnAirRewritten,
+		OwnScore: round1(r.Score - r.RewrittenScore)}
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/livehat/livehat/harness"
@@ -93,6 +94,37 @@ func TestPairedInterval(t *testing.T) {
 			got := pairedInterval(c.base, c.cand, c.category)
 			if math.Abs(got[0]-c.want[0]) > 0.11 || math.Abs(got[1]-c.want[1]) > 0.11 {
 				t.Errorf("pairedInterval = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCompareGateSeesTheModelUnderTheRewrites: a candidate whose suite
+// score holds only because the grounding check rewrote more of its
+// replies regresses on the model's own words.
+func TestCompareGateSeesTheModelUnderTheRewrites(t *testing.T) {
+	suite := func(score, rewritten float64) map[string]*eval.SuiteReport {
+		return map[string]*eval.SuiteReport{"lsqa": {Name: "lsqa", Score: score, RewrittenScore: rewritten, N: 4, OnAir: 4, Categories: map[string]eval.Summary{}}}
+	}
+	for _, c := range []struct {
+		name       string
+		base, cand map[string]*eval.SuiteReport
+		want       []regression
+	}{
+		{"the same", suite(80, 10), suite(80, 10), []regression{}},
+		{"inside the tolerance", suite(80, 10), suite(80, 10.5), []regression{}},
+		{"the score held by rewrites", suite(80, 10), suite(80, 20), []regression{{Suite: "lsqa", Category: modelOwnWords, Delta: -10}}},
+		{"fewer rewrites", suite(80, 20), suite(80, 10), []regression{}},
+		{"a lower score says it already", suite(80, 10), suite(70, 20), []regression{{Suite: "lsqa", Delta: -10}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := compareGate(c.base, c.cand, 1)
+			if !slices.Equal(rep.Regressions, c.want) {
+				t.Fatalf("regressions %v, want %v", rep.Regressions, c.want)
+			}
+			own := c.cand["lsqa"].Score - c.cand["lsqa"].RewrittenScore
+			if s := rep.Suites[0]; s.Candidate.OwnScore != own || s.Regressed != (len(c.want) > 0) {
+				t.Errorf("suite %+v, want own score %v", s, own)
 			}
 		})
 	}
