@@ -99,64 +99,37 @@ func TestPairedInterval(t *testing.T) {
 	}
 }
 
-// TestCompareGateSeesTheModelUnderTheRewrites: a candidate whose suite
-// score holds only because the grounding check rewrote more of its
-// replies regresses on the model's own words.
-func TestCompareGateSeesTheModelUnderTheRewrites(t *testing.T) {
-	suite := func(score, rewritten float64) map[string]*eval.SuiteReport {
-		return map[string]*eval.SuiteReport{"lsqa": {Name: "lsqa", Score: score, RewrittenScore: rewritten, N: 4, OnAir: 4, Categories: map[string]eval.Summary{}}}
+// TestCompareGateRegressions: a candidate regresses on a lower score, on
+// more unbacked statements on air whatever its score, and on a score held
+// only because the grounding check rewrote more of its replies (the
+// model's own words lost).
+func TestCompareGateRegressions(t *testing.T) {
+	suite := func(score float64, unbacked int, rewritten float64) map[string]*eval.SuiteReport {
+		return map[string]*eval.SuiteReport{"lsqa": {Name: "lsqa", Score: score, RewrittenScore: rewritten, N: 4, OnAir: 4, OnAirUnbacked: unbacked,
+			Categories: map[string]eval.Summary{}}}
 	}
 	for _, c := range []struct {
 		name       string
 		base, cand map[string]*eval.SuiteReport
 		want       []regression
 	}{
-		{"the same", suite(80, 10), suite(80, 10), []regression{}},
-		{"inside the tolerance", suite(80, 10), suite(80, 10.5), []regression{}},
-		{"the score held by rewrites", suite(80, 10), suite(80, 20), []regression{{Suite: "lsqa", Category: modelOwnWords, Delta: -10}}},
-		{"fewer rewrites", suite(80, 20), suite(80, 10), []regression{}},
-		{"a lower score says it already", suite(80, 10), suite(70, 20), []regression{{Suite: "lsqa", Delta: -10}}},
+		{"the same", suite(80, 1, 10), suite(80, 1, 10), []regression{}},
+		{"fewer unbacked", suite(80, 2, 0), suite(80, 0, 0), []regression{}},
+		{"more unbacked at the same score", suite(80, 0, 0), suite(80, 2, 0), []regression{{Suite: "lsqa", Category: unbackedOnAir, Delta: -2}}},
+		{"a lower score", suite(80, 0, 0), suite(70, 0, 0), []regression{{Suite: "lsqa", Delta: -10}}},
+		{"more rewritten inside the tolerance", suite(80, 0, 10), suite(80, 0, 10.5), []regression{}},
+		{"the score held by rewrites", suite(80, 0, 10), suite(80, 0, 20), []regression{{Suite: "lsqa", Category: modelOwnWords, Delta: -10}}},
+		{"fewer rewrites", suite(80, 0, 20), suite(80, 0, 10), []regression{}},
+		{"a lower score says it already", suite(80, 0, 10), suite(70, 0, 20), []regression{{Suite: "lsqa", Delta: -10}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep := compareGate(c.base, c.cand, 1)
 			if !slices.Equal(rep.Regressions, c.want) {
 				t.Fatalf("regressions %v, want %v", rep.Regressions, c.want)
 			}
-			own := c.cand["lsqa"].Score - c.cand["lsqa"].RewrittenScore
-			if s := rep.Suites[0]; s.Candidate.OwnScore != own || s.Regressed != (len(c.want) > 0) {
-				t.Errorf("suite %+v, want own score %v", s, own)
-			}
-		})
-	}
-}
-
-// TestCompareGateCountsUnbackedOnAir: a candidate that puts more unbacked
-// statements on air regresses, whatever its score.
-func TestCompareGateCountsUnbackedOnAir(t *testing.T) {
-	suite := func(score float64, unbacked int) map[string]*eval.SuiteReport {
-		return map[string]*eval.SuiteReport{"lsqa": {Name: "lsqa", Score: score, N: 4, OnAir: 4, OnAirUnbacked: unbacked, Categories: map[string]eval.Summary{}}}
-	}
-	for _, c := range []struct {
-		name       string
-		base, cand map[string]*eval.SuiteReport
-		want       []regression
-	}{
-		{"the same", suite(80, 1), suite(80, 1), []regression{}},
-		{"fewer unbacked", suite(80, 2), suite(80, 0), []regression{}},
-		{"more unbacked at the same score", suite(80, 0), suite(80, 2), []regression{{Suite: "lsqa", Category: unbackedOnAir, Delta: -2}}},
-		{"a lower score", suite(80, 0), suite(70, 0), []regression{{Suite: "lsqa", Delta: -10}}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep := compareGate(c.base, c.cand, 1)
-			if len(rep.Regressions) != len(c.want) {
-				t.Fatalf("regressions %v, want %v", rep.Regressions, c.want)
-			}
-			for i := range c.want {
-				if rep.Regressions[i] != c.want[i] {
-					t.Errorf("regression %d = %v, want %v", i, rep.Regressions[i], c.want[i])
-				}
-			}
-			if s := rep.Suites[0]; s.Candidate.OnAirUnbacked != c.cand["lsqa"].OnAirUnbacked || s.Regressed != (len(c.want) > 0) {
+			cand := c.cand["lsqa"]
+			if s := rep.Suites[0]; s.Candidate.OnAirUnbacked != cand.OnAirUnbacked || s.Candidate.OwnScore != cand.Score-cand.RewrittenScore ||
+				s.Regressed != (len(c.want) > 0) {
 				t.Errorf("suite %+v", s)
 			}
 		})
