@@ -403,6 +403,26 @@ func waitGate(t *testing.T, e *testEnv, id string) map[string]any {
 	return nil
 }
 
+// logGateFailures logs the items of a suite that a gate stored as
+// failed: what they replied and why, to tell a flaky machine from a
+// regression.
+func logGateFailures(t *testing.T, e *testEnv, gateID, suite string) {
+	t.Helper()
+	admin, err := e.store.UserByUsername(context.Background(), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails, err := e.store.HarnessFailures(context.Background(), admin.Scope(), gateID, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fails {
+		if f.Suite == suite {
+			t.Logf("  %s under %.12s: %s, score %.2f, %q, reply %q", f.ItemID, f.Version, f.Cause, f.Score, f.Deductions, f.Reply)
+		}
+	}
+}
+
 // servedByHost makes the rule-based host the console's serving model: a
 // real model the gate measures, fast enough for tests.
 func servedByHost(e *testEnv) {
@@ -436,8 +456,18 @@ func TestGatePublishRollback(t *testing.T) {
 	for _, s := range rep.Suites {
 		if s.Baseline.N != 3 || s.Candidate.N != 3 || s.Delta != 0 || len(s.Categories) == 0 || s.DeltaCI95 != [2]float64{0, 0} {
 			t.Errorf("suite %s: %+v", s.Suite, s)
+			logGateFailures(t, e, g["id"].(string), s.Suite)
 		}
 	}
+	// The hooks ran under the test's floor, not the manifests' deadlines
+	// of a few hundred milliseconds that a busy machine overruns.
+	e.srv.plugins.mu.Lock()
+	for _, p := range e.srv.plugins.loaded {
+		if p.Timeout() < 5*time.Second {
+			t.Errorf("plugin %s ran with a %v deadline", p.Name(), p.Timeout())
+		}
+	}
+	e.srv.plugins.mu.Unlock()
 	// The finished gate's event stream says so at once.
 	code, _, raw := e.call(t, e.admin, "GET", "/api/harness-gates/"+g["id"].(string)+"/events", "", "")
 	if code != 200 || !strings.HasPrefix(string(raw), "event: done\n") {

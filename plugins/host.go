@@ -199,6 +199,20 @@ var abiExportRE = regexp.MustCompile(`^livehat_abi_v([0-9]+)$`)
 // Load verifies a package (integrity, signature, ABI) and compiles it
 // into a ready Plugin with a warm instance pool.
 func (h *Host) Load(ctx context.Context, pkg *Package) (*Plugin, error) {
+	return h.LoadWith(ctx, pkg, LoadOptions{})
+}
+
+// LoadOptions adjust how one package runs without changing it: the
+// manifest, and the signature over it, stay as the author wrote them.
+type LoadOptions struct {
+	// MinTimeout raises the per-call deadline to at least this.
+	// Evaluations and tests set it so that a busy machine does not turn
+	// a slow call into the hook's failure policy.
+	MinTimeout time.Duration
+}
+
+// LoadWith is Load with options.
+func (h *Host) LoadWith(ctx context.Context, pkg *Package, opts LoadOptions) (*Plugin, error) {
 	signer, err := pkg.Verify(h.cfg.trusted)
 	if err != nil {
 		return nil, fmt.Errorf("plugins: load: %w", err)
@@ -221,7 +235,7 @@ func (h *Host) Load(ctx context.Context, pkg *Package) (*Plugin, error) {
 		Label:                label,
 		Scope:                m.Name,
 		MemoryLimitPages:     l.MemoryPages,
-		Timeout:              l.Timeout(),
+		Timeout:              max(l.Timeout(), opts.MinTimeout),
 		MaxInputBytes:        l.MaxInputBytes,
 		MaxOutputBytes:       l.MaxOutputBytes,
 		HostMemoryBytes:      max(h.cfg.hostMemoryBytes, l.MaxInputBytes+l.MaxOutputBytes+(1<<16)),
@@ -238,7 +252,7 @@ func (h *Host) Load(ctx context.Context, pkg *Package) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugins: load %s: %w", label, err)
 	}
-	p := &Plugin{m: m, mod: mod, schemas: schemas, sha256: m.Wasm.SHA256, signer: signer, label: label}
+	p := &Plugin{m: m, mod: mod, schemas: schemas, sha256: m.Wasm.SHA256, signer: signer, label: label, timeout: max(l.Timeout(), opts.MinTimeout)}
 	if err := p.checkExports(); err != nil {
 		_ = mod.Close(ctx)
 		return nil, fmt.Errorf("plugins: load %s: %w", label, err)
@@ -283,10 +297,15 @@ type Plugin struct {
 	sha256  string
 	signer  string
 	label   string
+	timeout time.Duration
 }
 
 // Manifest returns the plugin's manifest; callers must not modify it.
 func (p *Plugin) Manifest() *Manifest { return p.m }
+
+// Timeout returns the deadline each call runs under: the manifest's
+// limit, or LoadOptions.MinTimeout where that is longer.
+func (p *Plugin) Timeout() time.Duration { return p.timeout }
 
 // Name returns the plugin's name; Version its version.
 func (p *Plugin) Name() string { return p.m.Name }

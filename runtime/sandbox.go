@@ -72,12 +72,6 @@ func (s *Sandbox) LoadGoDir(ctx context.Context, dir string) (*plugins.Plugin, e
 		return nil, fmt.Errorf("runtime: plugin %s: %w", dir, err)
 	}
 	m.Wasm.SHA256 = "" // a source manifest pins nothing; Pin pins this build
-	s.mu.RLock()
-	floor := s.timeoutFloor
-	s.mu.RUnlock()
-	if floor > 0 && m.Limits.WithDefaults().Timeout() < floor {
-		m.Limits.TimeoutMS = int(floor / time.Millisecond)
-	}
 	pkg := &plugins.Package{Manifest: m, Wasm: wasm}
 	pkg.Pin()
 	return s.Load(ctx, pkg)
@@ -86,7 +80,10 @@ func (s *Sandbox) LoadGoDir(ctx context.Context, dir string) (*plugins.Plugin, e
 // Load adds a packaged plugin.
 func (s *Sandbox) Load(ctx context.Context, pkg *plugins.Package) (*plugins.Plugin, error) {
 	t0 := time.Now()
-	p, err := s.host.Load(ctx, pkg)
+	s.mu.RLock()
+	floor := s.timeoutFloor
+	s.mu.RUnlock()
+	p, err := s.host.LoadWith(ctx, pkg, plugins.LoadOptions{MinTimeout: floor})
 	if err != nil {
 		return nil, err
 	}

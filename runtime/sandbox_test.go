@@ -10,6 +10,7 @@ import (
 
 	"github.com/livehat/livehat/examples"
 	"github.com/livehat/livehat/harness"
+	"github.com/livehat/livehat/plugins"
 )
 
 // TestExamplePluginsInTheLoop runs turns through the real WASM hooks of
@@ -102,3 +103,48 @@ func demoPluginSet(tb testing.TB, now time.Time, names ...string) *PluginSet {
 }
 
 func testCacheDir() string { return filepath.Join(os.TempDir(), "livehat-test-plugin-cache") }
+
+// TestTimeoutFloorReachesPackages loads a packaged plugin, the way the
+// console loads what an organisation installed: the sandbox's floor
+// raises the deadline it runs under and leaves its manifest as written.
+func TestTimeoutFloorReachesPackages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a WASM plugin; skipped with -short")
+	}
+	ctx := context.Background()
+	dir := filepath.Join("..", "examples", "plugins", "speech")
+	m, _, err := plugins.ReadManifestDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := plugins.BuildGoCached(ctx, dir, testCacheDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Wasm.SHA256 = ""
+	pkg := &plugins.Package{Manifest: m, Wasm: wasm}
+	pkg.Pin()
+	stated := m.Limits.WithDefaults().Timeout()
+	sb, err := OpenSandbox(ctx, testCacheDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close(ctx) })
+	for _, c := range []struct {
+		floor, want time.Duration
+	}{{0, stated}, {stated / 2, stated}, {5 * time.Second, 5 * time.Second}} {
+		sb.SetTimeoutFloor(c.floor)
+		p, err := sb.Load(ctx, pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Timeout() != c.want || p.Manifest().Limits.WithDefaults().Timeout() != stated {
+			t.Errorf("floor %v: runs under %v (want %v), manifest says %v (want %v)", c.floor, p.Timeout(), c.want,
+				p.Manifest().Limits.WithDefaults().Timeout(), stated)
+		}
+	}
+}
