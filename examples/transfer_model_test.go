@@ -14,10 +14,12 @@ import (
 // answers fewer is caught, and logs every miss with its turn. The first
 // generation answered one (the blocks' price); the second answers nine
 // since a stock check's variant is held to the catalog's (it asked for a
-// "中号" the puzzle does not have); the ship-from place, the earrings'
-// returns and the puzzle's pieces are still missed
-// (trainer/REPRODUCTION.md, "The transfer demo").
-const transferDemoFloor = 9
+// "中号" the puzzle does not have), and eleven since the grounding check's
+// last attempt says the fact asked before a true reply that leaves it out
+// (the puzzle's pieces, where the blocks ship from: the hook's words, not
+// the model's); the earrings' returns are still missed, the model checks
+// their stock instead (trainer/REPRODUCTION.md, "The transfer demo").
+const transferDemoFloor = 11
 
 // TestBundledModelOnATransferCatalog asks the bundled model twelve
 // questions a new merchant's viewers ask — price, coupon, stock, restock,

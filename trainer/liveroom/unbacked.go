@@ -700,7 +700,21 @@ var plainLatin = map[string]bool{"cm": true, "kg": true, "ml": true, "g": true, 
 func (c *checker) language() {
 	s := c.text.String()
 	if c.q.Lang == LangEN {
-		if runs := hanRunRE.FindAllStringIndex(s, -1); runs != nil {
+		// A ship-from place the catalog writes only in Chinese is said as
+		// written, as an item's Chinese name is.
+		places := map[string]bool{}
+		for _, it := range c.room.Items {
+			if it.Delivery != nil && it.Delivery.ShipFrom != "" {
+				places[it.Delivery.ShipFrom] = true
+			}
+		}
+		var runs [][]int
+		for _, r := range hanRunRE.FindAllStringIndex(s, -1) {
+			if !places[s[r[0]:r[1]]] {
+				runs = append(runs, r)
+			}
+		}
+		if runs != nil {
 			c.add(UnbackedLanguage, runs[0][0], runs[len(runs)-1][1], "Chinese in a reply to a viewer who wrote English")
 		}
 		return

@@ -317,6 +317,9 @@ func TestFindUnbackedOnACatalog(t *testing.T) {
 		{"no allergens, stated", "Is the cream free of allergens?", []hsa.Call{lookup("面霜")}, "It is peanut-free.", nil},
 		{"allergens not looked up", "坚果含花生吗", nil, "不含花生。", []string{UnbackedAttribute}},
 		{"specs with units en", "What's the battery life of the earbuds?", earbuds, "Total battery 30 h, 8 hours a charge.", nil},
+		// The catalog writes where an item ships from in Chinese only.
+		{"the ship-from place as written en", "Where do the earbuds ship from?", append(earbuds, itemCall(ToolShippingPolicy, "p-earbuds")), "They ship from 广东深圳.", nil},
+		{"Chinese beside the place en", "Where do the earbuds ship from?", append(earbuds, itemCall(ToolShippingPolicy, "p-earbuds")), "They ship from 广东深圳, 顺丰快递.", []string{UnbackedLanguage}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

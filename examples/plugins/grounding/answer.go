@@ -12,6 +12,37 @@ import (
 type askedFact struct {
 	item       *itemFacts
 	key, value string
+	// restock is the date of a restockKey fact.
+	restock date
+}
+
+// restockKey is the fact "when is it back" asks.
+const restockKey = "restock date"
+
+// restockWords ask of a restock; backWords with a whenWord ask when an
+// item is back ("when is it back in stock", not "is it back in stock or
+// nah", which asks the stock).
+var (
+	restockWords = []string{"补货", "到货", "restock"}
+	backWords    = []string{"有货", "back in stock", "be back", "come back", "back on sale"}
+	whenWords    = []string{"when", "what date", "how long", "how soon", "什么时候", "啥时候", "几号", "哪天", "多久"}
+)
+
+// askedRestock finds the restock date a message asks for ("2号链接啥时候
+// 补货") that a result gives.
+func askedRestock(t *Turn, tf *turnFacts) (askedFact, bool) {
+	msg := unnamedMessage(t, tf)
+	if !containsAny(msg, restockWords) && !(containsAny(msg, backWords) && containsAny(msg, whenWords)) {
+		return askedFact{}, false
+	}
+	for _, f := range tf.inPlay() {
+		for _, d := range f.dates {
+			if containsAny(d.key, []string{"restock", "补货", "到货"}) && !strings.Contains(d.key, "variant") {
+				return askedFact{item: f, key: restockKey, value: d.d.String(), restock: d.d}, true
+			}
+		}
+	}
+	return askedFact{}, false
 }
 
 // askedFacts lists the attributes of the items in play that the viewer's
@@ -19,14 +50,7 @@ type askedFact struct {
 // inside an item's name ("protein bar" asks nothing of the bar's protein).
 // Yes/no attributes are left to the fact check, which reads polarity.
 func askedFacts(t *Turn, tf *turnFacts) []askedFact {
-	msg := asciiLower(normalize(t.Message))
-	for _, f := range tf.items {
-		for _, n := range f.names {
-			if len(n) > 1 {
-				msg = strings.ReplaceAll(msg, n, " ")
-			}
-		}
-	}
+	msg := unnamedMessage(t, tf)
 	var out []askedFact
 	for _, f := range tf.inPlay() {
 		for _, a := range f.attrs {
@@ -39,6 +63,20 @@ func askedFacts(t *Turn, tf *turnFacts) []askedFact {
 	// The longest name is the one asked: "chain length" over "length".
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].key) > len(out[j].key) })
 	return out
+}
+
+// unnamedMessage is the viewer's message in lower case with the items'
+// names blanked: what it asks, not what it calls the item.
+func unnamedMessage(t *Turn, tf *turnFacts) string {
+	msg := asciiLower(normalize(t.Message))
+	for _, f := range tf.items {
+		for _, n := range f.names {
+			if len(n) > 1 {
+				msg = strings.ReplaceAll(msg, n, " ")
+			}
+		}
+	}
+	return msg
 }
 
 // inLang returns the fact to say in a reply in Chinese (zh) or English:
@@ -59,8 +97,19 @@ func inLang(facts []askedFact, zh bool) askedFact {
 // is backed but says the price, or "the system cannot find it", to a
 // question the results answer is no answer; the model is sent back.
 func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
+	if m, ok := askedRestock(t, tf); ok {
+		// Any date the reply states is the check's to hold to the
+		// results; none leaves the question unanswered.
+		for _, tok := range scanFacts(normalize(t.Reply)) {
+			if tok.kind == tokDate {
+				return askedFact{}, false
+			}
+		}
+		return m, true
+	}
 	for _, in := range wordIntents(t.Message) {
-		if in != askSpecs {
+		// "ship from" asks shipping by its words and names the fact.
+		if in != askSpecs && in != askShipping {
 			return askedFact{}, false
 		}
 	}
@@ -69,8 +118,16 @@ func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
 		return askedFact{}, false
 	}
 	reply := asciiLower(normalize(t.Reply))
+	zh := replyLang(t, tf)
 	for _, f := range facts {
 		if givesValue(reply, asciiLower(f.value)) {
+			return askedFact{}, false
+		}
+		// An English reply may put a value the results write in Chinese
+		// in its own words ("ships from Chengdu, Sichuan"), which the
+		// check cannot read back; naming the attribute is taken as
+		// answering it.
+		if !zh && hasHan(f.value) && namesAttribute(reply, asciiLower(f.key)) {
 			return askedFact{}, false
 		}
 	}
@@ -86,6 +143,15 @@ func namesWord(msg, key string) bool {
 		}
 	}
 	return false
+}
+
+// namesAttribute reports whether a lower-case reply names an attribute:
+// its name as a word, or for where an item ships from, the verb's forms.
+func namesAttribute(reply, key string) bool {
+	if key == shipFromKey {
+		return containsAny(reply, []string{"ship from", "ships from", "shipped from", "shipping from", "dispatched from", "sent from"})
+	}
+	return namesWord(reply, key)
 }
 
 // yesNo reports whether an attribute's value is a yes or a no.
@@ -122,6 +188,41 @@ func givesValue(reply, value string) bool {
 	return false
 }
 
+// hedgeCues mark a reply that says it cannot tell ("let me check",
+// "查不到"), which the fact asked would contradict.
+var hedgeCues = append([]string{"check", "确认", "不清楚", "不确定", "查不到", "查一下", "unable", "not sure", "can't find",
+	"cannot find"}, notStatedCues...)
+
+// answered is the last attempt's reply when the model's is backed but
+// leaves out the fact asked: that fact, then the model's own words unless
+// they hedge. ok is false when it does not read back as backed; the true
+// reply then stays.
+func answered(t *Turn, tf *turnFacts, m askedFact) (string, bool) {
+	s := speaker{zh: replyLang(t, tf)}
+	fact := s.fact(m)
+	sep := " "
+	if s.zh {
+		sep = ""
+	}
+	outs := []string{fact}
+	switch reply := strings.TrimSpace(t.Reply); {
+	case containsAny(asciiLower(reply), hedgeCues):
+	case m.key == restockKey:
+		// "Sold out." then when it is back.
+		outs = []string{reply + sep + fact, fact}
+	default:
+		outs = []string{fact + sep + reply, fact}
+	}
+	for _, out := range outs {
+		check := *t
+		check.Reply = out
+		if len(checkReply(&check, tf)) == 0 {
+			return out, true
+		}
+	}
+	return "", false
+}
+
 // answerFeedback tells the model which fact its reply left out.
 func answerFeedback(t *Turn, tf *turnFacts, m askedFact) string {
 	zh := replyLang(t, tf)
@@ -130,6 +231,13 @@ func answerFeedback(t *Turn, tf *turnFacts, m askedFact) string {
 		lang = "Chinese"
 	}
 	name := speaker{zh: zh}.name(m.item)
+	if name == "It" {
+		name = "the item"
+	}
+	key := m.key
+	if key == shipFromKey {
+		key = "ship-from place"
+	}
 	return fmt.Sprintf("Your reply does not give what the viewer asked: the results state the %s of %s: %s. Answer again in %s with it, in plain spoken words.",
-		m.key, name, m.value, lang)
+		key, name, m.value, lang)
 }

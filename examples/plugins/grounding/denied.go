@@ -19,6 +19,7 @@ var deniedTopics = []deniedTopic{
 	{"dispatch time", []string{"dispatch", "ships within", "发货时间", "几天发", "多久发"}, []string{"dispatch"}},
 	{"return policy", []string{"return", "退货", "退换", "无理由"}, []string{"return"}},
 	{"shelf life", []string{"shelf life", "best before", "expiry", "保质期"}, []string{"shelf_life", "best_before", "expiry", "保质期"}},
+	{"allergen list", []string{"过敏原", "allergen"}, []string{"allergens"}},
 }
 
 // notStatedCues mark a clause that says the listing leaves a fact out.

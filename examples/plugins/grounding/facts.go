@@ -497,6 +497,10 @@ func (tf *turnFacts) member(it *itemFacts, path, k string, v *jsonx.Value, paren
 		it.pinned, tf.pinnedAny = true, true
 	case (k == "sent" || k == "issued") && v.Kind == jsonx.Bool && v.Bool && parent != nil && parent.Get("coupon") != nil:
 		tf.couponSent = true
+	case (k == "ship_from" || k == "ships_from") && v.Kind == jsonx.String && strings.TrimSpace(v.Str) != "":
+		// Where an item ships from is a fact a viewer asks by name
+		// ("where does it ship from", "发货地").
+		it.attrs = append(it.attrs, [2]string{shipFromKey, strings.TrimSpace(v.Str)}, [2]string{"发货地", strings.TrimSpace(v.Str)})
 	case k == "allergens" && v.Kind == jsonx.String && strings.EqualFold(v.Str, "none"):
 		it.allergenFree, it.allergensStated = true, true
 		it.texts = append(it.texts, "allergens")

@@ -26,7 +26,7 @@ const (
 var intentWords = [...][]string{
 	askPrice:    {"多少钱", "价格", "什么价", "怎么卖", "价钱", "几块", "贵不贵", "直播间价", "介绍", "price", "how much", "cost", "introduce"},
 	askCoupon:   {"券", "优惠", "满减", "折扣", "到手", "coupon", "discount", "final price", "what do i pay", "how much after"},
-	askStock:    {"有货", "还有吗", "还有没有", "库存", "卖完", "售罄", "现货", "断货", "in stock", "sold out", "still have", "stock"},
+	askStock:    {"有货", "还有吗", "还有没有", "还能拍", "库存", "卖完", "售罄", "现货", "断货", "in stock", "sold out", "still have", "stock"},
 	askSize:     {"尺码", "什么码", "哪个码", "几码", "多大码", "穿多大", "身高", "体重", "which size", "what size", "size should", "size fits", "fit me"},
 	askShipping: {"发货", "快递", "物流", "几天到", "包邮", "运费", "退货", "退换", "退款", "ship", "deliver", "return", "refund"},
 	askLink:     {"链接", "怎么买", "在哪买", "上车", "置顶", "link", "how do i buy", "where can i buy", "pin"},
@@ -124,7 +124,7 @@ func fallback(t *Turn, tf *turnFacts) string {
 	s := speaker{zh: replyLang(t, tf)}
 	intents := asked(t)
 	facts := askedFacts(t, tf)
-	if len(facts) > 0 && !slices.Contains(intents, askSpecs) {
+	if (len(facts) > 0 || namesAllergen(t, tf)) && !slices.Contains(intents, askSpecs) {
 		// "链长呢" names an attribute no intent word covers; what the
 		// calls looked up was only a guess at the question.
 		if len(wordIntents(t.Message)) == 0 {
@@ -155,6 +155,9 @@ func fallback(t *Turn, tf *turnFacts) string {
 			}
 		case askSpecs:
 			part = s.specs(facts)
+			if part == "" {
+				part = s.allergen(t, tf)
+			}
 		case askCompare:
 			part = s.compare(tf)
 			if part == "" && !slices.Contains(intents, askCoupon) {
@@ -403,8 +406,66 @@ func (s speaker) specs(facts []askedFact) string {
 	if len(facts) == 0 {
 		return ""
 	}
-	f := inLang(facts, s.zh)
+	return s.fact(inLang(facts, s.zh))
+}
+
+// fact says one fact a viewer asked for in a sentence.
+func (s speaker) fact(f askedFact) string {
+	switch {
+	case f.key == restockKey:
+		return s.say(fmt.Sprintf("It is expected back on %s %d.", monthName(f.restock.month), f.restock.day),
+			fmt.Sprintf("预计%d月%d日补货。", f.restock.month, f.restock.day))
+	case f.key == shipFromKey || f.key == "发货地":
+		return s.say(fmt.Sprintf("It ships from %s.", f.value), fmt.Sprintf("从%s发货。", f.value))
+	case !s.zh && plural(f.key):
+		return fmt.Sprintf("%s: %s.", capitalize(f.key), f.value)
+	}
 	return s.say(fmt.Sprintf("The %s is %s.", f.key, f.value), fmt.Sprintf("%s是%s。", f.key, f.value))
+}
+
+// namesAllergen reports whether a message names an allergen that is no
+// kind of food too ("is there fish in it", not "坚果多久发货"), which asks
+// of the item's allergen list.
+func namesAllergen(t *Turn, tf *turnFacts) bool {
+	msg := unnamedMessage(t, tf)
+	return slices.ContainsFunc(mentionedAllergens, func(w string) bool { return namesWord(msg, w) })
+}
+
+// allergen answers whether the item holds an allergen the message names
+// ("含不含乳制品", "is there fish in it"), from the item's allergen list:
+// of the two answers, the one the check backs; "" when the message names
+// no allergen or no result lists the item's allergens.
+func (s speaker) allergen(t *Turn, tf *turnFacts) string {
+	if first(tf, func(f *itemFacts) bool { return f.allergensStated }) == nil {
+		return ""
+	}
+	msg := unnamedMessage(t, tf)
+	for _, cw := range conceptWords {
+		if cw.c.kind != "allergen" || !namesWord(msg, cw.text) {
+			continue
+		}
+		for _, out := range []string{
+			s.say(fmt.Sprintf("It contains %s.", cw.text), fmt.Sprintf("这款含%s，过敏的朋友请注意。", cw.text)),
+			s.say(fmt.Sprintf("Going by its allergen list, it does not contain %s.", cw.text), fmt.Sprintf("按标注的过敏原，这款不含%s。", cw.text)),
+		} {
+			check := *t
+			check.Reply = out
+			if len(checkReply(&check, tf)) == 0 {
+				return out
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// shipFromKey is the attribute a result's ship_from is read as.
+const shipFromKey = "ship from"
+
+// plural reports whether an English attribute name is a plural
+// ("pieces"), which "The … is" would not fit.
+func plural(key string) bool {
+	return strings.HasSuffix(key, "s") && !strings.HasSuffix(key, "ss") && !strings.Contains(key, " ")
 }
 
 func (s speaker) compare(tf *turnFacts) string {

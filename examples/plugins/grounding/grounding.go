@@ -215,11 +215,19 @@ func Decide(t Turn) sdk.Decision {
 	tf, findings := analyze(&t)
 	if len(findings) == 0 {
 		// A backed reply that leaves out the fact asked for goes back
-		// while attempts remain; on the last it stays, being true.
-		if t.Attempt < t.Attempts && t.Config.checks(KindAnswer) {
-			if m, ok := unanswered(&t, tf); ok {
-				return sdk.Retry(answerFeedback(&t, tf, m))
-			}
+		// while attempts remain; on the last the fact is said before it.
+		if !t.Config.checks(KindAnswer) {
+			return sdk.Allow()
+		}
+		m, ok := unanswered(&t, tf)
+		switch {
+		case !ok:
+			return sdk.Allow()
+		case t.Attempt < t.Attempts:
+			return sdk.Retry(answerFeedback(&t, tf, m))
+		}
+		if out, ok := answered(&t, tf, m); ok {
+			return sdk.Rewrite(out)
 		}
 		return sdk.Allow()
 	}

@@ -58,8 +58,8 @@ func (c *checker) language() {
 }
 
 // nameMarks marks the bytes of the reply the language rules leave out:
-// the catalog names of the turn's items, the viewer's name and residue,
-// which is flagged on its own.
+// the catalog names of the turn's items, the places they ship from, the
+// viewer's name and residue, which is flagged on its own.
 func (c *checker) nameMarks() []bool {
 	marks := slices.Clone(c.unspoken)
 	for _, it := range c.t.Items {
@@ -69,6 +69,18 @@ func (c *checker) nameMarks() []bool {
 		}
 		for start, end := range occurrences(c.lower, n) {
 			if wordBounded(c.lower, start, end) {
+				claim(marks, start, end)
+			}
+		}
+	}
+	// A ship-from place the results write only in Chinese is said as
+	// written to an English-speaking viewer too.
+	for _, f := range c.tf.inPlay() {
+		for _, a := range f.attrs {
+			if a[0] != shipFromKey {
+				continue
+			}
+			for start, end := range occurrences(c.lower, asciiLower(a[1])) {
 				claim(marks, start, end)
 			}
 		}
