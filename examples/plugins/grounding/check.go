@@ -76,6 +76,7 @@ func checkReply(t *Turn, tf *turnFacts) []Finding {
 	c.phrases()
 	if c.on(KindFact) {
 		c.deniedFacts()
+		c.shipFrom()
 	}
 	if c.on(KindItem) {
 		c.itemKinds()
