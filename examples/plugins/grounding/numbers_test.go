@@ -216,6 +216,9 @@ func FuzzCheck(f *testing.F) {
 		f.Add(s, "精华多少钱", 1)
 	}
 	f.Add("加绒卫衣159元。", "卫衣的材质是什么？", 1)
+	f.Add("It ships from Qingdao, Shandlist.", "where does the serum ship from", 2)
+	f.Add("这款没有标注过敏原信息，我帮您确认一下。", "坚果含不含乳制品", 2)
+	f.Add("抱歉，这款已经售罄了。", "卫衣啥时候补货", 2)
 	calls := []Call{serumLookup, serumCoupon, hoodieLookup, hoodieStock, nutsLookup}
 	f.Fuzz(func(t *testing.T, reply, message string, attempt int) {
 		tt := turn("zh", message, reply, calls...)
