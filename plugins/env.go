@@ -187,16 +187,17 @@ func partOfName(c *catalog.Catalog, text string) []catalog.Product {
 	}
 	var out []catalog.Product
 	for _, p := range c.Products {
-		if productNames(p, func(n string) bool { return containsPart(n, text) }) > 0 {
+		if productNames(p, func(n string) bool { return NamePart(n, text) }) > 0 {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// containsPart reports whether part occurs in name without cutting a
-// Latin word or number.
-func containsPart(name, part string) bool {
+// NamePart reports whether part occurs in name without cutting a Latin
+// word or number: how a catalog lookup's text finds an item by a piece of
+// its name ("jigsaw" of "jigsaw puzzle", not "ring" of "earrings").
+func NamePart(name, part string) bool {
 	for from := 0; from < len(name); {
 		i := strings.Index(name[from:], part)
 		if i < 0 {

@@ -106,27 +106,39 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 		}
 	})
 	t.Run("query words", func(t *testing.T) {
-		m := &couponModel{item: "CR2"}
-		words := []string{"SE1", "CR2", "玻尿酸精华", "serum"}
-		s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
-			CatalogWords: func() []string { return words }})
-		ask(t, s, s.Listen(64), "面霜有券吗？")
-		if len(m.reqs) == 0 {
-			t.Fatal("the model was never asked")
-		}
-		for _, req := range m.reqs {
-			shown := propertySchema(t, req.Tools, "product_lookup", "query")
-			if _, ok := shown["enum"]; ok {
-				t.Errorf("the prompt's schema shows the query words: %v", shown)
-			}
-			var enum []string
-			for _, v := range propertySchema(t, req.CallTools, "product_lookup", "query")["enum"].([]any) {
-				enum = append(enum, v.(string))
-			}
-			want := []string{"SE1", "CR2", "玻尿酸精华", "serum", "面霜", "面霜有", "面霜有券", "霜有", "霜有券", "有券"}
-			if !slices.Equal(enum, want) {
-				t.Errorf("query held to %q, want the catalog's words and the viewer's spans %q", enum, want)
-			}
+		words := []string{"SE1", "CR2", "玻尿酸精华", "修护面霜", "serum"}
+		for _, tc := range []struct {
+			name, message string
+			spans         []string
+		}{
+			// Of the viewer's spans only "面霜" finds an item ("有券" none).
+			{"the spans that find an item", "面霜有券吗？", []string{"面霜"}},
+			// No span finds an item, so all stay: a lookup of the viewer's
+			// words finds nothing, where a catalog word would find an item.
+			{"a message that names no item", "主播是骗子", []string{"主播", "主播是", "主播是骗", "主播是骗子", "播是", "播是骗", "播是骗子", "是骗", "是骗子", "骗子"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				m := &couponModel{item: "CR2"}
+				s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+					CatalogWords: func() []string { return words }})
+				ask(t, s, s.Listen(64), tc.message)
+				if len(m.reqs) == 0 {
+					t.Fatal("the model was never asked")
+				}
+				for _, req := range m.reqs {
+					shown := propertySchema(t, req.Tools, "product_lookup", "query")
+					if _, ok := shown["enum"]; ok {
+						t.Errorf("the prompt's schema shows the query words: %v", shown)
+					}
+					var enum []string
+					for _, v := range propertySchema(t, req.CallTools, "product_lookup", "query")["enum"].([]any) {
+						enum = append(enum, v.(string))
+					}
+					if want := append(slices.Clone(words), tc.spans...); !slices.Equal(enum, want) {
+						t.Errorf("query held to %q, want the catalog's words and %q", enum, want)
+					}
+				}
+			})
 		}
 	})
 	t.Run("variants", func(t *testing.T) {

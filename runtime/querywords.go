@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/livehat/livehat/plugins"
 )
 
 // maxSpanUnits bounds a span of the viewer's words: twelve Han characters
@@ -139,3 +142,26 @@ var edgeWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// linkSpan is a span that names an item by its link: "2号", "2号链接",
+// "link 3", "#3", "三号".
+var linkSpan = regexp.MustCompile(`(?i)[0-9０-９一二两三四五六七八九十]+\s*号|\blink\s*#?\s*[0-9]+|链接\s*[0-9]+|#[0-9]+`)
+
+// findsItem reports whether a catalog lookup of span could find an item,
+// given the catalog's words in lower case: span holds one ("山茶积木多少钱"
+// holds "山茶积木"), is a part of one ("jigsaw" of "jigsaw puzzle"), or names
+// a link. A span that finds nothing ("back", "nah", "时候能再") is no query
+// a compact model should be able to write: it looked those up and then
+// told the viewer it could not check.
+func findsItem(span string, words []string) bool {
+	s := strings.ToLower(span)
+	if linkSpan.MatchString(s) {
+		return true
+	}
+	for _, w := range words {
+		if w != "" && (strings.Contains(s, w) || plugins.NamePart(w, s)) {
+			return true
+		}
+	}
+	return false
+}

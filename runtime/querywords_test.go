@@ -73,3 +73,33 @@ func FuzzViewerSpans(f *testing.F) {
 		}
 	})
 }
+
+// TestFindsItem: a viewer's span is a query when a catalog lookup of it
+// could find an item; "back" of "is the dumbbells back in stock or nah"
+// finds none, and job10 looked it up twice and told the viewer it could
+// not check.
+func TestFindsItem(t *testing.T) {
+	words := []string{"spt-9521", "山茶包胶哑铃", "dumbbells", "jigsaw puzzle", "喵屿耳夹式珍珠耳环", "earrings"}
+	for _, tc := range []struct {
+		span string
+		want bool
+	}{
+		{"dumbbells", true},
+		{"the dumbbells", true},
+		{"jigsaw", true},
+		{"珍珠耳环", true},
+		{"山茶包胶哑铃多少钱", true},
+		{"2号链接", true},
+		{"link 3", true},
+		{"三号", true},
+		{"back", false},
+		{"nah", false},
+		{"ring", false},
+		{"时候能再", false},
+		{"SPT-9521", true},
+	} {
+		if got := findsItem(tc.span, words); got != tc.want {
+			t.Errorf("findsItem(%q) = %v, want %v", tc.span, got, tc.want)
+		}
+	}
+}

@@ -707,8 +707,9 @@ func (r *turnRunner) catalogItems() []string {
 }
 
 // queryWords returns what an item query may say this turn: the catalog's
-// words and the spans of the viewer's message (viewerSpans), read once
-// per turn; nil when the stream gives no catalog words.
+// words and the spans of the viewer's message (viewerSpans) that find an
+// item (findsItem), or all its spans when none does, read once per turn;
+// nil when the stream gives no catalog words.
 func (r *turnRunner) queryWords() []string {
 	if r.words == nil && r.s.cfg.CatalogWords != nil {
 		words := append([]string{}, r.s.cfg.CatalogWords()...)
@@ -719,7 +720,20 @@ func (r *turnRunner) queryWords() []string {
 		for _, w := range words {
 			seen[w] = true
 		}
-		for _, w := range viewerSpans(r.viewerText) {
+		lower := make([]string, len(words))
+		for i, w := range words {
+			lower[i] = strings.ToLower(w)
+		}
+		// Spans that find no item are left out while some span finds
+		// one; a message that names no item ("you are a scammer") keeps
+		// them all, so that a lookup of its words finds nothing and says
+		// so rather than a catalog word finding some item.
+		spans := viewerSpans(r.viewerText)
+		finding := slices.DeleteFunc(slices.Clone(spans), func(w string) bool { return !findsItem(w, lower) })
+		if len(finding) > 0 {
+			spans = finding
+		}
+		for _, w := range spans {
 			if !seen[w] {
 				seen[w] = true
 				words = append(words, w)
