@@ -312,6 +312,15 @@ func TestWireWordsInReplies(t *testing.T) {
 		{"a key as a word", "en", "What does the serum do?", "The description says it is a 30ml hydrating serum.", []Call{serumLookup}, "", "", ""},
 		{"a member of no result", "en", "How much is the serum?", `The serum "final": 199 yuan.`, []Call{serumLookup}, KindResidue, `"final": 1`, "JSON"},
 		{"quoted words", "en", "How much is the serum?", `The serum is "on sale": 199 yuan.`, []Call{serumLookup}, "", "", ""},
+		// job10 on HVQA, its lookup renamed mulu_lookup, and on the transfer
+		// suite and a strategy tick.
+		{"a tool's name glued to a loop", "en", "How much is the serum?", "Going by the mulu_lookupNowNowNowNowNowNowNowNowNow", []Call{serumLookup},
+			KindResidue, "mulu_lookupNowNow", "field name"},
+		{"a piece in a loop", "zh", "精华多少钱", "精华199元，快来快来快来快来快来快来快来快来", []Call{serumLookup}, KindResidue, "快来快来", "times in a row"},
+		{"a laugh", "en", "How much is the serum?", "Hahaha, the serum is 199 yuan!", []Call{serumLookup}, "", "", ""},
+		{"words run together", "en", "How much is the serum?", "Today's pick isRou the serum, 199 yuan.", []Call{serumLookup}, KindResidue, "isRou", "run together"},
+		{"a made-up word run together", "en", "Is the serum in stock?", "Going by the live, no, down from UamAh.", []Call{serumLookup}, KindResidue, "UamAh", "run together"},
+		{"a platform's name", "en", "How much is the serum?", "The serum is 199 yuan, the same as on TikTok.", []Call{serumLookup}, "", "", ""},
 	})
 }
 

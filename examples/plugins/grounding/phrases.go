@@ -30,7 +30,11 @@ func (c *checker) residue() {
 		if !strings.ContainsAny(c.lower, residueBytes[re]) && !(re == urlRE && strings.Contains(c.lower, "www.")) {
 			return // each pattern needs one of these bytes; most replies hold none
 		}
-		for _, m := range re.FindAllStringIndex(c.text, -1) {
+		src := c.text
+		if re == fieldRE {
+			src = c.lower // "mulu_lookupNowNow…": a field glued to capitals
+		}
+		for _, m := range re.FindAllStringIndex(src, -1) {
 			if overlaps(c.named, m[0], m[1]) {
 				continue
 			}
@@ -54,6 +58,7 @@ func (c *checker) residue() {
 	flagAll(urlRE, "a URL no tool result gives; links are pinned, never read out")
 	flagAll(fieldRE, "a field name of a tool result, not words for viewers")
 	c.gluedKeys()
+	c.gluedWords()
 	c.bareMembers()
 	for _, id := range c.tf.ids {
 		if !idLike(id) || c.isName(asciiLower(id)) {
@@ -112,6 +117,42 @@ func (c *checker) gluedKeys() {
 	}
 }
 
+// camelWords are the run-together names a reply may use as words.
+var camelWords = []string{"wechat", "tiktok", "youtube", "iphone", "ipad", "airpods", "macbook", "paypal", "ebay", "whatsapp",
+	"playstation", "linkedin", "powerbank"}
+
+// gluedWords flags a Latin word with a capital inside it that neither
+// the results, the catalog's names, the message nor the viewer's name
+// hold: two words a model ran together ("Today's pick isRou", "down
+// from UamAh"), never a word a viewer knows.
+func (c *checker) gluedWords() {
+	for i := 0; i < len(c.text); {
+		if !isASCIILetter(c.text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(c.text) && isASCIILetter(c.text[i]) {
+			i++
+		}
+		w := c.text[start:i]
+		glued := false
+		for j := 1; j < len(w); j++ {
+			if w[j-1] >= 'a' && w[j-1] <= 'z' && w[j] >= 'A' && w[j] <= 'Z' {
+				glued = true
+				break
+			}
+		}
+		lw := asciiLower(w)
+		if !glued || overlaps(c.named, start, i) || slices.Contains(camelWords, lw) || c.inTexts(lw) ||
+			strings.Contains(asciiLower(c.t.Message), lw) || c.inViewerName(start, i) {
+			continue
+		}
+		claim(c.named, start, i)
+		c.flag(KindResidue, start, i, "words run together, not words for viewers")
+	}
+}
+
 // inViewerName reports whether text[start:end] lies in the viewer's name
 // where the reply writes it.
 func (c *checker) inViewerName(start, end int) bool {
@@ -158,10 +199,17 @@ func (c *checker) brokenText() {
 // model caught in a loop ("50-storage禾禾禾禾…", a hundred times).
 const loopRun = 10
 
+// loopUnits is how many times in a row a piece of two to eight
+// characters may be spoken: "hahaha" is a laugh, "NowNowNowNowNow…" a
+// model caught in a loop.
+const loopUnits = 6
+
 // loops flags a character repeated loopRun times or more in a row,
 // white space aside, and digits, whose runs the number reader judges
-// ("120 digits").
+// ("120 digits"); and a piece of two to eight characters repeated
+// loopUnits times or more.
 func (c *checker) loops() {
+	c.pieceLoops()
 	for i := 0; i < len(c.text); {
 		r, _ := utf8.DecodeRuneInString(c.text[i:])
 		start, n := i, 0
@@ -177,6 +225,32 @@ func (c *checker) loops() {
 			claim(c.named, start, i)
 			c.findings = append(c.findings, Finding{Kind: KindResidue, Phrase: brokenPhrase(c.text, start, i),
 				Why: fmt.Sprintf("%q %d times in a row: a model's loop, never spoken", r, n), at: start})
+		}
+	}
+}
+
+// pieceLoops flags a piece of two to eight bytes repeated loopUnits
+// times or more in a row, its first run only.
+func (c *checker) pieceLoops() {
+	for i := 0; i < len(c.text); i++ {
+		for n := 2; n <= 8 && i+n*loopUnits <= len(c.text); n++ {
+			piece := c.text[i : i+n]
+			first, _ := utf8.DecodeRuneInString(piece)
+			if !utf8.ValidString(piece) || strings.TrimSpace(piece) == "" || strings.TrimLeft(piece, string(first)) == "" ||
+				strings.IndexFunc(piece, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune(cnDigitRunes, r) }) >= 0 {
+				continue // one character's run is loops()'s; digits are the number reader's
+			}
+			end := i + n
+			for end+n <= len(c.text) && c.text[end:end+n] == piece {
+				end += n
+			}
+			if (end-i)/n < loopUnits || overlaps(c.named, i, end) {
+				continue
+			}
+			claim(c.named, i, end)
+			c.findings = append(c.findings, Finding{Kind: KindResidue, Phrase: brokenPhrase(c.text, i, min(end, i+3*n)),
+				Why: fmt.Sprintf("%q %d times in a row: a model's loop, never spoken", piece, (end-i)/n), at: i})
+			return
 		}
 	}
 }
