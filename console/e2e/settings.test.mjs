@@ -69,6 +69,9 @@ test('the operator serves the organisation and one stream from a model server, t
 
     // One stream of its own.
     await page.selectOption('#serving-stream-picker', demo.id);
+    // The forms are drawn again for the stream picked; typing before that
+    // would go into the forms it replaces.
+    await page.locator(`#serving[data-stream="${demo.id}"]`).waitFor();
     assert.match(await page.locator('#serving-stream-state').textContent(), /organisation's model \(qwen at /);
     await page.fill('#serving-stream-url', url);
     await page.fill('#serving-stream-model', 'big');

@@ -190,6 +190,7 @@ LiveHAT.page(async (me) => {
     } else {
       const own = await api('GET', '/api/serving-model/streams/' + encodeURIComponent(streamID));
       const picker = el('select', {id: 'serving-stream-picker', 'aria-label': t('settings.stream'), onchange: async () => {
+        if (picker.value === streamID) return; // nothing to load; a redraw would drop what was typed
         streamID = picker.value;
         try { await loadServing(); } catch (err) { showError(err); }
       }}, streams.map((s) => el('option', {value: s.id, selected: s.id === streamID}, s.name)));
@@ -199,6 +200,7 @@ LiveHAT.page(async (me) => {
           own.own ? t('settings.reset_stream') : '', loadServing));
     }
     serving.replaceChildren(...parts);
+    serving.dataset.stream = streamID; // the stream the forms now edit
   }
   await loadServing();
 
