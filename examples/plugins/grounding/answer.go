@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -60,10 +61,24 @@ func askedFacts(t *Turn, tf *turnFacts) []askedFact {
 			}
 		}
 	}
+	// "哪里发的？", "从哪发货" ask where an item ships from without naming
+	// the attribute.
+	if containsAny(msg, shipFromAsks) && !slices.ContainsFunc(out, func(a askedFact) bool { return a.key == shipFromKey }) {
+		for _, f := range tf.inPlay() {
+			for _, a := range f.attrs {
+				if a[0] == shipFromKey {
+					out = append(out, askedFact{item: f, key: a[0], value: a[1]})
+				}
+			}
+		}
+	}
 	// The longest name is the one asked: "chain length" over "length".
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].key) > len(out[j].key) })
 	return out
 }
+
+// shipFromAsks are the ways a message asks where an item ships from.
+var shipFromAsks = []string{"哪里发", "哪发", "哪儿发", "从哪", "where from", "ships from", "shipped from"}
 
 // unnamedMessage is the viewer's message in lower case with the items'
 // names blanked: what it asks, not what it calls the item.

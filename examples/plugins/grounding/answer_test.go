@@ -22,6 +22,7 @@ func TestUnansweredFactGoesBack(t *testing.T) {
 		`"price":"267","restock_date":"2026-12-19","stock_state":"sold_out"}`)
 	dogFoodStock := call("check_stock", `{"item_id":"PET-8977"}`, `{"item_id":"PET-8977","item_stock_state":"sold_out","restock_date":"2026-12-19",`+
 		`"stock":{"2kg":"not stated","5kg":"not stated"},"stock_state":{"2kg":"sold_out","5kg":"sold_out"}}`)
+	blocksShippingDays := call("shipping_policy", `{"item_id":"TOY-9827"}`, `{"item_id":"TOY-9827","ship_from":"浙江义乌","ships_within_days":1}`)
 	// The transfer demo's blocks: a Chinese name only, and a ship-from
 	// place the catalog writes in Chinese.
 	blocksLookup := call("product_lookup", `{"query":"blocks"}`, `{"currency":"CNY","found":true,"item_id":"TOY-9827","link":2,"name":"山茶城堡积木",`+
@@ -42,6 +43,8 @@ func TestUnansweredFactGoesBack(t *testing.T) {
 		{"a spec's measure", "zh", "功率呢，电热水壶的", "这个我帮您确认一下，稍等哦。", []Call{kettle}, []string{"功率", "1500W"}, "功率是1500W。"},
 		{"where it ships from", "en", "where do the building blocks ship from", "Free shipping on this one!", []Call{blocksLookup, blocksShipping},
 			[]string{"the ship-from place of the item: 浙江义乌", "in English"}, "It ships from 浙江义乌. Free shipping on this one!"},
+		{"where it ships from, in Chinese", "zh", "积木哪里发的？拍了多久发", "下单后1天内发货。", []Call{blocksLookup, blocksShippingDays},
+			[]string{"浙江义乌"}, "从浙江义乌发货。下单后1天内发货。"},
 		{"a plural attribute", "en", "how many pieces is the castle", "The dispatch time is not stated; I'll check for you.", []Call{blocksLookup, blocksShipping},
 			[]string{"the pieces of the item: 500pcs"}, "Pieces: 500pcs."},
 		{"a restock date", "zh", "2号链接啥时候补货", "抱歉，这款已经售罄了。", []Call{dogFood, dogFoodStock}, []string{"the restock date of 山茶冻干双拼狗粮: 2026-12-19"},
