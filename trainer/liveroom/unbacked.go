@@ -1679,6 +1679,15 @@ func (c *checker) checkStock(state string, i, j int, cl string) {
 		}
 	}
 	if named == nil {
+		// "Sorry, it is sold out" of the colour the viewer asked for
+		// ("the earbuds in white"): the clause speaks of that variant.
+		for _, st := range ev.stock {
+			if st.variant != "" && !strings.EqualFold(st.variant, "standard") && names(c.q.Text, st.variant) {
+				named = append(named, st)
+			}
+		}
+	}
+	if named == nil {
 		for _, it := range ev.items {
 			for _, v := range it.Variants {
 				if v.Name != "standard" && names(cl, v.Name) {

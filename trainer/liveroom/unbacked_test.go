@@ -154,6 +154,8 @@ func TestFindUnbacked(t *testing.T) {
 		{name: "30% off unbacked", ask: "Any discount on the serum?", lang: LangEN, calls: serum, reply: "It is 30% off today.", want: []string{UnbackedDiscount}},
 		// Stock.
 		{name: "sold out variant", ask: "精华液30ml还有货吗", calls: append(serum, itemCall(ToolCheckStock, "CO112", "variant", "30ml")), reply: "抱歉，30ml已经售罄了。"},
+		{name: "sold out, the variant asked", ask: "精华液30ml还有货吗", calls: append(serum, itemCall(ToolCheckStock, "CO112")), reply: "抱歉，已经售罄了。"},
+		{name: "sold out, no variant asked", ask: "精华液还有货吗", calls: append(serum, itemCall(ToolCheckStock, "CO112")), reply: "抱歉，已经售罄了。", want: []string{UnbackedStockState}},
 		{name: "in stock en", ask: "Is the serum in stock?", lang: LangEN, calls: append(serum, itemCall(ToolCheckStock, "CO112")), reply: "Yes, it is in stock, plenty for everyone."},
 		{name: "low and in stock", ask: "卫衣M码还有吗", calls: append(hoodie, itemCall(ToolCheckStock, "AP121", "variant", "M")), reply: "M码还有货，但库存紧张，仅剩5件！"},
 		{name: "in stock but sold out", ask: "精华液30ml还有货吗", calls: append(serum, itemCall(ToolCheckStock, "CO112", "variant", "30ml")), reply: "有货的，放心拍！", want: []string{UnbackedStockState}},
