@@ -235,17 +235,18 @@ func (c *checker) pieceLoops() {
 	for i := 0; i < len(c.text); i++ {
 		for n := 2; n <= 8 && i+n*loopUnits <= len(c.text); n++ {
 			piece := c.text[i : i+n]
-			first, _ := utf8.DecodeRuneInString(piece)
-			if !utf8.ValidString(piece) || strings.TrimSpace(piece) == "" || strings.TrimLeft(piece, string(first)) == "" ||
-				strings.IndexFunc(piece, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune(cnDigitRunes, r) }) >= 0 {
-				continue // one character's run is loops()'s; digits are the number reader's
-			}
 			end := i + n
 			for end+n <= len(c.text) && c.text[end:end+n] == piece {
 				end += n
 			}
-			if (end-i)/n < loopUnits || overlaps(c.named, i, end) {
-				continue
+			if (end-i)/n < loopUnits {
+				continue // the common case, settled by comparing bytes
+			}
+			first, _ := utf8.DecodeRuneInString(piece)
+			if !utf8.ValidString(piece) || strings.TrimSpace(piece) == "" || strings.TrimLeft(piece, string(first)) == "" ||
+				strings.IndexFunc(piece, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune(cnDigitRunes, r) }) >= 0 ||
+				overlaps(c.named, i, end) {
+				continue // one character's run is loops()'s; digits are the number reader's
 			}
 			claim(c.named, i, end)
 			c.findings = append(c.findings, Finding{Kind: KindResidue, Phrase: brokenPhrase(c.text, i, min(end, i+3*n)),

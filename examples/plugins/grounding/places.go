@@ -48,6 +48,10 @@ var shipFromCues = []string{"发货", "发出", "寄出", "发的货"}
 // from" must be a part of a stated place (or the place as written), in
 // Chinese a province or city named in a clause that ships must be.
 func (c *checker) shipFrom() {
+	english := strings.Contains(c.lower, "from")
+	if !english && !containsAny(c.text, shipFromCues) {
+		return // most replies say nothing of where an item ships from
+	}
 	var stated []string
 	for _, f := range c.tf.inPlay() {
 		for _, a := range f.attrs {
@@ -62,7 +66,11 @@ func (c *checker) shipFrom() {
 		}
 		return "the results say it ships from " + strings.Join(stated, ", ")
 	}
-	for _, m := range shipFromRE.FindAllStringIndex(c.text, -1) {
+	var claims [][]int
+	if english {
+		claims = shipFromRE.FindAllStringIndex(c.text, -1)
+	}
+	for _, m := range claims {
 		start, end := m[1], m[1]
 		for _, w := range placeWords(c.text[m[1]:]) {
 			if !slices.Contains(placeFiller, asciiLower(w.word)) && !placeBacked(asciiLower(w.word), stated) {
