@@ -141,7 +141,11 @@ func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 		compareTools(t, ctx, ps, base(t), room, toolCalls(room), fmt.Sprintf("transfer catalog %d", it.Room))
 	}
 	// The shop family's training catalogs (every field kind), and the
-	// shop questions' gold calls, which SFT data is collected from.
+	// shop questions' gold calls, which SFT data is collected from. Their
+	// coupons and offers end in December 2026, so both sides read them at
+	// one fixed time before every end: the wall clock would expire them
+	// for the plugins and not for the room.
+	shopNow := time.Date(2026, 11, 30, 12, 0, 0, 0, zone)
 	for seed := uint64(1); seed <= 12; seed++ {
 		room, err := liveroom.ShopRoom(seed, liveroom.ShopConfig{MinItems: int(seed), MaxItems: int(seed) + 4})
 		if err != nil {
@@ -151,7 +155,8 @@ func TestRoomToolsMatchPluginsOnCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps, err := sb.Plugins(doc, nil)
+		room.Now = shopNow
+		ps, err := sb.Plugins(doc, func() time.Time { return shopNow })
 		if err != nil {
 			t.Fatal(err)
 		}
