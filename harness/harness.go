@@ -394,7 +394,9 @@ type Pipeline struct {
 	// Retries is the budget of hook-triggered retries per turn.
 	Retries Limit `json:"retries"`
 	// RequireReplySkill makes the runtime refuse a final reply before a
-	// reply skill was loaded in the turn.
+	// reply skill was loaded in the turn; a backend that can be told to
+	// call a tool opens every turn with the load, so the model's first
+	// choice is the skill.
 	RequireReplySkill bool `json:"require_reply_skill,omitempty"`
 	// LoadSkillTool is the name of the built-in tool that loads a skill;
 	// default "load_skill".

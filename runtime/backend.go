@@ -60,6 +60,16 @@ func (m RemoteModel) Generate(ctx context.Context, req Request) (Response, error
 		temperature = *m.Temperature
 	}
 	r := remote.Request{Messages: toChat(req.Messages), Tools: toChatTools(req.Tools), MaxTokens: req.MaxTokens, Temperature: &temperature}
+	if req.MustCall != "" {
+		// The server is asked for a call, any of the tools: a function
+		// named in tool_choice is read as "auto" by llama-server
+		// (ggml-org/llama.cpp#26535), and offering the one tool alone would
+		// change the prompt the server's prefix cache holds.
+		if !offered(req.Tools, req.MustCall) {
+			return Response{}, fmt.Errorf("runtime: the answer must call %q, which is not among the request's tools", req.MustCall)
+		}
+		r.ToolChoice = "required"
+	}
 	start := time.Now()
 	s, err := m.Client.Stream(ctx, r)
 	if err != nil {
@@ -204,6 +214,7 @@ func (m LocalModel) Generate(ctx context.Context, req Request) (Response, error)
 	if r.Constrain && req.CallTools != nil {
 		r.CallTools = toChatTools(req.CallTools)
 	}
+	r.MustCall = req.MustCall
 	res, err := m.Engine.Generate(ctx, r, nil)
 	if err != nil {
 		return Response{}, err

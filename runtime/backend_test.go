@@ -106,6 +106,10 @@ func TestRemoteModelInTheLoop(t *testing.T) {
 	if tools, ok := first["tools"].([]any); !ok || len(tools) != 6 {
 		t.Errorf("tools sent = %v", first["tools"])
 	}
+	if first["tool_choice"] != "required" || (*requests)[1]["tool_choice"] != nil {
+		t.Errorf("tool_choice %v then %v: want the turn to open with a call (the reply-skill rule), then the model's choice",
+			first["tool_choice"], (*requests)[1]["tool_choice"])
+	}
 	if first["temperature"] != 0.0 || first["stream"] != true {
 		t.Errorf("temperature %v stream %v: want greedy and streamed", first["temperature"], first["stream"])
 	}
@@ -156,6 +160,43 @@ func TestRemoteModelSendsItsTemperature(t *testing.T) {
 	}
 	if got := (*requests)[0]["temperature"]; got != 0.7 {
 		t.Errorf("temperature = %v, want 0.7", got)
+	}
+}
+
+// TestRemoteModelMustCall: a call the harness demands goes to the server as
+// tool_choice "required" with the tools unchanged, the form llama-server
+// enforces, and a prompt its prefix cache already holds.
+func TestRemoteModelMustCall(t *testing.T) {
+	srv, requests := openAIServer(t, func(int, map[string]any) map[string]any {
+		return map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c1", "type": "function",
+			"function": map[string]any{"name": "pick", "arguments": `{"id":"a"}`}}}}
+	})
+	m := RemoteModel{Client: newRemote(t, srv.URL, remote.Config{})}
+	tools := []harness.FunctionSpec{
+		{Type: "function", Function: harness.FunctionBody{Name: "lookup", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		{Type: "function", Function: harness.FunctionBody{Name: "pick", Parameters: json.RawMessage(`{"type":"object"}`)}},
+	}
+	msgs := []harness.Message{{Role: "user", Content: "x"}}
+	res, err := m.Generate(context.Background(), Request{Messages: msgs, Tools: tools, MustCall: "pick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "pick" {
+		t.Errorf("calls %+v", res.ToolCalls)
+	}
+	req := (*requests)[0]
+	sent, _ := req["tools"].([]any)
+	if req["tool_choice"] != "required" || len(sent) != 2 {
+		t.Errorf("tool_choice %v, %d tools: want required with both", req["tool_choice"], len(sent))
+	}
+	if _, err := m.Generate(context.Background(), Request{Messages: msgs, Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	if req := (*requests)[1]; req["tool_choice"] != nil || len(req["tools"].([]any)) != 2 {
+		t.Errorf("without MustCall: tool_choice %v, %d tools", req["tool_choice"], len(req["tools"].([]any)))
+	}
+	if _, err := m.Generate(context.Background(), Request{Messages: msgs, Tools: tools, MustCall: "teleport"}); err == nil || !strings.Contains(err.Error(), "teleport") {
+		t.Errorf("a tool the request does not offer: err %v", err)
 	}
 }
 

@@ -211,3 +211,47 @@ func TestListIDs(t *testing.T) {
 		t.Errorf("listIDs(25) = %q, want the first 20 and the count", got)
 	}
 }
+
+// TestTheTurnOpensWithTheSkillAndTheLookup: under the reply-skill rule the
+// first answer of a turn is the skill's load; with a bound catalog, a
+// message that names an item makes the next one its lookup. A message that
+// names none, or a stream without catalog words, leaves the model free.
+func TestTheTurnOpensWithTheSkillAndTheLookup(t *testing.T) {
+	items := []string{"SE1", "CR2"}
+	words := []string{"SE1", "CR2", "玻尿酸精华", "修护面霜", "serum"}
+	for _, tc := range []struct {
+		name, message string
+		words         func() []string
+		want          []string // MustCall of each generation
+	}{
+		{"names an item", "面霜有券吗？", func() []string { return words }, []string{"load_skill", "product_lookup", ""}},
+		{"names a link", "link 2 has a coupon?", func() []string { return words }, []string{"load_skill", "product_lookup", ""}},
+		{"names none", "主播是骗子", func() []string { return words }, []string{"load_skill", "", ""}},
+		{"no catalog words", "面霜有券吗？", nil, []string{"load_skill", "", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &couponModel{item: "CR2"}
+			s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+				CatalogWords: tc.words})
+			turn := ask(t, s, s.Listen(64), tc.message)
+			var got []string
+			for _, req := range m.reqs {
+				got = append(got, req.MustCall)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("generations must call %q, want %q (turn %s: %s)", got, tc.want, turn.Outcome, turn.Reason)
+			}
+		})
+	}
+	t.Run("without the rule", func(t *testing.T) {
+		h := demo(t)
+		h.Pipeline.RequireReplySkill = false
+		m := &couponModel{item: "CR2"}
+		s := startSession(t, Config{Harness: h, Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+			CatalogWords: func() []string { return words }})
+		ask(t, s, s.Listen(64), "面霜有券吗？")
+		if len(m.reqs) == 0 || m.reqs[0].MustCall != "" {
+			t.Errorf("without require_reply_skill the first answer is the model's: %+v", m.reqs)
+		}
+	})
+}

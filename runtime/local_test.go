@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,35 +22,7 @@ import (
 // count the prompt tokens, and reuse the harness prefix from the engine's
 // prefix cache on the second turn.
 func TestLocalModelInTheLoop(t *testing.T) {
-	var corpus []string
-	for i := range 30 {
-		corpus = append(corpus, fmt.Sprintf("How much is the serum? 精华多少钱？ The price is %d yuan. 有货吗", 100+i))
-	}
-	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus), tokenizer.TrainConfig{VocabSize: 400,
-		SpecialTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := model.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.VocabSize = tok.VocabSize()
-	cfg.MaxPositionEmbeddings = 16384
-	if id, ok := tok.TokenID("<|im_end|>"); ok {
-		cfg.EOSTokenID = id
-	}
-	cpu := model.NewCPU(2)
-	defer cpu.Close()
-	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32, Backend: cpu})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(m, tok, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := tinyEngine(t)
 	// A small harness keeps the prompt short for a CPU test.
 	h, err := harness.Load("../harness/testdata/minimal.json")
 	if err != nil {
@@ -116,4 +89,68 @@ livehat_engine_waiting_requests{model="tiny"} 0
 	var none *EngineMetrics
 	none.Watch("tiny", eng)
 	none.Forget("tiny")
+}
+
+// tinyEngine serves a random-weight tiny Qwen2 model with a tokenizer
+// trained on shop sentences: noise for words, real for the loop's paths.
+func tinyEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	var corpus []string
+	for i := range 30 {
+		corpus = append(corpus, fmt.Sprintf("How much is the serum? 精华多少钱？ The price is %d yuan. 有货吗", 100+i))
+	}
+	tok, err := tokenizer.Train(context.Background(), slices.Values(corpus), tokenizer.TrainConfig{VocabSize: 400,
+		SpecialTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := model.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.VocabSize = tok.VocabSize()
+	cfg.MaxPositionEmbeddings = 16384
+	if id, ok := tok.TokenID("<|im_end|>"); ok {
+		cfg.EOSTokenID = id
+	}
+	cpu := model.NewCPU(2)
+	t.Cleanup(cpu.Close)
+	m, err := model.NewRandom(cfg, 1, model.Options{DType: model.F32, Backend: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(m, tok, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
+// TestLocalModelMustCall: a request that must call a tool gets that call,
+// whatever the model would have said, with arguments it wrote within the
+// tool's schema; a tool the request does not offer is an error.
+func TestLocalModelMustCall(t *testing.T) {
+	m := LocalModel{Engine: tinyEngine(t), Constrain: true}
+	tools := []harness.FunctionSpec{
+		{Type: "function", Function: harness.FunctionBody{Name: "lookup", Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}},
+		{Type: "function", Function: harness.FunctionBody{Name: "pick", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","enum":["price_answer","stock_answer"]}},"required":["id"]}`)}},
+	}
+	msgs := []harness.Message{{Role: harness.RoleSystem, Content: "You host a shop."}, {Role: harness.RoleUser, Content: "How much is the serum?"}}
+	res, err := m.Generate(context.Background(), Request{Messages: msgs, Tools: tools, MustCall: "pick", MaxTokens: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ToolCalls) == 0 {
+		t.Fatalf("reply %q: no call", res.Content)
+	}
+	for _, c := range res.ToolCalls {
+		var args struct{ ID string }
+		if err := json.Unmarshal(c.Arguments, &args); c.Name != "pick" || err != nil || args.ID != "price_answer" && args.ID != "stock_answer" {
+			t.Errorf("call %s %s (%v): want pick with an id of its enum", c.Name, c.Arguments, err)
+		}
+	}
+	if _, err := m.Generate(context.Background(), Request{Messages: msgs, Tools: tools, MustCall: "teleport"}); err == nil || !strings.Contains(err.Error(), "teleport") {
+		t.Errorf("a tool the request does not offer: err %v", err)
+	}
 }

@@ -39,6 +39,14 @@ type Request struct {
 	// bound to the stream's catalog): a backend that constrains tool calls
 	// holds them to these, while the prompt shows Tools.
 	CallTools []harness.FunctionSpec
+	// MustCall names a tool the answer must be a call of, because a harness
+	// rule demands that call before the turn goes on (a reply skill loaded
+	// before the reply): the model still writes the call's arguments, as
+	// OpenAI's tool_choice naming a function leaves them to the model. The
+	// local engine holds the answer to that tool; a remote server is asked
+	// for a call of any tool (tool_choice "required"), since servers do not
+	// all honour a named one. Empty leaves the choice to the model.
+	MustCall string
 	// MaxTokens bounds the completion; 0 leaves it to the backend.
 	MaxTokens int
 	// Since is when the question the generation serves arrived (for a turn

@@ -41,6 +41,10 @@ type Config struct {
 	// spans of the viewer's message, so that a lookup names what the
 	// viewer or the catalog named, never an item the model remembers from
 	// training. The plugin still resolves the words; nothing is refused.
+	// A viewer's message with a span that finds an item makes the turn's
+	// call after the reply skill a lookup (the first tool with query
+	// arguments), so that an item question is answered from its lookup
+	// even when the model does not know the lookup by its name.
 	CatalogWords func() []string
 	// CatalogVariants returns the names of the catalog's variants (sizes,
 	// colours: catalog.Catalog.VariantNames), nil or empty when no item

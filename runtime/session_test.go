@@ -337,6 +337,9 @@ func TestReplySkillRuleAndToolErrors(t *testing.T) {
 	s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		step++
+		if want := map[int]string{1: "load_skill", 2: "load_skill"}[step]; req.MustCall != want {
+			t.Errorf("generation %d must call %q, want %q", step, req.MustCall, want)
+		}
 		switch step {
 		case 1: // answer straight away, without a skill
 			return Response{Content: "199 yuan."}, nil

@@ -154,6 +154,9 @@ type turnRunner struct {
 	items []string
 	// words caches what an item query may say this turn; see queryWords.
 	words []string
+	// named is whether the viewer's message names a catalog item, set
+	// with words.
+	named bool
 	// variants caches the catalog's variant names for the turn; see
 	// catalogVariants.
 	variants []string
@@ -351,6 +354,8 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 	limits := r.h.Pipeline
 	rounds, retries := 0, 0
 	skillLoaded := false
+	// mustCall is a call the pipeline's rule demands of the next answer.
+	mustCall := ""
 	lang := replyLang(userText, history, r.s.cfg.Lang)
 	var streamCtx []harness.ContextItem // what the model saw, for the hooks
 	for {
@@ -390,8 +395,23 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 			r.safeLine(msgs[turnStart:], "tools: "+err.Error())
 			return
 		}
+		if limits.RequireReplySkill && !skillLoaded && rounds == 0 && hasReplySkill(r.h) {
+			// The rule wants a reply skill before any reply, so the turn
+			// opens with the load: the model chooses the skill first.
+			mustCall = r.h.LoadSkillToolName()
+		}
+		if mustCall == "" && rounds == 1 && skillLoaded {
+			// A question that names a catalog item is answered from its
+			// lookup: the call after the reply skill is the lookup, and the
+			// model writes the query.
+			mustCall = r.lookupDue()
+		}
+		if !offered(tools, mustCall) {
+			mustCall = ""
+		}
 		resp, err := r.s.cfg.Model.Generate(ctx, Request{Messages: prompt.Messages, Tools: tools, CallTools: callTools,
-			MaxTokens: maxTokens, Since: r.start.Add(-t.Timing.Queue)})
+			MustCall: mustCall, MaxTokens: maxTokens, Since: r.start.Add(-t.Timing.Queue)})
+		mustCall = ""
 		st.Took = time.Since(t0)
 		t.Timing.Model += st.Took
 		t.Timing.Prefill += resp.Usage.Prefill
@@ -444,7 +464,10 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		// The harness rule: a reply skill must be loaded before a final reply.
 		feedback := ""
 		if limits.RequireReplySkill && !skillLoaded && hasReplySkill(r.h) {
-			feedback = r.h.ReplySkillFeedback()
+			// The model is told, and its next answer is the load: a model
+			// that does not know the renamed loader by its name would
+			// otherwise spend every retry answering again.
+			feedback, mustCall = r.h.ReplySkillFeedback(), r.h.LoadSkillToolName()
 		} else if reply == "" {
 			feedback = "Your reply was empty. Answer the viewer."
 		} else {
@@ -473,6 +496,11 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		r.step(Step{Kind: "retry", Start: r.since(), Output: feedback})
 		msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: r.h.RetryMessage(feedback)})
 	}
+}
+
+// offered reports whether name is one of the tools.
+func offered(tools []harness.FunctionSpec, name string) bool {
+	return name != "" && slices.ContainsFunc(tools, func(t harness.FunctionSpec) bool { return t.Function.Name == name })
 }
 
 // answerRefusedFeedback is what the model reads after its server refused
@@ -731,7 +759,7 @@ func (r *turnRunner) queryWords() []string {
 		spans := viewerSpans(r.viewerText)
 		finding := slices.DeleteFunc(slices.Clone(spans), func(w string) bool { return !findsItem(w, lower) })
 		if len(finding) > 0 {
-			spans = finding
+			spans, r.named = finding, true
 		}
 		for _, w := range spans {
 			if !seen[w] {
@@ -742,6 +770,27 @@ func (r *turnRunner) queryWords() []string {
 		r.words = words
 	}
 	return r.words
+}
+
+// lookupDue returns the harness's item lookup (the first tool with query
+// arguments) when the turn must call it before answering: a viewer's
+// message that names a catalog item (findsItem), in a turn that has not
+// looked anything up. Empty otherwise.
+func (r *turnRunner) lookupDue() string {
+	if strings.HasPrefix(r.viewerText, narrationPrefix) || r.queryWords() == nil || !r.named {
+		return ""
+	}
+	for _, c := range r.calls {
+		if t, ok := r.h.Tool(c.Name); ok && len(t.QueryArgs) > 0 {
+			return ""
+		}
+	}
+	for _, t := range r.h.Tools {
+		if len(t.QueryArgs) > 0 {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 // catalogVariants returns the catalog's variant names, read once per

@@ -349,3 +349,44 @@ func TestCallToolsNarrowTheConstraintNotThePrompt(t *testing.T) {
 		}
 	}
 }
+
+// MustCall makes the reply a call of the one tool named, whatever the
+// model would have called, and refuses a tool the prompt does not show.
+func TestMustCallHoldsTheReplyToTheTool(t *testing.T) {
+	tok := trainTokenizer(t, 600)
+	m := randomModel(t, "tiny", tok, 9)
+	e := startEngine(t, m, tok, Options{})
+	ctx := context.Background()
+	tools := shopTools()
+	want := tools[len(tools)-1].Name
+	for i := range 6 {
+		res, err := e.Generate(ctx, Request{Messages: question("host", "cart"), Tools: tools, MustCall: want, Constrain: true,
+			MaxTokens: 120, Sampling: sample.Config{Temperature: 1, Seed: uint64(i)}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := regexp.MustCompile(`"name"\s*:\s*"([^"]*)"`).FindAllStringSubmatch(res.Text, -1)
+		if !strings.HasPrefix(res.Text, chat.ToolCallOpen) || len(names) == 0 {
+			t.Fatalf("seed %d: %q does not open with a call", i, res.Text)
+		}
+		for _, n := range names {
+			if n[1] != want {
+				t.Errorf("seed %d: a call of %q in %q, want only %q", i, n[1], res.Text, want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		err  string
+	}{
+		{"not shown", Request{Messages: question("host", "cart"), Tools: tools, MustCall: "teleport"}, "teleport"},
+		{"with a prefix", Request{Messages: question("host", "cart"), Tools: tools, MustCall: want, Prefix: "Sure"}, "Prefix"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := e.Generate(ctx, tc.req, nil); err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("err %v, want one naming %q", err, tc.err)
+			}
+		})
+	}
+}

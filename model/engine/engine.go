@@ -152,6 +152,11 @@ type Request struct {
 	// MaxTokens, a stop string or the context ends the reply; the token
 	// itself adds no text. Benchmarks use it for replies of fixed length.
 	IgnoreEOS bool
+	// MustCall names a tool of Tools the reply must call: the reply opens
+	// <tool_call> and, with Constrain, the call is held to that tool, so
+	// the model writes only its arguments' values. It is OpenAI's
+	// tool_choice naming a function. It cannot be set with Prefix.
+	MustCall string
 	// Prefix is text the reply is forced to begin with, as if the model had
 	// written it: it is read with the prompt, streamed and returned as part
 	// of the reply, and not counted in CompletionTokens. A Prefix of
@@ -540,8 +545,6 @@ func (e *Engine) Generate(ctx context.Context, req Request, onDelta func(Delta) 
 	}
 }
 
-// newRequest renders and tokenizes the prompt and prepares the sampler and
-// the constraint, so that bad input fails before it reaches the scheduler.
 // sameTools requires CallTools, when set, to name exactly the tools the
 // prompt shows: a call schema for a tool the model cannot see, or none
 // for one it can, would make the constraint and the prompt disagree.
@@ -564,6 +567,8 @@ func sameTools(tools, call []chat.Tool) error {
 	return nil
 }
 
+// newRequest renders and tokenizes the prompt and prepares the sampler and
+// the constraint, so that bad input fails before it reaches the scheduler.
 func (e *Engine) newRequest(req Request) (*request, error) {
 	if len(req.Messages) == 0 {
 		return nil, errors.New("engine: request has no messages")
@@ -576,6 +581,15 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	}
 	if err := sameTools(req.Tools, req.CallTools); err != nil {
 		return nil, err
+	}
+	if req.MustCall != "" {
+		if !slices.ContainsFunc(req.Tools, func(t chat.Tool) bool { return t.Name == req.MustCall }) {
+			return nil, fmt.Errorf("engine: MustCall %q is not among the tools", req.MustCall)
+		}
+		if req.Prefix != "" {
+			return nil, errors.New("engine: MustCall and Prefix both set the reply's beginning")
+		}
+		req.Prefix = chat.ToolCallOpen
 	}
 	sampler, err := sample.New(req.Sampling)
 	if err != nil {
@@ -613,6 +627,9 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		schemas := req.Tools
 		if req.CallTools != nil {
 			schemas = req.CallTools
+		}
+		if req.MustCall != "" {
+			schemas = slices.DeleteFunc(slices.Clone(schemas), func(t chat.Tool) bool { return t.Name != req.MustCall })
 		}
 		g, err := constrain.Compile(schemas)
 		if err != nil {
