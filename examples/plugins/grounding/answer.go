@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,6 +17,9 @@ type askedFact struct {
 	key, value string
 	// restock is the date of a restockKey fact.
 	restock date
+	// line, when set, is the sentence that states the fact (the price or
+	// the stock of askedIntent), in the reply's language.
+	line string
 }
 
 // restockKey is the fact "when is it back" asks.
@@ -122,6 +127,9 @@ func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
 		}
 		return m, true
 	}
+	if m, ok := askedIntent(t, tf); ok {
+		return m, true
+	}
 	for _, in := range wordIntents(t.Message) {
 		// "ship from" asks shipping by its words and names the fact.
 		if in != askSpecs && in != askShipping {
@@ -147,6 +155,79 @@ func unanswered(t *Turn, tf *turnFacts) (askedFact, bool) {
 		}
 	}
 	return inLang(facts, replyLang(t, tf)), true
+}
+
+// stockCues are how a reply speaks of an item's stock.
+var stockCues = []string{"有货", "没货", "无货", "售罄", "卖完", "卖光", "库存", "现货", "缺货", "断货", "剩", "补货", "到货", "in stock",
+	"out of stock", "sold out", "available", "left", "restock", "back on"}
+
+// askedIntent finds a price or stock question whose answer a result gives
+// and the reply leaves out: the message asks only the price ("卫衣多少钱")
+// and the reply names no amount, or only the stock and the reply says
+// nothing of it after a stock check. job10, under a renamed harness,
+// answered "多少钱" with the material after a lookup that gave the price.
+func askedIntent(t *Turn, tf *turnFacts) (askedFact, bool) {
+	s := speaker{zh: replyLang(t, tf)}
+	reply := asciiLower(normalize(t.Reply))
+	// The fact must be of the item the viewer named: a lookup of another
+	// item gives a true price no one asked for.
+	named := func(f *itemFacts) bool {
+		if f == nil || !namedBy(t.Message, f) {
+			return false
+		}
+		asked := askedItem(tf, t.Message)
+		return asked == nil || asked == f
+	}
+	switch intents := wordIntents(t.Message); {
+	case slices.Equal(intents, []intent{askPrice}):
+		f := first(tf, func(f *itemFacts) bool { return f.price > 0 })
+		if !named(f) || slices.ContainsFunc(scanFacts(normalize(t.Reply)), func(tok token) bool { return tok.kind == tokMoney }) {
+			return askedFact{}, false
+		}
+		return askedFact{item: f, key: "price", value: yuan(f.price) + " yuan", line: s.price(tf)}, true
+	case slices.Equal(intents, []intent{askStock}):
+		line := s.stock(tf, t)
+		f := first(tf, func(f *itemFacts) bool { return f.hasStock && f.stockChecked })
+		if line == "" || !named(f) || containsAny(reply, stockCues) {
+			return askedFact{}, false
+		}
+		return askedFact{item: f, key: "stock", value: strings.TrimSpace(line), line: line}, true
+	}
+	return askedFact{}, false
+}
+
+// namedBy reports whether a viewer's message names the item: by its link
+// ("2号链接", "link 2"), or by a name, an alias or a piece of one — a Latin
+// word of four letters or more ("notebook" of "thick notebook"), or two
+// Chinese characters or more ("卫衣" of "加绒卫衣").
+func namedBy(message string, f *itemFacts) bool {
+	msg := asciiLower(normalize(message))
+	for _, ref := range linkRefRE.FindAllString(msg, -1) {
+		if n, err := strconv.Atoi(strings.TrimFunc(ref, func(r rune) bool { return r < '0' || r > '9' })); err == nil && slices.Contains(f.links, n) {
+			return true
+		}
+	}
+	for _, n := range f.names {
+		if len(n) >= 2 && strings.Contains(msg, n) {
+			return true
+		}
+		for _, w := range strings.FieldsFunc(n, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) || unicode.Is(unicode.Han, r) }) {
+			if utf8.RuneCountInString(w) >= 4 && namesWord(msg, w) {
+				return true
+			}
+		}
+		for _, span := range hanRuns(msg, make([]bool, len(msg))) {
+			run := []rune(msg[span[0]:span[1]])
+			for i := range run {
+				for j := i + 2; j <= len(run); j++ {
+					if strings.Contains(n, string(run[i:j])) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // namesWord reports whether msg holds key as a word of its own: "fit" is

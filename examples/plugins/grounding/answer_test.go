@@ -29,6 +29,7 @@ func TestUnansweredFactGoesBack(t *testing.T) {
 		`"price":"212.90","specs":[{"key":"pieces","label":"pieces","label_zh":"颗粒数","unit":"pcs","value":500}]}`)
 	blocksShipping := call("shipping_policy", `{"item_id":"TOY-9827"}`, `{"free_shipping":true,"item_id":"TOY-9827","ship_from":"浙江义乌","shipping_fee":"0",`+
 		`"ships_within_days":"not stated"}`)
+	pensLookup := call("product_lookup", `{"query":"pens"}`, `{"currency":"CNY","found":true,"item_id":"STA-8448","name":"Gel Pens","price":"23.9"}`)
 	tests := []struct {
 		name, lang, msg, reply string
 		calls                  []Call
@@ -62,6 +63,21 @@ func TestUnansweredFactGoesBack(t *testing.T) {
 		{"no attribute named", "zh", "卫衣怎么样", "加绒卫衣159元。", []Call{hoodieLookup}, nil, ""},
 		{"the place as written", "en", "where do the building blocks ship from", "It ships from 浙江义乌.", []Call{blocksLookup, blocksShipping}, nil, ""},
 		{"the place in English", "en", "where do the building blocks ship from", "They ship from Yiwu, Zhejiang.", []Call{blocksLookup, blocksShipping}, nil, ""},
+		// job10 under a renamed harness: "多少钱" answered with the material.
+		{"the price", "zh", "卫衣多少钱？", "是纯棉的哦。", []Call{hoodieLookup}, []string{"the price of 加绒卫衣: 159 yuan"},
+			"加绒卫衣直播间价格159元，原价199元。是纯棉的哦。"},
+		{"the price, hedged", "en", "how much is link 5", "Let me check that for you.", []Call{hoodieLookup}, []string{"159 yuan", "in English"},
+			"Fleece hoodie is 159 yuan in the live room, down from 199 yuan."},
+		{"the price given", "zh", "卫衣多少钱？", "现在159元。", []Call{hoodieLookup}, nil, ""},
+		{"the stock", "en", "is link 2 still in stock", "It is 267 yuan.", []Call{dogFood, dogFoodStock}, []string{"the stock of the item: It is sold out right now."},
+			"It is sold out right now. It is expected back on December 19. It is 267 yuan."},
+		{"the stock given", "zh", "2号链接还有货吗", "已经卖完了。", []Call{dogFood, dogFoodStock}, nil, ""},
+		{"the stock without a stock check", "zh", "2号链接还有货吗", "狗粮267元。", []Call{dogFood}, nil, ""},
+		// transfer-016-01: the notebook asked, the pens looked up.
+		{"the price of an item not asked", "en", "price check on the notebook please", "Let me check that for you.", []Call{pensLookup}, nil, ""},
+		{"the price of an item not named", "en", "how much is it", "Let me check that for you.", []Call{pensLookup}, nil, ""},
+		{"the price of an item by a piece of its name", "en", "price of the gel pens?", "Let me check that for you.", []Call{pensLookup}, []string{"23.9 yuan"},
+			"Gel Pens is 23.9 yuan in the live room."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

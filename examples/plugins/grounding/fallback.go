@@ -412,6 +412,8 @@ func (s speaker) specs(facts []askedFact) string {
 // fact says one fact a viewer asked for in a sentence.
 func (s speaker) fact(f askedFact) string {
 	switch {
+	case f.line != "":
+		return f.line
 	case f.key == restockKey:
 		return s.say(fmt.Sprintf("It is expected back on %s %d.", monthName(f.restock.month), f.restock.day),
 			fmt.Sprintf("预计%d月%d日补货。", f.restock.month, f.restock.day))
