@@ -759,7 +759,10 @@ func (r *turnRunner) queryWords() []string {
 		spans := viewerSpans(r.viewerText)
 		finding := slices.DeleteFunc(slices.Clone(spans), func(w string) bool { return !findsItem(w, lower) })
 		if len(finding) > 0 {
-			spans, r.named = finding, true
+			// The viewer named what to look up: the catalog's words
+			// would let a query name an item no one asked about.
+			spans, r.named, words = finding, true, nil
+			clear(seen)
 		}
 		for _, w := range spans {
 			if !seen[w] {
