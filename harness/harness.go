@@ -12,6 +12,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Harness is one version of an agent's harness.
@@ -314,6 +315,12 @@ type HookDecision struct {
 	Context string `json:"context,omitempty"`
 	// Feedback is what the model reads before it tries again on retry.
 	Feedback string `json:"feedback,omitempty"`
+	// Call, on retry, names the tool the model's next answer must call, by
+	// what runs it ("coupon_check", or "storefront/coupon_check"): the
+	// harness's tool of that export, whatever the harness calls it. The
+	// model writes the arguments. A hook that finds a fact missing asks
+	// for the call that gives it.
+	Call string `json:"call,omitempty"`
 }
 
 // Validate checks that the decision's fields fit its action.
@@ -343,7 +350,26 @@ func (d HookDecision) Validate() error {
 	default:
 		return fmt.Errorf("hook decision: unknown action %q (want allow, deny, rewrite, inject or retry)", d.Action)
 	}
+	if d.Call != "" && d.Action != ActionRetry {
+		return fmt.Errorf("hook decision %s: call is for retry only", d.Action)
+	}
 	return nil
+}
+
+// ToolRunning returns the name of the harness's tool that an export runs:
+// ref is the export ("coupon_check") or plugin and export
+// ("storefront/coupon_check"). False when no tool of the harness runs it.
+func (h *Harness) ToolRunning(ref string) (string, bool) {
+	plugin, export, scoped := strings.Cut(ref, "/")
+	if !scoped {
+		export = plugin
+	}
+	for _, t := range h.Tools {
+		if t.Export == export && (!scoped || t.Plugin == plugin) {
+			return t.Name, true
+		}
+	}
+	return "", false
 }
 
 // Limit is a numeric business limit with the range in which it is legal.

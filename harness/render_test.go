@@ -252,6 +252,7 @@ func TestHookDecisionValidate(t *testing.T) {
 		{Action: ActionRewrite, Arguments: json.RawMessage(`{"q":"x"}`)},
 		{Action: ActionInject, Context: "VIP viewer"},
 		{Action: ActionRetry, Feedback: "too long"},
+		{Action: ActionRetry, Feedback: "check the stock", Call: "check_stock"},
 	}
 	for _, d := range good {
 		if err := d.Validate(); err != nil {
@@ -265,6 +266,8 @@ func TestHookDecisionValidate(t *testing.T) {
 		{Action: ActionRewrite, Arguments: json.RawMessage(`{`)},
 		{Action: ActionInject},
 		{Action: ActionRetry},
+		{Action: ActionRewrite, Text: "x", Call: "check_stock"},
+		{Action: ActionRetry, Call: "check_stock"},
 	}
 	for _, d := range bad {
 		if err := d.Validate(); err == nil {
@@ -423,5 +426,28 @@ func TestVariantParameters(t *testing.T) {
 	}
 	if unchanged, _ := tool.CatalogParameters(nil, nil, []string{"M"}); string(unchanged) != string(tool.Parameters) {
 		t.Error("with no catalog the parameters changed")
+	}
+}
+
+// A hook names a tool by what runs it; the harness may call it anything.
+func TestToolRunning(t *testing.T) {
+	h, err := Load("testdata/minimal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Tools[0].Name = "xq_find"
+	for _, tc := range []struct {
+		ref, want string
+		ok        bool
+	}{
+		{"lookup", "xq_find", true},
+		{"catalog/lookup", "xq_find", true},
+		{"other/lookup", "", false},
+		{"xq_find", "", false},
+		{"", "", false},
+	} {
+		if got, ok := h.ToolRunning(tc.ref); got != tc.want || ok != tc.ok {
+			t.Errorf("ToolRunning(%q) = %q, %v; want %q, %v", tc.ref, got, ok, tc.want, tc.ok)
+		}
 	}
 }

@@ -252,6 +252,34 @@ func TestHookDecisions(t *testing.T) {
 			t.Errorf("turn = %s %q (%s), hook calls %d", turn.Outcome, turn.Reply, turn.Reason, n)
 		}
 	})
+	t.Run("after_response retry with a call holds the next answer to the tool that runs it", func(t *testing.T) {
+		for _, tc := range []struct{ call, want string }{
+			{"coupon_check", "coupon_check"},
+			{"storefront/coupon_check", "coupon_check"},
+			{"other_plugin/coupon_check", ""}, // no tool of the harness runs it: a plain retry
+		} {
+			p := newPlugins()
+			p.hooks["compliance/check_reply"] = func(in json.RawMessage) (harness.HookDecision, error) {
+				var hi struct{ Attempt int }
+				_ = json.Unmarshal(in, &hi)
+				if hi.Attempt == 1 {
+					return harness.HookDecision{Action: harness.ActionRetry, Feedback: "check the coupon", Call: tc.call}, nil
+				}
+				return harness.HookDecision{Action: harness.ActionAllow}, nil
+			}
+			var musts []string
+			base := priceModel("It is 199 yuan.")
+			s := startSession(t, Config{Plugins: p, Model: scriptedModel(func(req Request) (Response, error) {
+				musts = append(musts, req.MustCall)
+				return base(req)
+			})})
+			turn := ask(t, s, s.Listen(64), "serum price?")
+			// The load, the lookup, the answer sent back, the answer.
+			if want := []string{"load_skill", "", "", tc.want}; turn.Outcome != OutcomeReplied || !slices.Equal(musts, want) {
+				t.Errorf("call %q: turn %s (%s), generations must call %q, want %q", tc.call, turn.Outcome, turn.Reason, musts, want)
+			}
+		}
+	})
 	t.Run("retry budget spent gives the safe line", func(t *testing.T) {
 		p := newPlugins()
 		p.hooks["compliance/check_reply"] = decide(harness.HookDecision{Action: harness.ActionRetry, Feedback: "still wrong"})

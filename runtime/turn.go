@@ -193,6 +193,7 @@ type hookResult struct {
 	text      string          // rewritten text, if any
 	arguments json.RawMessage // rewritten tool arguments, if any
 	retry     string          // feedback, if a hook asked for a retry
+	call      string          // the export the retry's answer must call, if any
 }
 
 // runHooks runs every hook of an event in order. A deny or retry stops the
@@ -238,7 +239,7 @@ func (r *turnRunner) runHooks(ctx context.Context, e harness.HookEvent, in plugi
 			res.denied, res.reason = true, d.Reason
 			return res
 		case harness.ActionRetry:
-			res.retry = d.Feedback
+			res.retry, res.call = d.Feedback, d.Call
 			return res
 		case harness.ActionRewrite:
 			if d.Text != "" {
@@ -480,6 +481,12 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 				return
 			case ar.retry != "":
 				feedback = ar.retry
+				if ar.call != "" {
+					// A hook that finds the fact asked missing names the
+					// call that gives it; a tool the harness does not have
+					// leaves the answer to the model.
+					mustCall, _ = r.h.ToolRunning(ar.call)
+				}
 			default:
 				reply = ar.text
 				msgs[len(msgs)-1].Content = reply

@@ -59,6 +59,10 @@ type Decision struct {
 	Context string
 	// Feedback is what the model reads before it tries again on retry.
 	Feedback string
+	// Call, on retry, is the export ("coupon_check" or
+	// "storefront/coupon_check") of the tool the model's next answer must
+	// call; the host finds the harness's tool that runs it.
+	Call string
 }
 
 // Allow lets the step go on unchanged.
@@ -78,6 +82,13 @@ func Inject(context string) Decision { return Decision{Action: ActionInject, Con
 
 // Retry asks the model to answer again after reading feedback.
 func Retry(feedback string) Decision { return Decision{Action: ActionRetry, Feedback: feedback} }
+
+// RetryCall asks the model to answer again after reading feedback, its
+// next answer a call of the tool that export runs: a hook that finds the
+// fact asked missing asks for the call that gives it.
+func RetryCall(feedback, export string) Decision {
+	return Decision{Action: ActionRetry, Feedback: feedback, Call: export}
+}
 
 // Validate checks the fields against the action, as the host does.
 func (d Decision) Validate() error {
@@ -105,6 +116,9 @@ func (d Decision) Validate() error {
 	default:
 		return fmt.Errorf("decision: unknown action %q", d.Action)
 	}
+	if d.Call != "" && d.Action != ActionRetry {
+		return fmt.Errorf("decision %s: call is for retry only", d.Action)
+	}
 	return nil
 }
 
@@ -128,6 +142,7 @@ func (d Decision) AppendJSON(b []byte) []byte {
 	}
 	field("context", d.Context)
 	field("feedback", d.Feedback)
+	field("call", d.Call)
 	w.ObjectEnd()
 	return append(b, w.Bytes()...)
 }
@@ -153,6 +168,8 @@ func DecodeDecision(b []byte) (Decision, error) {
 			d.Context, err = r.String()
 		case "feedback":
 			d.Feedback, err = r.String()
+		case "call":
+			d.Call, err = r.String()
 		default:
 			err = r.Skip()
 		}

@@ -9,7 +9,7 @@ import (
 
 func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
 	cases := []Decision{Allow(), Deny("spam"), Rewrite("新的文本"), RewriteArguments([]byte(`{"id":"p1"}`)),
-		Inject("viewer is new"), Retry("price is ¥99, not ¥89")}
+		Inject("viewer is new"), Retry("price is ¥99, not ¥89"), RetryCall("check the coupon first", "coupon_check")}
 	for _, d := range cases {
 		if err := d.Validate(); err != nil {
 			t.Fatalf("%+v: %v", d, err)
@@ -23,7 +23,7 @@ func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
 		}
 		for k := range m {
 			switch k {
-			case "action", "reason", "text", "arguments", "context", "feedback":
+			case "action", "reason", "text", "arguments", "context", "feedback", "call":
 			default:
 				t.Fatalf("%s: unknown field %q", b, k)
 			}
@@ -33,7 +33,8 @@ func TestDecisionJSONMatchesHarnessContract(t *testing.T) {
 			t.Fatalf("round trip %s: %+v, %v", b, back, err)
 		}
 	}
-	for _, bad := range []Decision{{}, {Action: "maybe"}, Deny(""), {Action: ActionRewrite}, RewriteArguments([]byte("{")), Inject(""), Retry("")} {
+	for _, bad := range []Decision{{}, {Action: "maybe"}, Deny(""), {Action: ActionRewrite}, RewriteArguments([]byte("{")), Inject(""), Retry(""), RetryCall("", "coupon_check"),
+		{Action: ActionRewrite, Text: "x", Call: "coupon_check"}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validated", bad)
 		}

@@ -22,14 +22,16 @@ const (
 	askCompare
 )
 
-// intentWords are the words that ask each intent, lower case.
+// intentWords are the words that ask each intent, lower case. They are
+// found inside words too, so none may be a piece of a common word of
+// another question ("pin" of "shipping" and "pink").
 var intentWords = [...][]string{
 	askPrice:    {"多少钱", "价格", "什么价", "怎么卖", "价钱", "几块", "贵不贵", "直播间价", "介绍", "price", "how much", "cost", "introduce"},
 	askCoupon:   {"券", "优惠", "满减", "折扣", "到手", "coupon", "discount", "final price", "what do i pay", "how much after"},
 	askStock:    {"有货", "还有吗", "还有没有", "还能拍", "库存", "卖完", "售罄", "现货", "断货", "in stock", "sold out", "still have", "stock"},
 	askSize:     {"尺码", "什么码", "哪个码", "几码", "多大码", "穿多大", "身高", "体重", "which size", "what size", "size should", "size fits", "fit me"},
-	askShipping: {"发货", "快递", "物流", "几天到", "包邮", "运费", "退货", "退换", "退款", "ship", "deliver", "return", "refund"},
-	askLink:     {"链接", "怎么买", "在哪买", "上车", "置顶", "link", "how do i buy", "where can i buy", "pin"},
+	askShipping: {"发货", "快递", "物流", "几天到", "包邮", "运费", "退货", "退换", "退款", "能退", "可以退", "退吗", "包退", "ship", "deliver", "return", "refund"},
+	askLink:     {"链接", "怎么买", "在哪买", "上车", "置顶", "link", "how do i buy", "where can i buy", "pin it", "pin the", "pin that", "pin this"},
 	askSpecs:    {"材质", "成分", "续航", "保质期", "产地", "尺寸", "过敏", "含", "material", "ingredient", "battery", "shelf life", "origin", "allerg", "contain"},
 	askCompare:  {"哪个便宜", "哪个更", "哪款更", "哪个好", "比较", "cheaper", "costs less", "compare", "which is better"},
 }

@@ -219,6 +219,9 @@ func Decide(t Turn) sdk.Decision {
 		if !t.Config.checks(KindAnswer) {
 			return sdk.Allow()
 		}
+		if export, fb, ok := missingCall(&t, tf); ok && t.Attempt < t.Attempts {
+			return sdk.RetryCall(fb, export)
+		}
 		m, ok := unanswered(&t, tf)
 		switch {
 		case !ok:
@@ -232,6 +235,11 @@ func Decide(t Turn) sdk.Decision {
 		return sdk.Allow()
 	}
 	if t.Attempt < t.Attempts {
+		if export, _, ok := missingCall(&t, tf); ok && t.Config.checks(KindAnswer) {
+			// The unbacked claim is often the fact the missing call
+			// would give ("有货" with no stock check).
+			return sdk.RetryCall(feedback(&t, tf, findings), export)
+		}
 		return sdk.Retry(feedback(&t, tf, findings))
 	}
 	return sdk.Rewrite(fallback(&t, tf))

@@ -153,6 +153,8 @@ func TestDatesAndDurations(t *testing.T) {
 		{"invented delivery date", "en", "When does the serum arrive?", "It arrives on March 3rd.", []Call{serumLookup, serumShipping}, KindDate, "March 3rd", "date"},
 		{"wrong dispatch", "zh", "精华多久发货", "3天内发货", []Call{serumLookup, serumShipping}, KindDuration, "3天", "2 days (ships within days)"},
 		{"wrong return window", "zh", "精华能退吗", "支持15天无理由退货", []Call{serumLookup, serumShipping}, KindDuration, "15天", "7 days (return days)"},
+		// The transfer demo's earrings after a forced policy call.
+		{"returns denied in other words", "zh", "精华能退吗", "抱歉，这款不支持退换。", []Call{serumLookup, serumShipping}, KindFact, "不支持退换", "returns within 7 days"},
 		{"wrong battery", "en", "How long does the battery last?", "The battery lasts 40 hours.", []Call{budsLookup}, KindDuration, "40 hours", "30 hours"},
 		{"wrong shelf life", "zh", "坚果保质期多久", "保质期12个月", []Call{nutsLookup}, KindDuration, "12个月", "9 months"},
 		{"duration without results", "zh", "精华多久发货", "24小时内发货", []Call{serumLookup}, KindDuration, "24小时", "no tool result gives a duration"},

@@ -390,8 +390,9 @@ var phrases = func() []phrase {
 		"shipping isn't free", "shipping costs", "shipping fee is")
 	add(phReturns, 0, "支持退货", "可以退货", "可退货", "可以退", "无理由退", "包退", "可退换", "退换货", "returns accepted", "can be returned",
 		"can return it", "returnable", "free returns", "day returns", "-day return", "day return")
-	add(phNoReturns, 0, "不支持退货", "不能退", "不可退", "不可退换", "无法退货", "无法退换", "不接受退货", "不支持无理由", "不退不换", "no returns",
-		"no return", "cannot be returned", "can't be returned", "not returnable", "non-returnable")
+	add(phNoReturns, 0, "不支持退货", "不支持退换", "不支持退", "不能退", "不可退", "不可退换", "无法退货", "无法退换", "不接受退货", "不支持无理由", "不退不换",
+		"不给退", "no returns", "no return", "cannot be returned", "can't be returned", "not returnable", "non-returnable", "returns are not accepted",
+		"does not accept returns", "doesn't accept returns")
 	add(phPromo, 0, "半价", "第二件半价", "第二支半价", "买一送一", "half price", "half-price", "buy one get one", "bogo")
 	add(phCoupon, 0, "有优惠券", "有券", "优惠券来啦", "领券", "coupon applies", "there is a coupon", "there's a coupon", "has a coupon", "coupon time")
 	add(phNoCoupon, 0, "没有优惠券", "没有券", "暂无优惠券", "无优惠券", "没有可用的券", "没券", "no coupon", "no coupons", "isn't a coupon",

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/livehat/livehat/sdk"
+)
+
+// A question the turn's calls cannot answer goes back with the call that
+// would answer it, by its export; the last attempt is the check's as
+// before. job10 under a renamed harness checked the stock for a coupon
+// question and pinned the link for a stock question.
+func TestMissingCallIsAskedFor(t *testing.T) {
+	dogFood := call("product_lookup", `{"query":"2号链接"}`, `{"currency":"CNY","found":true,"item_id":"PET-8977","link":2,"name":"山茶冻干双拼狗粮",`+
+		`"price":"267","stock_state":"sold_out"}`)
+	dogFoodStock := call("check_stock", `{"item_id":"PET-8977"}`, `{"item_id":"PET-8977","stock":{"2kg":"not stated"},"stock_state":{"2kg":"sold_out"}}`)
+	hoodieCoupon := call("coupon_check", `{"item_id":"p-hoodie"}`, `{"eligible":false,"item_id":"p-hoodie","total":"159","total_after_coupon":"159"}`)
+	hoodieLink := call("send_link", `{"item_id":"p-hoodie"}`, `{"item_id":"p-hoodie","pinned":true}`)
+	serumLookup := call("product_lookup", `{"query":"serum"}`, `{"currency":"CNY","found":true,"item_id":"p-serum","name":"玻尿酸精华","price":"199"}`)
+	tests := []struct {
+		name, lang, msg, reply string
+		calls                  []Call
+		export                 string // the call asked for; "" for none
+	}{
+		{"the stock, only looked up", "zh", "2号链接还有货吗", "狗粮267元。", []Call{dogFood}, "check_stock"},
+		{"a coupon, the stock checked", "en", "is there a coupon for the hoodie?", "Yes, it is in stock.", []Call{hoodieLookup, dogFoodStock}, "coupon_check"},
+		{"the link of a piece of the name", "zh", "卫衣链接发一下", "加绒卫衣直播间159元。", []Call{hoodieLookup}, "send_link"},
+		{"shipping", "en", "how long does shipping take for the hoodie", "It is 159 yuan.", []Call{hoodieLookup}, "shipping_policy"},
+		{"the stock checked", "zh", "2号链接还有货吗", "狗粮267元。", []Call{dogFood, dogFoodStock}, ""},
+		{"the coupon checked", "en", "is there a coupon for the hoodie?", "It is 159 yuan.", []Call{hoodieLookup, hoodieCoupon}, ""},
+		{"the link pinned", "en", "where is the hoodie's link", "Here you go.", []Call{hoodieLookup, hoodieLink}, ""},
+		// The item asked was not looked up: a call would name another.
+		{"another item in play", "en", "is there a coupon for the hoodie?", "It is 199 yuan.", []Call{serumLookup}, ""},
+		{"no item named", "en", "is there a coupon?", "It is 159 yuan.", []Call{hoodieLookup}, ""},
+		{"the price, which the lookup gives", "zh", "卫衣多少钱", "加绒卫衣159元。", []Call{hoodieLookup}, ""},
+		// "pin" is a piece of "shipping" and "pink", and asks no link.
+		{"shipping, not the link", "en", "How long does shipping take for link 5, and can I return it?", "It is 159 yuan.", []Call{hoodieLookup}, "shipping_policy"},
+		{"pink, not the link", "en", "is the pink hoodie in stock?", "It is 159 yuan.", []Call{hoodieLookup}, "check_stock"},
+		// The transfer demo's "耳环能退吗": a stock check, and no policy.
+		{"a return asked in few words", "zh", "卫衣能退吗", "有货的。", []Call{hoodieLookup}, "shipping_policy"},
+		{"pin it", "en", "pin it please, the hoodie", "It is 159 yuan.", []Call{hoodieLookup}, "send_link"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tn := turn(tt.lang, tt.msg, tt.reply, tt.calls...)
+			d := Decide(tn)
+			if d.Validate() != nil {
+				t.Fatalf("%+v does not validate: %v", d, d.Validate())
+			}
+			if d.Call != tt.export {
+				t.Fatalf("%+v, want a call of %q", d, tt.export)
+			}
+			if tt.export == "" {
+				return
+			}
+			if d.Action != sdk.ActionRetry || !strings.Contains(d.Feedback, "no result of this turn gives") && len(Check(tn)) == 0 {
+				t.Errorf("%+v, want a retry that says what is missing", d)
+			}
+			last := tn
+			last.Attempt = last.Attempts
+			if d := Decide(last); d.Call != "" {
+				t.Errorf("last attempt: %+v asks for a call no answer follows", d)
+			}
+			skip := tn
+			skip.Config.Skip = []Kind{KindAnswer}
+			if d := Decide(skip); d.Call != "" {
+				t.Errorf("answer skipped: %+v still asks for a call", d)
+			}
+		})
+	}
+}
