@@ -257,3 +257,44 @@ func TestTheTurnOpensWithTheSkillAndTheLookup(t *testing.T) {
 		}
 	})
 }
+
+// A second lookup in a turn is held off the first one's words: the same
+// query gives the same result, and a comparison's second lookup is of the
+// other item.
+func TestALaterLookupIsOfAnotherItem(t *testing.T) {
+	items := []string{"SE1", "CR2"}
+	words := []string{"SE1", "CR2", "玻尿酸精华", "修护面霜", "serum", "cream"}
+	var enums [][]string
+	m := scriptedModel(func(req Request) (Response, error) {
+		var enum []string
+		for _, v := range propertySchema(t, req.CallTools, "product_lookup", "query")["enum"].([]any) {
+			enum = append(enum, v.(string))
+		}
+		enums = append(enums, enum)
+		switch last := req.Messages[len(req.Messages)-1]; {
+		case last.Role == harness.RoleUser:
+			return Response{ToolCalls: []harness.ToolCall{call("load_skill", `{"skill_id":"price_answer"}`)}}, nil
+		case last.Role == harness.RoleTool && last.Name == "load_skill":
+			return Response{ToolCalls: []harness.ToolCall{call("product_lookup", `{"query":"面霜"}`)}}, nil
+		case len(enums) == 3:
+			return Response{ToolCalls: []harness.ToolCall{call("product_lookup", `{"query":"精华"}`)}}, nil
+		default:
+			return Response{Content: "精华199元，面霜199元。"}, nil
+		}
+	})
+	s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+		CatalogWords: func() []string { return words }})
+	ask(t, s, s.Listen(64), "面霜和精华哪个便宜？")
+	if len(enums) < 3 {
+		t.Fatalf("%d generations", len(enums))
+	}
+	if !slices.Contains(enums[1], "面霜") || !slices.Contains(enums[1], "精华") {
+		t.Errorf("first lookup held to %q, want both items' words", enums[1])
+	}
+	if slices.Contains(enums[2], "面霜") || !slices.Contains(enums[2], "精华") {
+		t.Errorf("second lookup held to %q, want the other item's words only", enums[2])
+	}
+	if last := enums[len(enums)-1]; !slices.Contains(last, "面霜") || !slices.Contains(last, "精华") {
+		t.Errorf("after both lookups the query is held to %q; with nothing new left, every word is offered again", last)
+	}
+}

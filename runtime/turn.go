@@ -782,6 +782,42 @@ func (r *turnRunner) queryWords() []string {
 	return r.words
 }
 
+// freshQueryWords returns queryWords less the words of the turn's
+// lookups so far and those that hold or are held in one ("Sunscreen" of
+// "Preoci Fresh Sunscreen"): looking the same item up again gives the same
+// result, and a comparison's second lookup is of the other item. All of
+// queryWords when nothing new would be left.
+func (r *turnRunner) freshQueryWords() []string {
+	words := r.queryWords()
+	var used []string
+	for _, c := range r.calls {
+		t, ok := r.h.Tool(c.Name)
+		if !ok || len(t.QueryArgs) == 0 {
+			continue
+		}
+		var args map[string]any
+		if json.Unmarshal(c.Arguments, &args) != nil {
+			continue
+		}
+		for _, a := range t.QueryArgs {
+			if q, ok := args[a].(string); ok && q != "" {
+				used = append(used, strings.ToLower(q))
+			}
+		}
+	}
+	if len(used) == 0 {
+		return words
+	}
+	fresh := slices.DeleteFunc(slices.Clone(words), func(w string) bool {
+		w = strings.ToLower(w)
+		return slices.ContainsFunc(used, func(q string) bool { return strings.Contains(w, q) || strings.Contains(q, w) })
+	})
+	if len(fresh) == 0 {
+		return words
+	}
+	return fresh
+}
+
 // lookupDue returns the harness's item lookup (the first tool with query
 // arguments) when the turn must call it before answering: a viewer's
 // message that names a catalog item (findsItem), in a turn that has not
@@ -834,7 +870,7 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 		}
 		var words, variants []string
 		if len(tool.QueryArgs) > 0 {
-			words = r.queryWords()
+			words = r.freshQueryWords()
 		}
 		if len(tool.VariantArgs) > 0 {
 			variants = r.catalogVariants()

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // callFor is the export whose result answers each kind of question the
@@ -24,6 +27,18 @@ var callFor = map[intent]string{
 // hook asks for the call by its export; the runtime finds the harness's
 // tool that runs it, whatever it is named.
 func missingCall(t *Turn, tf *turnFacts) (export, feedback string, ok bool) {
+	intents := wordIntents(t.Message)
+	if slices.Contains(intents, askCompare) {
+		// A comparison needs each item it names looked up.
+		named := namedItems(t, tf)
+		for _, f := range named {
+			if !f.inPlay && len(named) > 1 {
+				return "product_lookup", fmt.Sprintf("The viewer compares %d items and no result of this turn gives %s: look it up, then answer.",
+					len(named), f.display()), true
+			}
+		}
+		return "", "", false
+	}
 	f := askedItem(tf, t.Message)
 	if f == nil || !f.inPlay {
 		// The one item in play, where the message names it by a piece
@@ -34,7 +49,7 @@ func missingCall(t *Turn, tf *turnFacts) (export, feedback string, ok bool) {
 		}
 		f = inPlay[0]
 	}
-	for _, in := range wordIntents(t.Message) {
+	for _, in := range intents {
 		export, ok := callFor[in]
 		if !ok {
 			continue
@@ -57,3 +72,36 @@ var (
 	does   = map[intent]string{askCoupon: "checks its coupon", askStock: "checks its stock", askLink: "pins its link",
 		askShipping: "gives its shipping policy"}
 )
+
+// namedItems returns the items a message names, each once, in the order
+// named: by a whole name or alias (mentionsIn) or by its link.
+func namedItems(t *Turn, tf *turnFacts) []*itemFacts {
+	msg := asciiLower(normalize(t.Message))
+	type at struct {
+		pos int
+		f   *itemFacts
+	}
+	var found []at
+	for _, m := range tf.mentionsIn(msg, make([]bool, len(msg))) {
+		found = append(found, at{m.start, m.item})
+	}
+	for _, loc := range linkRefRE.FindAllStringIndex(msg, -1) {
+		n, err := strconv.Atoi(strings.TrimFunc(msg[loc[0]:loc[1]], func(r rune) bool { return r < '0' || r > '9' }))
+		if err != nil {
+			continue
+		}
+		for _, f := range tf.items {
+			if slices.Contains(f.links, n) {
+				found = append(found, at{loc[0], f})
+			}
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].pos < found[j].pos })
+	var out []*itemFacts
+	for _, a := range found {
+		if !slices.Contains(out, a.f) {
+			out = append(out, a.f)
+		}
+	}
+	return out
+}

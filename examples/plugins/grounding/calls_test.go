@@ -39,6 +39,10 @@ func TestMissingCallIsAskedFor(t *testing.T) {
 		{"pink, not the link", "en", "is the pink hoodie in stock?", "It is 159 yuan.", []Call{hoodieLookup}, "check_stock"},
 		// The transfer demo's "耳环能退吗": a stock check, and no policy.
 		{"a return asked in few words", "zh", "卫衣能退吗", "有货的。", []Call{hoodieLookup}, "shipping_policy"},
+		// A comparison looks up each item it names.
+		{"a comparison, one item looked up", "zh", "卫衣和精华哪个便宜？", "加绒卫衣159元。", []Call{hoodieLookup}, "product_lookup"},
+		{"a comparison by link, one item looked up", "en", "Which is cheaper, link 1 or the hoodie?", "It is 159 yuan.", []Call{hoodieLookup}, "product_lookup"},
+		{"a comparison, both looked up", "zh", "卫衣和精华哪个便宜？", "精华199元，卫衣159元。", []Call{hoodieLookup, serumLookup}, ""},
 		{"pin it", "en", "pin it please, the hoodie", "It is 159 yuan.", []Call{hoodieLookup}, "send_link"},
 	}
 	for _, tt := range tests {
