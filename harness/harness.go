@@ -158,22 +158,22 @@ type Tool struct {
 	// Plugin and Export name the plugin export that implements the tool.
 	Plugin string `json:"plugin,omitempty"`
 	Export string `json:"export,omitempty"`
-	// CatalogArgs names the arguments (top-level string properties of
-	// Parameters) whose value is the id of an item of the stream's catalog.
+	// CatalogArgs names the arguments (string properties of Parameters,
+	// top-level or "object.property" inside a top-level object) whose value is the id of an item of the stream's catalog.
 	// A runtime that knows the catalog holds the model to those ids: a
 	// constrained decoder cannot write another, and a call naming another
 	// is refused before the plugin runs. It is not shown to the model.
 	CatalogArgs []string `json:"catalog_args,omitempty"`
-	// QueryArgs names the arguments (top-level string properties of
-	// Parameters) whose value names an item in words, as a lookup's query
+	// QueryArgs names the arguments (string properties of Parameters, as
+	// CatalogArgs names them) whose value names an item in words, as a lookup's query
 	// does. A runtime that knows the catalog holds a constrained decoder to
 	// the catalog's ids, names and aliases and to spans of the viewer's
 	// message, so that a model cannot look up an item nobody named (a
 	// compact model's habit on a catalog it was not trained on); the text
 	// is the plugin's to resolve. It is not shown to the model.
 	QueryArgs []string `json:"query_args,omitempty"`
-	// VariantArgs names the arguments (top-level string properties of
-	// Parameters, none required) whose value is a variant of an item: a
+	// VariantArgs names the arguments (string properties of Parameters, as
+	// CatalogArgs names them, none required) whose value is a variant of an item: a
 	// size or a colour as the catalog names it. A runtime that knows the
 	// catalog holds a constrained decoder to the catalog's variant names,
 	// and leaves the argument out where no item has a variant, so that a
@@ -207,7 +207,6 @@ func (t Tool) CatalogParameters(ids, words, variants []string) (json.RawMessage,
 	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
 		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
 	}
-	props, _ := schema["properties"].(map[string]any)
 	for _, bind := range []struct {
 		kind         string
 		args, values []string
@@ -216,13 +215,13 @@ func (t Tool) CatalogParameters(ids, words, variants []string) (json.RawMessage,
 			continue
 		}
 		for _, name := range bind.args {
-			prop, ok := props[name].(map[string]any)
+			holder, prop, key, ok := schemaArg(schema, name)
 			if !ok {
 				return nil, fmt.Errorf("tool %q: %s argument %q is not a property of its parameters", t.Name, bind.kind, name)
 			}
 			if len(bind.values) == 0 {
 				// No item has a variant: there is none to name.
-				delete(props, name)
+				delete(holder["properties"].(map[string]any), key)
 				continue
 			}
 			prop["enum"] = bind.values

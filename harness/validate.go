@@ -216,25 +216,30 @@ func (v *validator) tools(h *Harness) {
 	}
 }
 
-// checkCatalogArgs requires each catalog (or query) argument to be a
-// distinct top-level property of the parameters that a string can
-// satisfy, so the runtime can hold it to the catalog's ids (or words);
-// what names the value in errors.
-// requiredArg reports whether the parameters schema requires name.
+// requiredArg reports whether the parameters schema requires the argument
+// name (in the object that declares it).
 func requiredArg(raw json.RawMessage, name string) bool {
-	var schema struct {
-		Required []string `json:"required"`
+	var schema map[string]any
+	if json.Unmarshal(raw, &schema) != nil {
+		return false
 	}
-	return json.Unmarshal(raw, &schema) == nil && slices.Contains(schema.Required, name)
+	holder, _, key, ok := schemaArg(schema, name)
+	if !ok {
+		return false
+	}
+	required, _ := holder["required"].([]any)
+	return slices.Contains(required, any(key))
 }
 
+// checkCatalogArgs requires each catalog (or query) argument to be a
+// distinct property of the parameters, top-level or inside a top-level
+// object ("spec.item_id"), that a string can satisfy, so the runtime can
+// hold it to the catalog's ids (or words); what names the value in errors.
 func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
+	var schema map[string]any
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		return fmt.Errorf("parameters: %v", err)
 	}
@@ -244,17 +249,11 @@ func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 			return fmt.Errorf("%q is listed twice", name)
 		}
 		seen[name] = true
-		prop, ok := schema.Properties[name]
+		_, prop, _, ok := schemaArg(schema, name)
 		if !ok {
 			return fmt.Errorf("%q is not a property of the parameters (an argument renamed in the parameters is renamed here too)", name)
 		}
-		var p struct {
-			Type any `json:"type"`
-		}
-		if err := json.Unmarshal(prop, &p); err != nil {
-			return fmt.Errorf("%q: %v", name, err)
-		}
-		switch ty := p.Type.(type) {
+		switch ty := prop["type"].(type) {
 		case nil:
 		case string:
 			if ty != "string" {

@@ -298,3 +298,25 @@ func TestALaterLookupIsOfAnotherItem(t *testing.T) {
 		t.Errorf("after both lookups the query is held to %q; with nothing new left, every word is offered again", last)
 	}
 }
+
+// After the turn's lookup found an item, a catalog argument is held to
+// what it found: the model's next call is about the item asked of.
+func TestCallsAfterALookupAreAboutWhatItFound(t *testing.T) {
+	items := []string{"SE1", "CR2"}
+	var reqs []Request
+	base := priceModel("It is 199 yuan.")
+	s := startSession(t, Config{Plugins: newPlugins(), CatalogItems: func() []string { return items },
+		Model: scriptedModel(func(req Request) (Response, error) {
+			reqs = append(reqs, req)
+			return base(req)
+		})})
+	ask(t, s, s.Listen(64), "serum price?")
+	if len(reqs) != 3 {
+		t.Fatalf("%d generations, want the load, the lookup and the answer", len(reqs))
+	}
+	for i, want := range []string{"[SE1 CR2]", "[SE1 CR2]", "[SE1]"} {
+		if got := fmt.Sprint(itemSchema(t, reqs[i].CallTools, "coupon_check")["enum"]); got != want {
+			t.Errorf("generation %d: coupon_check's item_id held to %s, want %s", i+1, got, want)
+		}
+	}
+}

@@ -782,6 +782,26 @@ func (r *turnRunner) queryWords() []string {
 	return r.words
 }
 
+// foundItems returns the catalog ids the turn's lookups (tools with query
+// arguments) gave at the top of their results, in order; none before a
+// lookup found something.
+func (r *turnRunner) foundItems() []string {
+	var out []string
+	for _, c := range r.calls {
+		t, ok := r.h.Tool(c.Name)
+		if !ok || len(t.QueryArgs) == 0 {
+			continue
+		}
+		var res struct {
+			ItemID string `json:"item_id"`
+		}
+		if json.Unmarshal(c.Result, &res) == nil && slices.Contains(r.catalogItems(), res.ItemID) && !slices.Contains(out, res.ItemID) {
+			out = append(out, res.ItemID)
+		}
+	}
+	return out
+}
+
 // freshQueryWords returns queryWords less the words of the turn's
 // lookups so far and those that hold or are held in one ("Sunscreen" of
 // "Preoci Fresh Sunscreen"): looking the same item up again gives the same
@@ -800,7 +820,8 @@ func (r *turnRunner) freshQueryWords() []string {
 			continue
 		}
 		for _, a := range t.QueryArgs {
-			if q, ok := args[a].(string); ok && q != "" {
+			v, _ := harness.ArgValue(args, a)
+			if q, _ := v.(string); q != "" {
 				used = append(used, strings.ToLower(q))
 			}
 		}
@@ -862,6 +883,11 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	if found := r.foundItems(); len(found) > 0 {
+		// A call after the turn's lookups is about what they found: a
+		// model that wrote another id checked an item nobody asked of.
+		ids = found
+	}
 	var out []harness.FunctionSpec
 	for i, spec := range tools {
 		tool, ok := r.h.Tool(spec.Function.Name)
@@ -902,7 +928,7 @@ func (r *turnRunner) checkCatalogArgs(tool harness.Tool, args json.RawMessage) e
 		return fmt.Errorf("arguments of %s are not a JSON object: %v", tool.Name, err)
 	}
 	for _, name := range tool.CatalogArgs {
-		v, ok := obj[name]
+		v, ok := harness.ArgValue(obj, name)
 		if !ok {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/livehat/livehat/harness"
@@ -29,12 +30,12 @@ func (v *variant) record(s Step) {
 }
 
 // followCatalogArgs keeps a tool's catalog, query and variant arguments
-// naming the same arguments after a step reshapes them: a renamed
-// top-level argument is renamed there too; after a wrap no argument is
-// top-level, so the tool keeps none (its ids and variants are then checked
-// by the plugin alone, its queries left free).
+// naming the same arguments after a step reshapes them: a renamed argument
+// is renamed there too, a wrap puts them inside the new object
+// ("spec.item_id") and a flatten lifts them out of it, so a runtime that
+// knows the catalog still holds them.
 func (v *variant) followCatalogArgs(s Step) {
-	if s.Op != OpRenameParam && s.Op != OpWrap {
+	if s.Op != OpRenameParam && s.Op != OpWrap && s.Op != OpFlatten {
 		return
 	}
 	for i := range v.h.Tools {
@@ -42,21 +43,31 @@ func (v *variant) followCatalogArgs(s Step) {
 		if t.Name != s.Tool {
 			continue
 		}
-		if s.Op == OpWrap {
-			t.CatalogArgs, t.QueryArgs, t.VariantArgs = nil, nil, nil
-			continue
-		}
-		if len(s.Path) > 0 {
-			continue
-		}
 		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs, t.VariantArgs} {
 			for j, a := range args {
-				if a == s.From {
-					args[j] = s.To
-				}
+				args[j] = followArg(s, a)
 			}
 		}
 	}
+}
+
+// followArg returns the name argument a has after step s.
+func followArg(s Step, a string) string {
+	outer, inner, nested := strings.Cut(a, ".")
+	switch {
+	case s.Op == OpWrap && !nested:
+		return s.Param + "." + a
+	case s.Op == OpFlatten && nested && outer == s.Param && slices.Contains(s.Keys, inner):
+		return inner
+	case s.Op != OpRenameParam:
+	case len(s.Path) == 0 && a == s.From:
+		return s.To
+	case len(s.Path) == 0 && nested && outer == s.From:
+		return s.To + "." + inner
+	case len(s.Path) == 1 && nested && outer == s.Path[0] && inner == s.From:
+		return outer + "." + s.To
+	}
+	return a
 }
 
 // edit records a change of what the model reads.
