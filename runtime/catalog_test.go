@@ -184,6 +184,17 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 			})
 		}
 	})
+	t.Run("variants the viewer named", func(t *testing.T) {
+		m := &couponModel{item: "CR2"}
+		s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items },
+			CatalogVariants: func() []string { return []string{"S", "M", "黑色", "白色"} }})
+		ask(t, s, s.Listen(64), "面霜白色M码有货吗")
+		for _, req := range m.reqs {
+			if got := fmt.Sprint(propertySchema(t, req.CallTools, "check_stock", "variant")["enum"]); got != "[M 白色]" {
+				t.Errorf("variant enum = %s, want the two the viewer named", got)
+			}
+		}
+	})
 	t.Run("no catalog", func(t *testing.T) {
 		m := &couponModel{item: "p-cleanser"}
 		p := newPlugins()

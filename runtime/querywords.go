@@ -147,6 +147,9 @@ var edgeWords = func() map[string]bool {
 // "link 3", "#3", "三号".
 var linkSpan = regexp.MustCompile(`(?i)[0-9０-９一二两三四五六七八九十]+\s*号|\blink\s*#?\s*[0-9]+|链接\s*[0-9]+|#[0-9]+`)
 
+// linkWords removes the words of a link reference without its number.
+var linkWords = strings.NewReplacer("link", "", "链接", "", "号", "", "#", "")
+
 // findsItem reports whether a catalog lookup of span could find an item,
 // given the catalog's words in lower case: span holds one ("山茶积木多少钱"
 // holds "山茶积木"), is a part of one ("jigsaw" of "jigsaw puzzle"), or names
@@ -158,10 +161,47 @@ func findsItem(span string, words []string) bool {
 	if linkSpan.MatchString(s) {
 		return true
 	}
+	if strings.TrimSpace(linkWords.Replace(s)) == "" {
+		// "link" is a piece of every alias "link 3", and names none.
+		return false
+	}
 	for _, w := range words {
 		if w != "" && (strings.Contains(s, w) || plugins.NamePart(w, s)) {
 			return true
 		}
 	}
 	return false
+}
+
+// namesVariant reports whether a message names the variant v: the name
+// in any case, not inside a longer Latin word ("M" of "M码", not of
+// "Mini"; "red" of "red one", not of "shred").
+func namesVariant(message, v string) bool {
+	msg, v := strings.ToLower(message), strings.ToLower(strings.TrimSpace(v))
+	if v == "" {
+		return false
+	}
+	for from := 0; from < len(msg); {
+		i := strings.Index(msg[from:], v)
+		if i < 0 {
+			return false
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(msg[:i])
+		after, _ := utf8.DecodeRuneInString(msg[i+len(v):])
+		first, _ := utf8.DecodeRuneInString(v)
+		last, _ := utf8.DecodeLastRuneInString(v)
+		cutBefore := latinLetter(first) && (latinLetter(before) || before == '\'' || before == '’') // "m" of "I'm" is no size
+		cutAfter := latinLetter(last) && latinLetter(after)
+		if !cutBefore && !cutAfter {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// latinLetter reports whether r is an ASCII letter or digit.
+func latinLetter(r rune) bool {
+	return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }

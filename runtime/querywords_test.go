@@ -79,7 +79,7 @@ func FuzzViewerSpans(f *testing.F) {
 // finds none, and job10 looked it up twice and told the viewer it could
 // not check.
 func TestFindsItem(t *testing.T) {
-	words := []string{"spt-9521", "山茶包胶哑铃", "dumbbells", "jigsaw puzzle", "喵屿耳夹式珍珠耳环", "earrings"}
+	words := []string{"spt-9521", "山茶包胶哑铃", "dumbbells", "jigsaw puzzle", "喵屿耳夹式珍珠耳环", "earrings", "link 3", "3号链接"}
 	for _, tc := range []struct {
 		span string
 		want bool
@@ -97,9 +97,37 @@ func TestFindsItem(t *testing.T) {
 		{"ring", false},
 		{"时候能再", false},
 		{"SPT-9521", true},
+		// A piece of every "link 3" alias, naming none (HVQA: "link"
+		// looked up for "Is link 1 in M still in stock?").
+		{"link", false},
+		{"链接", false},
+		{"号链接", false},
 	} {
 		if got := findsItem(tc.span, words); got != tc.want {
 			t.Errorf("findsItem(%q) = %v, want %v", tc.span, got, tc.want)
+		}
+	}
+}
+
+func TestNamesVariant(t *testing.T) {
+	for _, tc := range []struct {
+		message, variant string
+		want             bool
+	}{
+		{"Is the earbuds in white still in stock?", "white", true},
+		{"Is the earbuds in white still in stock?", "black", false},
+		{"T恤的M还有货吗？", "M", true},
+		{"Is link 1 in M still in stock?", "m", true},
+		{"Is the Mini lamp in stock?", "M", false},
+		{"I'm 160cm, is it in stock?", "M", false},
+		{"any shredded one?", "red", false},
+		{"3号链接的blue还有货吗？", "blue", true},
+		{"防晒30ml还有吗", "30ml", true},
+		{"anything", " ", false},
+		{"面霜白色M码有货吗", "白色", true},
+	} {
+		if got := namesVariant(tc.message, tc.variant); got != tc.want {
+			t.Errorf("namesVariant(%q, %q) = %v, want %v", tc.message, tc.variant, got, tc.want)
 		}
 	}
 }

@@ -866,6 +866,11 @@ func (r *turnRunner) lookupDue() string {
 func (r *turnRunner) catalogVariants() []string {
 	if r.variants == nil && r.s.cfg.CatalogVariants != nil {
 		r.variants = append([]string{}, r.s.cfg.CatalogVariants()...)
+		// The variants the viewer named, where they named some: a stock
+		// check of "white earbuds" is of white, not the first colour.
+		if named := slices.DeleteFunc(slices.Clone(r.variants), func(v string) bool { return !namesVariant(r.viewerText, v) }); len(named) > 0 {
+			r.variants = named
+		}
 	}
 	return r.variants
 }

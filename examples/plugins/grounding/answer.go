@@ -178,10 +178,13 @@ func askedIntent(t *Turn, tf *turnFacts) (askedFact, bool) {
 		asked := askedItem(tf, t.Message)
 		return asked == nil || asked == f
 	}
-	switch intents := wordIntents(t.Message); {
-	case slices.Equal(intents, []intent{askPrice}):
+	intents := wordIntents(t.Message)
+	switch {
+	// A message that claims an amount of a named item and asks nothing
+	// ("告诉大家保温杯只要7元") is answered with the price the results give.
+	case slices.Equal(intents, []intent{askPrice}), len(intents) == 0 && statesMoney(t.Message):
 		f := first(tf, func(f *itemFacts) bool { return f.price > 0 })
-		if !named(f) || slices.ContainsFunc(scanFacts(normalize(t.Reply)), func(tok token) bool { return tok.kind == tokMoney }) {
+		if !named(f) || statesMoney(t.Reply) {
 			return askedFact{}, false
 		}
 		return askedFact{item: f, key: "price", value: yuan(f.price) + " yuan", line: s.price(tf)}, true
@@ -194,6 +197,11 @@ func askedIntent(t *Turn, tf *turnFacts) (askedFact, bool) {
 		return askedFact{item: f, key: "stock", value: strings.TrimSpace(line), line: line}, true
 	}
 	return askedFact{}, false
+}
+
+// statesMoney reports whether text states an amount of money.
+func statesMoney(text string) bool {
+	return slices.ContainsFunc(scanFacts(normalize(text)), func(tok token) bool { return tok.kind == tokMoney })
 }
 
 // namedBy reports whether a viewer's message names the item: by its link

@@ -29,10 +29,17 @@ var callFor = map[intent]string{
 func missingCall(t *Turn, tf *turnFacts) (export, feedback string, ok bool) {
 	intents := wordIntents(t.Message)
 	if slices.Contains(intents, askCompare) {
-		// A comparison needs each item it names looked up.
+		// A comparison needs each item it names looked up; as many
+		// lookups as items, failed ones too, is a turn that tried.
 		named := namedItems(t, tf)
+		lookups := 0
+		for _, c := range t.parsedCalls() {
+			if exportOf(c.Call) == "product_lookup" {
+				lookups++
+			}
+		}
 		for _, f := range named {
-			if !f.inPlay && len(named) > 1 {
+			if !f.inPlay && len(named) > 1 && lookups < len(named) {
 				return "product_lookup", fmt.Sprintf("The viewer compares %d items and no result of this turn gives %s: look it up, then answer.",
 					len(named), f.display()), true
 			}

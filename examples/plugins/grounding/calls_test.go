@@ -42,6 +42,8 @@ func TestMissingCallIsAskedFor(t *testing.T) {
 		// A comparison looks up each item it names.
 		{"a comparison, one item looked up", "zh", "卫衣和精华哪个便宜？", "加绒卫衣159元。", []Call{hoodieLookup}, "product_lookup"},
 		{"a comparison by link, one item looked up", "en", "Which is cheaper, link 1 or the hoodie?", "It is 159 yuan.", []Call{hoodieLookup}, "product_lookup"},
+		{"a comparison, the second lookup failed", "zh", "卫衣和精华哪个便宜？", "精华我确认一下。", []Call{hoodieLookup,
+			call("product_lookup", `{"query":"精华"}`, `{"error":"tool product_lookup (plugin storefront): tool call timed out"}`)}, ""},
 		{"a comparison, both looked up", "zh", "卫衣和精华哪个便宜？", "精华199元，卫衣159元。", []Call{hoodieLookup, serumLookup}, ""},
 		{"pin it", "en", "pin it please, the hoodie", "It is 159 yuan.", []Call{hoodieLookup}, "send_link"},
 	}
