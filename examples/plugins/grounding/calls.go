@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/livehat/livehat/sdk/jsonx"
 )
 
 // callFor is the export whose result answers each kind of question the
@@ -112,3 +114,65 @@ func namedItems(t *Turn, tf *turnFacts) []*itemFacts {
 	}
 	return out
 }
+
+// pitchWords ask the host to suggest something, which a price answers.
+var pitchWords = []string{"推荐", "买什么", "买哪", "有什么好", "有啥好", "recommend", "suggest", "what should i buy", "what's good"}
+
+// unasked reports whether a reply prices an item for a viewer who named
+// none and asked nothing of the shop: "主播声音好好听" answered with a
+// flask's price, "What's the weather tomorrow?" with a blanket's. job10
+// did that under renamed harnesses, having loaded a price skill for a
+// greeting. The reply is true and answers nothing that was said.
+func unasked(t *Turn, tf *turnFacts) bool {
+	return asksNothing(t, tf) && statesMoney(t.Reply)
+}
+
+// asksNothing reports whether a viewer's message names no item and asks
+// nothing of the shop: a greeting, a compliment, the weather, abuse.
+func asksNothing(t *Turn, tf *turnFacts) bool {
+	msg := asciiLower(normalize(t.Message))
+	switch {
+	case strings.HasPrefix(t.Message, narrationPrefix), len(wordIntents(t.Message)) > 0, containsAny(msg, pitchWords),
+		statesMoney(t.Message), slices.ContainsFunc(tf.items, func(f *itemFacts) bool { return namedBy(t.Message, f) }),
+		len(askedFacts(t, tf)) > 0, namesAllergen(t, tf), lookedUpFromMessage(t, msg):
+		return false
+	}
+	return true
+}
+
+// lookedUpFromMessage reports whether a lookup of the turn found an item
+// by words of the message ("necklace" of an item named only in Chinese):
+// the plugin's reading of a name goes further than the names the hook
+// knows.
+func lookedUpFromMessage(t *Turn, msg string) bool {
+	for _, c := range t.parsedCalls() {
+		if exportOf(c.Call) != "product_lookup" || c.result.Get("found").Kind != jsonx.Bool || !c.result.Get("found").Bool {
+			continue
+		}
+		for _, v := range leaves(c.args) {
+			if q := asciiLower(strings.TrimSpace(v)); len(q) >= 2 && strings.Contains(msg, q) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leaves returns the strings of a JSON value, nested ones too (a wrapped
+// call's arguments).
+func leaves(v *jsonx.Value) []string {
+	if v == nil {
+		return nil
+	}
+	if v.Kind == jsonx.String {
+		return []string{v.Str}
+	}
+	var out []string
+	for _, e := range v.Elems {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}
+
+// unaskedFeedback tells the model to answer what the viewer said.
+const unaskedFeedback = "The viewer asked nothing about the items: answer what they said in one short friendly sentence, without prices."

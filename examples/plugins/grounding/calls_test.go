@@ -76,3 +76,38 @@ func TestMissingCallIsAskedFor(t *testing.T) {
 		})
 	}
 }
+
+// A price given to a viewer who named no item and asked nothing of the
+// shop goes back, and on the last attempt the host thanks them instead.
+func TestUnaskedPriceGoesBack(t *testing.T) {
+	tests := []struct {
+		name, lang, msg, reply string
+		unasked                bool
+	}{
+		{"a compliment", "zh", "主播声音好好听", "加绒卫衣直播间价格159元。", true},
+		{"the weather", "en", "What's the weather tomorrow?", "Fleece hoodie is 159 yuan in the live room.", true},
+		{"abuse", "zh", "骗子直播间", "加绒卫衣现在159元，喜欢就拍！", true},
+		{"a compliment answered", "zh", "主播声音好好听", "谢谢夸奖！", false},
+		{"a price asked", "zh", "多少钱", "加绒卫衣159元。", false},
+		{"an item named", "zh", "卫衣好看吗", "加绒卫衣159元。", false},
+		{"a recommendation", "en", "what do you recommend?", "The hoodie, 159 yuan today.", false},
+		{"a narration", "zh", "(host strategy, no viewer asked) 介绍主推商品。", "加绒卫衣直播间价格159元。", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tn := turn(tt.lang, tt.msg, tt.reply, hoodieLookup)
+			d := Decide(tn)
+			if got := d.Action == sdk.ActionRetry && d.Feedback == unaskedFeedback; got != tt.unasked {
+				t.Fatalf("%+v, want sent back %v", d, tt.unasked)
+			}
+			if !tt.unasked {
+				return
+			}
+			last := tn
+			last.Attempt = last.Attempts
+			if d := Decide(last); d.Action != sdk.ActionRewrite || statesMoney(d.Text) || d.Text == "" {
+				t.Errorf("last attempt: %+v, want a rewrite without prices", d)
+			}
+		})
+	}
+}

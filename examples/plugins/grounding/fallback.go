@@ -92,6 +92,11 @@ func (s speaker) say(en, zh string) string {
 	return en
 }
 
+// thanks is the reply to a viewer who asked nothing of the items.
+func (s speaker) thanks() string {
+	return s.say("Thanks for being here! Ask me anything about today's items.", "谢谢支持！商品问题随时问我哦。")
+}
+
 // name is how a reply in the speaker's language names an item: its
 // Chinese name, or its Latin one in English ("It" when it has none).
 func (s speaker) name(f *itemFacts) string {
@@ -124,6 +129,10 @@ func replyLang(t *Turn, tf *turnFacts) bool {
 // or an honest "let me check". It must pass the check itself.
 func fallback(t *Turn, tf *turnFacts) string {
 	s := speaker{zh: replyLang(t, tf)}
+	if asksNothing(t, tf) {
+		// What the calls looked up was the model's idea, not the viewer's.
+		return s.thanks()
+	}
 	intents := asked(t)
 	facts := askedFacts(t, tf)
 	if (len(facts) > 0 || namesAllergen(t, tf)) && !slices.Contains(intents, askSpecs) {
@@ -175,7 +184,7 @@ func fallback(t *Turn, tf *turnFacts) string {
 	}
 	switch {
 	case len(parts) == 0 && len(intents) == 0:
-		return s.say("Thanks for being here! Ask me anything about today's items.", "谢谢支持！商品问题随时问我哦。")
+		return s.thanks()
 	case len(parts) == 0:
 		return s.say("Let me check that for you.", "这个我帮您确认一下，稍等哦。")
 	case missing:

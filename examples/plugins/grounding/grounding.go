@@ -222,6 +222,12 @@ func Decide(t Turn) sdk.Decision {
 		if export, fb, ok := missingCall(&t, tf); ok && t.Attempt < t.Attempts {
 			return sdk.RetryCall(fb, export)
 		}
+		if unasked(&t, tf) {
+			if t.Attempt < t.Attempts {
+				return sdk.Retry(unaskedFeedback)
+			}
+			return sdk.Rewrite(speaker{zh: replyLang(&t, tf)}.thanks())
+		}
 		m, ok := unanswered(&t, tf)
 		switch {
 		case !ok:
@@ -235,6 +241,10 @@ func Decide(t Turn) sdk.Decision {
 		return sdk.Allow()
 	}
 	if t.Attempt < t.Attempts {
+		if t.Config.checks(KindAnswer) && asksNothing(&t, tf) {
+			// The backed facts the feedback lists would invite a price.
+			return sdk.Retry(unaskedFeedback)
+		}
 		if export, _, ok := missingCall(&t, tf); ok && t.Config.checks(KindAnswer) {
 			// The unbacked claim is often the fact the missing call
 			// would give ("有货" with no stock check).
