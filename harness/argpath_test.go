@@ -76,3 +76,51 @@ func TestWrappedArguments(t *testing.T) {
 		}
 	}
 }
+
+// A count argument is held to the counts the viewer stated, or left out
+// where they stated none, so the plugin's default of one stands.
+func TestCountParameters(t *testing.T) {
+	tool := Tool{Name: "coupon", Parameters: json.RawMessage(`{"type":"object","properties":{"item_id":{"type":"string"},
+		"quantity":{"type":"integer","minimum":1}},"required":["item_id"]}`), CountArgs: []string{"quantity"}}
+	for _, tc := range []struct {
+		name   string
+		counts []int
+		want   string
+	}{
+		{"held", []int{3}, `{"item_id":{"type":"string"},"quantity":{"enum":[3],"minimum":1,"type":"integer"}}`},
+		{"left out", nil, `{"item_id":{"type":"string"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tool.CountParameters(tool.Parameters, tc.counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schema struct {
+				Properties json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(out, &schema); err != nil {
+				t.Fatal(err)
+			}
+			if string(schema.Properties) != tc.want {
+				t.Errorf("properties %s, want %s", schema.Properties, tc.want)
+			}
+		})
+	}
+	if out, _ := (Tool{Parameters: tool.Parameters}).CountParameters(tool.Parameters, nil); string(out) != string(tool.Parameters) {
+		t.Error("a tool without count arguments changed")
+	}
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"quantity"}, ""},
+		{[]string{"item_id"}, "type \"integer\""},
+		{[]string{"nowhere"}, "not a property"},
+		{[]string{"quantity", "quantity"}, "twice"},
+	} {
+		err := checkCountArgs(tool.Parameters, tc.args)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%v: err %v, want %q", tc.args, err, tc.err)
+		}
+	}
+}

@@ -180,6 +180,14 @@ type Tool struct {
 	// model cannot ask for a "中号" nobody sells (a compact model's habit
 	// with kinds it was not trained on). It is not shown to the model.
 	VariantArgs []string `json:"variant_args,omitempty"`
+	// CountArgs names the arguments (integer or number properties of Parameters, as
+	// CatalogArgs names them, none required) whose value is how many of an
+	// item the viewer orders. A runtime that knows the catalog holds a
+	// constrained decoder to the counts the viewer's message states ("买3
+	// 件", "buy 2"), and leaves the argument out where it states none, so
+	// that the plugin's default (one) stands and a total is never of an
+	// order nobody placed. It is not shown to the model.
+	CountArgs []string `json:"count_args,omitempty"`
 	// ArgumentMap renames arguments between the harness and the plugin:
 	// Parameters (and CatalogArgs) use the harness's names, which the model
 	// sees; the runtime gives the plugin the names its schema declares.
@@ -226,6 +234,37 @@ func (t Tool) CatalogParameters(ids, words, variants []string) (json.RawMessage,
 			}
 			prop["enum"] = bind.values
 		}
+	}
+	out, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+// CountParameters returns params (Parameters, or what CatalogParameters
+// made of them) with each CountArgs property limited to counts, or left out
+// where counts is empty: the schema a constrained decoder holds the
+// model's call to when the catalog is known. Without CountArgs it returns
+// params unchanged.
+func (t Tool) CountParameters(params json.RawMessage, counts []int) (json.RawMessage, error) {
+	if len(t.CountArgs) == 0 {
+		return params, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(params, &schema); err != nil {
+		return nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+	}
+	for _, name := range t.CountArgs {
+		holder, prop, key, ok := schemaArg(schema, name)
+		if !ok {
+			return nil, fmt.Errorf("tool %q: count argument %q is not a property of its parameters", t.Name, name)
+		}
+		if len(counts) == 0 {
+			delete(holder["properties"].(map[string]any), key)
+			continue
+		}
+		prop["enum"] = counts
 	}
 	out, err := json.Marshal(schema)
 	if err != nil {
@@ -551,6 +590,7 @@ func (h *Harness) Clone() *Harness {
 		t.CatalogArgs = append([]string(nil), t.CatalogArgs...)
 		t.QueryArgs = append([]string(nil), t.QueryArgs...)
 		t.VariantArgs = append([]string(nil), t.VariantArgs...)
+		t.CountArgs = append([]string(nil), t.CountArgs...)
 		if t.ArgumentMap != nil {
 			t.ArgumentMap = make([]ArgumentRename, len(h.Tools[i].ArgumentMap))
 			for j, r := range h.Tools[i].ArgumentMap {

@@ -208,6 +208,14 @@ func (v *validator) tools(h *Harness) {
 					v.add(p+".variant_args", "%q is required: a variant argument must be one a call can leave out, as an item without variants does", a)
 				}
 			}
+			if err := checkCountArgs(t.Parameters, t.CountArgs); err != nil {
+				v.add(p+".count_args", "%v", err)
+			}
+			for _, a := range t.CountArgs {
+				if requiredArg(t.Parameters, a) {
+					v.add(p+".count_args", "%q is required: a count argument must be one a call can leave out, as a viewer who names no count does", a)
+				}
+			}
 			for _, mp := range checkArgumentMap(t.Parameters, t.ArgumentMap) {
 				v.add(fmt.Sprintf("%s.argument_map[%d]", p, mp.At), "tool %q: %s", t.Name, mp.Msg)
 			}
@@ -261,6 +269,30 @@ func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 			}
 		default:
 			return fmt.Errorf("%q must have type \"string\" (or none) to hold %s", name, what)
+		}
+	}
+	return nil
+}
+
+// checkCountArgs requires each count argument to be a distinct integer
+// property of the parameters, top-level or inside a top-level object.
+func checkCountArgs(raw json.RawMessage, args []string) error {
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return fmt.Errorf("parameters: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, name := range args {
+		if seen[name] {
+			return fmt.Errorf("%q is listed twice", name)
+		}
+		seen[name] = true
+		_, prop, _, ok := schemaArg(schema, name)
+		if !ok {
+			return fmt.Errorf("%q is not a property of the parameters (an argument renamed in the parameters is renamed here too)", name)
+		}
+		if prop["type"] != "integer" && prop["type"] != "number" {
+			return fmt.Errorf("%q must have type \"integer\" (or \"number\") to hold a count", name)
 		}
 	}
 	return nil

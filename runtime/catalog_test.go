@@ -195,6 +195,29 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 			}
 		}
 	})
+	t.Run("counts the viewer stated", func(t *testing.T) {
+		for _, tc := range []struct{ message, want string }{
+			{"面霜买3件有券吗", "[3]"},
+			{"面霜有券吗？", "left out"},
+		} {
+			m := &couponModel{item: "CR2"}
+			s := startSession(t, Config{Model: m, Plugins: newPlugins(), CatalogItems: func() []string { return items }})
+			ask(t, s, s.Listen(64), tc.message)
+			for _, req := range m.reqs {
+				q := propertySchema(t, req.CallTools, "coupon_check", "quantity")
+				got := "left out"
+				if q != nil {
+					got = fmt.Sprint(q["enum"])
+				}
+				if got != tc.want {
+					t.Errorf("%q: quantity %s, want %s", tc.message, got, tc.want)
+				}
+				if shown := propertySchema(t, req.Tools, "coupon_check", "quantity"); shown == nil || shown["enum"] != nil {
+					t.Errorf("%q: the prompt's quantity changed: %v", tc.message, shown)
+				}
+			}
+		}
+	})
 	t.Run("no catalog", func(t *testing.T) {
 		m := &couponModel{item: "p-cleanser"}
 		p := newPlugins()

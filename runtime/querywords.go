@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -204,4 +206,40 @@ func namesVariant(message, v string) bool {
 // latinLetter reports whether r is an ASCII letter or digit.
 func latinLetter(r rune) bool {
 	return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// countRE finds how many of an item a message orders: a number with a
+// measure word ("3件", "两瓶"), after a verb of buying ("买2", "buy 3",
+// "get two"), before "of" or a unit ("2 of", "3 pieces"), or as "x2".
+var countRE = regexp.MustCompile(`(?i)([0-9]+|[一二两三四五六七八九十]+)\s*(?:件|个|支|瓶|盒|套|份|袋|双|条|包|罐|只|台|本|张|根|瓶装)` +
+	`|(?:买|拍|来|要|下单)\s*([0-9]+|[一二两三四五六七八九十]+)` +
+	`|\b(?:buy|buying|get|getting|order|ordering|take|taking)\s+([0-9]+|one|two|three|four|five|six|seven|eight|nine|ten)\b` +
+	`|\b([0-9]+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:of|pieces|pcs|items|units|bottles|boxes|pairs|sets|packs)\b` +
+	`|\bx\s*([0-9]+)\b`)
+
+// countWords are the counts written in words.
+var countWords = map[string]int{"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+	"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+// viewerCounts returns the counts of items a message orders, each once, in
+// order: what a count argument may say (harness.Tool.CountArgs). A link's
+// number ("2号链接") and a price are no count.
+func viewerCounts(message string) []int {
+	text := linkSpan.ReplaceAllString(message, " ")
+	var out []int
+	for _, m := range countRE.FindAllStringSubmatch(text, -1) {
+		for _, g := range m[1:] {
+			if g == "" {
+				continue
+			}
+			n, err := strconv.Atoi(g)
+			if err != nil {
+				n = countWords[strings.ToLower(g)]
+			}
+			if n >= 1 && n <= 99 && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

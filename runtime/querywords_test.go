@@ -131,3 +131,26 @@ func TestNamesVariant(t *testing.T) {
 		}
 	}
 }
+
+func TestViewerCounts(t *testing.T) {
+	for _, tc := range []struct {
+		message string
+		want    []int
+	}{
+		{"买3件多少钱", []int{3}},
+		{"两瓶有优惠吗", []int{2}},
+		{"If I buy 1 of the lipstick, can I use the coupon?", []int{1}},
+		{"I want to get two, any discount?", []int{2}},
+		{"3 pieces of the hoodie, total?", []int{3}},
+		{"2号链接有优惠券吗？券后多少钱", nil},
+		{"Is there a coupon for link 3? What's the final price?", nil},
+		{"满300减30能用吗", nil},
+		{"身高170体重65，卫衣穿什么码？", nil},
+		{"买100件", nil},
+		{"买2件，再来2件", []int{2}},
+	} {
+		if got := viewerCounts(tc.message); !slices.Equal(got, tc.want) {
+			t.Errorf("viewerCounts(%q) = %v, want %v", tc.message, got, tc.want)
+		}
+	}
+}

@@ -896,7 +896,7 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 	var out []harness.FunctionSpec
 	for i, spec := range tools {
 		tool, ok := r.h.Tool(spec.Function.Name)
-		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 && len(tool.VariantArgs) == 0 {
+		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 && len(tool.VariantArgs) == 0 && len(tool.CountArgs) == 0 {
 			continue
 		}
 		var words, variants []string
@@ -907,6 +907,9 @@ func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.Function
 			variants = r.catalogVariants()
 		}
 		params, err := tool.CatalogParameters(ids, words, variants)
+		if err == nil {
+			params, err = tool.CountParameters(params, viewerCounts(r.viewerText))
+		}
 		if err != nil {
 			return nil, err
 		}

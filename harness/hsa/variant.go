@@ -43,7 +43,7 @@ func (v *variant) followCatalogArgs(s Step) {
 		if t.Name != s.Tool {
 			continue
 		}
-		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs, t.VariantArgs} {
+		for _, args := range [][]string{t.CatalogArgs, t.QueryArgs, t.VariantArgs, t.CountArgs} {
 			for j, a := range args {
 				args[j] = followArg(s, a)
 			}
