@@ -218,14 +218,31 @@ func TestCatalogArgumentsAreHeldToTheStreamsItems(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a viewer's turn loads a reply skill", func(t *testing.T) {
+		m := &couponModel{item: "CR2"}
+		s := startSession(t, Config{Model: m, Plugins: newPlugins()})
+		ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
+		if got := fmt.Sprint(propertySchema(t, m.reqs[0].CallTools, "load_skill", "skill_id")["enum"]); strings.Contains(got, "coupon_push") || !strings.Contains(got, "price_answer") {
+			t.Errorf("the first load is held to %s, want the reply skills alone", got)
+		}
+		if shown := fmt.Sprint(propertySchema(t, m.reqs[0].Tools, "load_skill", "skill_id")["enum"]); !strings.Contains(shown, "coupon_push") {
+			t.Errorf("the prompt's skills changed: %s", shown)
+		}
+		if m.reqs[1].CallTools != nil {
+			t.Errorf("after the reply skill's load (no catalog), the call schemas are still held: %v", m.reqs[1].CallTools)
+		}
+	})
 	t.Run("no catalog", func(t *testing.T) {
 		m := &couponModel{item: "p-cleanser"}
 		p := newPlugins()
 		s := startSession(t, Config{Model: m, Plugins: p})
 		ask(t, s, s.Listen(64), "Is there a coupon for the cream?")
 		for _, req := range m.reqs {
-			if req.CallTools != nil {
-				t.Errorf("call schemas without a catalog: %v", req.CallTools)
+			if req.CallTools == nil {
+				continue
+			}
+			if bound := itemSchema(t, req.CallTools, "coupon_check"); bound["enum"] != nil {
+				t.Errorf("item ids held without a catalog: %v", bound)
 			}
 		}
 		if !slices.Contains(p.calls, `tool:coupon_check{"item_id":"p-cleanser"}`) {

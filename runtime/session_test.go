@@ -280,6 +280,27 @@ func TestHookDecisions(t *testing.T) {
 			}
 		}
 	})
+	t.Run("an empty last attempt goes to the hooks, which may answer", func(t *testing.T) {
+		for _, tc := range []struct {
+			rewrite string
+			want    Outcome
+		}{{"It is 199 yuan.", OutcomeReplied}, {"", OutcomeSafeLine}} {
+			p := newPlugins()
+			p.hooks["compliance/check_reply"] = func(in json.RawMessage) (harness.HookDecision, error) {
+				var hi struct{ Text string }
+				_ = json.Unmarshal(in, &hi)
+				if hi.Text == "" && tc.rewrite != "" {
+					return harness.HookDecision{Action: harness.ActionRewrite, Text: tc.rewrite}, nil
+				}
+				return harness.HookDecision{Action: harness.ActionAllow}, nil
+			}
+			s := startSession(t, Config{Plugins: p, Model: priceModel(""), SafeLine: "One moment please."})
+			turn := ask(t, s, s.Listen(64), "serum price?")
+			if turn.Outcome != tc.want || tc.want == OutcomeReplied && turn.Reply != tc.rewrite {
+				t.Errorf("hook rewrite %q: turn %s %q (%s)", tc.rewrite, turn.Outcome, turn.Reply, turn.Reason)
+			}
+		}
+	})
 	t.Run("retry budget spent gives the safe line", func(t *testing.T) {
 		p := newPlugins()
 		p.hooks["compliance/check_reply"] = decide(harness.HookDecision{Action: harness.ActionRetry, Feedback: "still wrong"})

@@ -157,6 +157,9 @@ type turnRunner struct {
 	// named is whether the viewer's message names a catalog item, set
 	// with words.
 	named bool
+	// replySkillDue is set while a viewer's turn has yet to load the reply
+	// skill its rule requires: a load is then held to reply skills.
+	replySkillDue bool
 	// variants caches the catalog's variant names for the turn; see
 	// catalogVariants.
 	variants []string
@@ -391,6 +394,7 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 		}
 		t0 = time.Now()
 		st := Step{Kind: "model", Start: r.since()}
+		r.replySkillDue = limits.RequireReplySkill && !skillLoaded && hasReplySkill(r.h) && !strings.HasPrefix(userText, narrationPrefix)
 		callTools, err := r.callTools(tools)
 		if err != nil {
 			r.safeLine(msgs[turnStart:], "tools: "+err.Error())
@@ -471,6 +475,19 @@ func (r *turnRunner) run(ctx context.Context, batch []input, history []harness.M
 			feedback, mustCall = r.h.ReplySkillFeedback(), r.h.LoadSkillToolName()
 		} else if reply == "" {
 			feedback = "Your reply was empty. Answer the viewer."
+			if retries >= limits.Retries.Value {
+				// The last attempt said nothing: the after_response hooks
+				// may answer from the turn's results (the grounding check
+				// does) before the safe line is spoken.
+				ar := r.runHooks(ctx, harness.EventAfterResponse, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
+					Message: userText, Lang: lang, Calls: r.calls, Context: streamCtx, Attempt: retries + 1, Attempts: limits.Retries.Value + 1})
+				if text := strings.TrimSpace(ar.text); !ar.denied && ar.retry == "" && text != "" {
+					msgs[len(msgs)-1].Content = text
+					t.Messages = msgs[turnStart:]
+					r.emit(text, OutcomeReplied, "")
+					return
+				}
+			}
 		} else {
 			ar := r.runHooks(ctx, harness.EventAfterResponse, plugins.HookInput{Stream: r.s.cfg.Stream, Session: r.s.id, Viewer: viewer,
 				Text: reply, Message: userText, Lang: lang, Calls: r.calls, Context: streamCtx,
@@ -782,6 +799,20 @@ func (r *turnRunner) queryWords() []string {
 	return r.words
 }
 
+// replySkillParameters returns the load-skill tool's parameters with the
+// skill id held to the harness's reply skills.
+func replySkillParameters(h *harness.Harness) json.RawMessage {
+	var ids []string
+	for _, s := range h.Skills {
+		if s.Kind == harness.SkillReply {
+			ids = append(ids, s.ID)
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"type": "object", "required": []string{h.LoadSkillParamName()},
+		"properties": map[string]any{h.LoadSkillParamName(): map[string]any{"type": "string", "enum": ids}}})
+	return raw
+}
+
 // foundItems returns the catalog ids the turn's lookups (tools with query
 // arguments) gave at the top of their results, in order; none before a
 // lookup found something.
@@ -881,19 +912,32 @@ func (r *turnRunner) catalogVariants() []string {
 // any (or the stream has no catalog), which leaves the tools' own schemas
 // in force.
 func (r *turnRunner) callTools(tools []harness.FunctionSpec) ([]harness.FunctionSpec, error) {
-	if len(tools) == 0 || r.s.cfg.CatalogItems == nil {
+	if len(tools) == 0 {
 		return nil, nil
+	}
+	var out []harness.FunctionSpec
+	if r.replySkillDue {
+		// A viewer's turn must load a reply skill; a strategy skill is
+		// the host's own narration's, not an answer's.
+		for i, spec := range tools {
+			if spec.Function.Name == r.h.LoadSkillToolName() {
+				out = append([]harness.FunctionSpec(nil), tools...)
+				out[i].Function.Parameters = replySkillParameters(r.h)
+			}
+		}
+	}
+	if r.s.cfg.CatalogItems == nil {
+		return out, nil
 	}
 	ids := r.catalogItems()
 	if len(ids) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	if found := r.foundItems(); len(found) > 0 {
 		// A call after the turn's lookups is about what they found: a
 		// model that wrote another id checked an item nobody asked of.
 		ids = found
 	}
-	var out []harness.FunctionSpec
 	for i, spec := range tools {
 		tool, ok := r.h.Tool(spec.Function.Name)
 		if !ok || len(tool.CatalogArgs) == 0 && len(tool.QueryArgs) == 0 && len(tool.VariantArgs) == 0 && len(tool.CountArgs) == 0 {

@@ -195,8 +195,58 @@ func askedIntent(t *Turn, tf *turnFacts) (askedFact, bool) {
 			return askedFact{}, false
 		}
 		return askedFact{item: f, key: "stock", value: strings.TrimSpace(line), line: line}, true
+	case slices.Contains(intents, askCompare):
+		// Each item the comparison names, priced; the reply gives two.
+		named := namedItems(t, tf)
+		line := s.compare(tf)
+		if len(named) < 2 || slices.ContainsFunc(named, func(f *itemFacts) bool { return !f.inPlay || f.price == 0 }) || line == "" ||
+			len(moneyIn(t.Reply)) >= 2 {
+			return askedFact{}, false
+		}
+		return askedFact{item: named[0], key: "prices", value: line, line: line}, true
 	}
-	return askedFact{}, false
+	// A question of one kind the lookup's follow-up call answers: the
+	// coupon (its price asked too), the size, shipping, the link.
+	kinds := slices.DeleteFunc(slices.Clone(intents), func(in intent) bool { return in == askPrice && slices.Contains(intents, askCoupon) })
+	if len(kinds) != 1 {
+		return askedFact{}, false
+	}
+	var line, key string
+	var cues []string
+	switch kinds[0] {
+	case askCoupon:
+		line, key, cues = s.coupon(tf), "coupon", couponCues
+	case askSize:
+		line, key, cues = s.size(tf), "recommended size", sizeCues
+	case askShipping:
+		line, key, cues = s.shipping(tf, t), "shipping and returns", shippingCues
+	case askLink:
+		if first(tf, func(f *itemFacts) bool { return f.pinned }) != nil {
+			line = s.say("The link is pinned at the top, tap it to order.", "链接已置顶，点开就能拍。")
+		}
+		key, cues = "link", linkCues
+	}
+	f := first(tf, func(*itemFacts) bool { return true })
+	// A reply that says the fact is not stated answers too; the fact check
+	// holds that claim to the results.
+	if line == "" || !named(f) || containsAny(reply, cues) || containsAny(reply, notStatedCues) {
+		return askedFact{}, false
+	}
+	return askedFact{item: f, key: key, value: strings.TrimSpace(line), line: line}, true
+}
+
+// How a reply speaks of a coupon, a size, shipping or a link: a reply with
+// one of these answers the question in its own way.
+var (
+	couponCues   = []string{"券", "优惠", "折", "满", "到手", "一共", "coupon", "discount", "eligible", "total", "you pay", "off"}
+	sizeCues     = []string{"码", "尺码", "size"}
+	shippingCues = []string{"发货", "发出", "退", "包邮", "快递", "物流", "运费", "天内", "ship", "dispatch", "return", "deliver", "days"}
+	linkCues     = []string{"链接", "置顶", "link", "pinned", "pin"}
+)
+
+// moneyIn returns the amounts of money text states.
+func moneyIn(text string) []token {
+	return slices.DeleteFunc(scanFacts(normalize(text)), func(tok token) bool { return tok.kind != tokMoney })
 }
 
 // statesMoney reports whether text states an amount of money.
@@ -310,7 +360,9 @@ func answered(t *Turn, tf *turnFacts, m askedFact) (string, bool) {
 	}
 	outs := []string{fact}
 	switch reply := strings.TrimSpace(t.Reply); {
-	case containsAny(asciiLower(reply), hedgeCues):
+	case containsAny(asciiLower(reply), hedgeCues), m.key == "prices":
+		// A comparison's line holds every price; the reply's one would
+		// say one of them again.
 	case m.key == restockKey:
 		// "Sold out." then when it is back.
 		outs = []string{reply + sep + fact, fact}

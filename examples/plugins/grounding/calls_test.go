@@ -111,3 +111,18 @@ func TestUnaskedPriceGoesBack(t *testing.T) {
 		})
 	}
 }
+
+// An empty last attempt is answered from the results when they answer
+// the viewer; an earlier one goes back.
+func TestEmptyReplyIsAnsweredFromTheResults(t *testing.T) {
+	tn := turn("zh", "精华多少钱", "", serumLookupForEmpty)
+	if d := Decide(tn); d.Action != sdk.ActionRetry {
+		t.Errorf("first attempt: %+v, want a retry", d)
+	}
+	tn.Attempt = tn.Attempts
+	if d := Decide(tn); d.Action != sdk.ActionRewrite || !strings.Contains(d.Text, "199") {
+		t.Errorf("last attempt: %+v, want the price from the lookup", d)
+	}
+}
+
+var serumLookupForEmpty = call("product_lookup", `{"query":"精华"}`, `{"currency":"CNY","found":true,"item_id":"p-serum","name":"玻尿酸精华","price":"199"}`)

@@ -213,6 +213,14 @@ func Check(t Turn) []Finding {
 // rewrite it into a reply of backed facts only.
 func Decide(t Turn) sdk.Decision {
 	tf, findings := analyze(&t)
+	if strings.TrimSpace(t.Reply) == "" {
+		// The runtime asks about an empty reply on the last attempt: the
+		// results may still answer the viewer.
+		if t.Attempt < t.Attempts {
+			return sdk.Retry("Your reply was empty. Answer the viewer.")
+		}
+		return sdk.Rewrite(fallback(&t, tf))
+	}
 	if len(findings) == 0 {
 		// A backed reply that leaves out the fact asked for goes back
 		// while attempts remain; on the last the fact is said before it.
