@@ -244,6 +244,34 @@ func requiredArg(raw json.RawMessage, name string) bool {
 // object ("spec.item_id"), that a string can satisfy, so the runtime can
 // hold it to the catalog's ids (or words); what names the value in errors.
 func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
+	return eachArg(raw, args, func(name string, prop map[string]any) error {
+		switch ty := prop["type"].(type) {
+		case nil:
+		case string:
+			if ty != "string" {
+				return fmt.Errorf("%q has type %q; %s is a string", name, ty, what)
+			}
+		default:
+			return fmt.Errorf("%q must have type \"string\" (or none) to hold %s", name, what)
+		}
+		return nil
+	})
+}
+
+// checkCountArgs requires each count argument to be a distinct integer
+// (or number) property of the parameters, as checkCatalogArgs places them.
+func checkCountArgs(raw json.RawMessage, args []string) error {
+	return eachArg(raw, args, func(name string, prop map[string]any) error {
+		if prop["type"] != "integer" && prop["type"] != "number" {
+			return fmt.Errorf("%q must have type \"integer\" (or \"number\") to hold a count", name)
+		}
+		return nil
+	})
+}
+
+// eachArg finds each of args, once, in the parameters schema raw and
+// checks its property schema.
+func eachArg(raw json.RawMessage, args []string, check func(name string, prop map[string]any) error) error {
 	if len(args) == 0 {
 		return nil
 	}
@@ -261,38 +289,8 @@ func checkCatalogArgs(raw json.RawMessage, args []string, what string) error {
 		if !ok {
 			return fmt.Errorf("%q is not a property of the parameters (an argument renamed in the parameters is renamed here too)", name)
 		}
-		switch ty := prop["type"].(type) {
-		case nil:
-		case string:
-			if ty != "string" {
-				return fmt.Errorf("%q has type %q; %s is a string", name, ty, what)
-			}
-		default:
-			return fmt.Errorf("%q must have type \"string\" (or none) to hold %s", name, what)
-		}
-	}
-	return nil
-}
-
-// checkCountArgs requires each count argument to be a distinct integer
-// property of the parameters, top-level or inside a top-level object.
-func checkCountArgs(raw json.RawMessage, args []string) error {
-	var schema map[string]any
-	if err := json.Unmarshal(raw, &schema); err != nil {
-		return fmt.Errorf("parameters: %v", err)
-	}
-	seen := map[string]bool{}
-	for _, name := range args {
-		if seen[name] {
-			return fmt.Errorf("%q is listed twice", name)
-		}
-		seen[name] = true
-		_, prop, _, ok := schemaArg(schema, name)
-		if !ok {
-			return fmt.Errorf("%q is not a property of the parameters (an argument renamed in the parameters is renamed here too)", name)
-		}
-		if prop["type"] != "integer" && prop["type"] != "number" {
-			return fmt.Errorf("%q must have type \"integer\" (or \"number\") to hold a count", name)
+		if err := check(name, prop); err != nil {
+			return err
 		}
 	}
 	return nil

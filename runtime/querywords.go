@@ -176,37 +176,20 @@ func findsItem(span string, words []string) bool {
 }
 
 // namesVariant reports whether a message names the variant v: the name
-// in any case, not inside a longer Latin word ("M" of "M码", not of
-// "Mini"; "red" of "red one", not of "shred").
+// in any case, cutting no Latin word as a lookup reads names
+// (plugins.NamePart: "M" of "M码", not of "Mini"; "red" of "red one", not
+// of "shred"), and not the "m" of "I'm".
 func namesVariant(message, v string) bool {
-	msg, v := strings.ToLower(message), strings.ToLower(strings.TrimSpace(v))
+	v = strings.ToLower(strings.TrimSpace(v))
 	if v == "" {
 		return false
 	}
-	for from := 0; from < len(msg); {
-		i := strings.Index(msg[from:], v)
-		if i < 0 {
-			return false
-		}
-		i += from
-		before, _ := utf8.DecodeLastRuneInString(msg[:i])
-		after, _ := utf8.DecodeRuneInString(msg[i+len(v):])
-		first, _ := utf8.DecodeRuneInString(v)
-		last, _ := utf8.DecodeLastRuneInString(v)
-		cutBefore := latinLetter(first) && (latinLetter(before) || before == '\'' || before == '’') // "m" of "I'm" is no size
-		cutAfter := latinLetter(last) && latinLetter(after)
-		if !cutBefore && !cutAfter {
-			return true
-		}
-		from = i + 1
-	}
-	return false
+	return plugins.NamePart(contractions.Replace(strings.ToLower(message)), v)
 }
 
-// latinLetter reports whether r is an ASCII letter or digit.
-func latinLetter(r rune) bool {
-	return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
-}
+// contractions spell out the English contractions whose letters read as
+// sizes.
+var contractions = strings.NewReplacer("i'm", "i am", "i’m", "i am")
 
 // countRE finds how many of an item a message orders: a number with a
 // measure word ("3件", "两瓶"), after a verb of buying ("买2", "buy 3",
